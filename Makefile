@@ -1,0 +1,44 @@
+# Two commands matter: `make run` (set up + start the local service) and `make test` (set up + run every test).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.PHONY: setup run test lint format synth bench clean
+
+$(STAMP): requirements.txt layers/requirements.txt pyproject.toml package.json
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@if [ -f package-lock.json ]; then npm ci --silent --no-audit --no-fund; fi
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/agent-memory serve
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n 2
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+synth: setup
+	npx cdk synth --quiet
+
+bench: setup
+	$(BIN)/python bench/recall_latency.py
+	$(BIN)/python bench/retrieval_quality.py
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out .pytest_cache

@@ -1,0 +1,94 @@
+"""Typed domain errors. The API maps each class to one HTTP status, once (see api/errors.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """Base class: every domain error carries a message a person can act on and optional details."""
+
+    code = "memory_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class ValidationFailed(DomainError):
+    """The input is well-formed JSON but breaks a domain rule (422)."""
+
+    code = "validation_failed"
+
+
+class TooLarge(DomainError):
+    """Content, metadata or a batch exceeds a configured size limit (413)."""
+
+    code = "too_large"
+
+
+class NotFound(DomainError):
+    """No such record/file/entry in the caller's tenant (404). Never reveals other tenants' data."""
+
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    """The operation conflicts with the current state (409), e.g. a concurrent update or wrong status."""
+
+    code = "conflict"
+
+
+class ConcurrentModification(Conflict):
+    """An optimistic-concurrency check failed: somebody else changed the record first."""
+
+    code = "concurrent_modification"
+
+
+class CapExceeded(Conflict):
+    """A memory-file write would exceed the file's character cap (409, with used/limit)."""
+
+    code = "cap_exceeded"
+
+
+class DuplicateEntry(Conflict):
+    """An exact-duplicate memory-file entry was refused (409)."""
+
+    code = "duplicate_entry"
+
+
+class AmbiguousMatch(Conflict):
+    """A substring used to select a memory-file entry matched more than one entry (409)."""
+
+    code = "ambiguous_match"
+
+
+class UnsafeContent(DomainError):
+    """The safety scan rejected the content (422), naming the rule that fired."""
+
+    code = "unsafe_content"
+
+
+class Forbidden(DomainError):
+    """The caller is authenticated but not allowed this namespace or operation (403)."""
+
+    code = "forbidden"
+
+
+class Unauthenticated(DomainError):
+    """No or invalid credentials (401)."""
+
+    code = "unauthenticated"
+
+
+class EmbedderMismatch(Conflict):
+    """A vector from a different embedder identity would be mixed into an index (409)."""
+
+    code = "embedder_mismatch"
+
+
+class PathEscape(ValidationFailed):
+    """A memory-file path tried to leave the namespace directory (422)."""
+
+    code = "path_escape"

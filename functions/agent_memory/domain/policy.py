@@ -1,0 +1,75 @@
+"""Tunable numbers of the memory core (DESIGN §3). Configuration, not constants: settings.py builds a
+`MemoryPolicy` from the environment or a config file, and every field is documented in docs/architecture.md."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class RecallWeights(BaseModel):
+    """Re-ranking weights applied after reciprocal-rank fusion. They need not sum to 1; they are normalised."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    relevance: Unit = 0.5
+    recency: Unit = 0.2
+    importance: Unit = 0.3
+    strength: Unit = 0.0
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> RecallWeights:
+        if self.relevance + self.recency + self.importance + self.strength <= 0:
+            raise ValueError("at least one recall weight must be positive")
+        return self
+
+
+class FileCaps(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    memory_md: Annotated[int, Field(ge=100, le=100_000)] = 2200
+    user_md: Annotated[int, Field(ge=100, le=100_000)] = 1375
+    daily_log: Annotated[int, Field(ge=1000, le=10_000_000)] = 200_000
+    skill_md: Annotated[int, Field(ge=100, le=1_000_000)] = 20_000
+
+
+class MemoryPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # validation limits
+    max_content_chars: Annotated[int, Field(ge=1, le=100_000)] = 4000
+    max_metadata_bytes: Annotated[int, Field(ge=0, le=40_000)] = 2048
+    max_metadata_keys: Annotated[int, Field(ge=0, le=50)] = 20
+    max_batch: Annotated[int, Field(ge=1, le=1000)] = 100
+    max_top_k: Annotated[int, Field(ge=1, le=100)] = 100
+
+    # write discipline
+    near_duplicate_similarity: Unit = 0.92
+    contradiction_similarity: Unit = 0.55
+    """Two statements this similar about the same subject are compared for negation/replacement."""
+    merge_score_step: Unit = 0.1
+    merge_score_cap: Unit = 1.0
+    default_score: Unit = 0.5
+    default_half_life_hours: Annotated[float, Field(gt=0)] = 168.0
+    preference_score: Unit = 0.9
+    preference_half_life_hours: Annotated[float, Field(gt=0)] = 24.0 * 180
+    temporary_score: Unit = 0.3
+    temporary_half_life_hours: Annotated[float, Field(gt=0)] = 24.0
+    quarantine_unsafe: bool = False
+    """False: unsafe content is rejected. True: it is stored with status `quarantined` (never recalled)."""
+
+    # recall
+    weights: RecallWeights = RecallWeights()
+    recency_half_life_hours: Annotated[float, Field(gt=0)] = 24.0
+    rrf_k: Annotated[int, Field(ge=1, le=1000)] = 60
+    over_fetch: Annotated[int, Field(ge=1, le=20)] = 4
+    default_min_score: Unit = 0.0
+
+    # forgetting
+    archive_below_strength: Unit = 0.05
+    archive_unused_days: Annotated[float, Field(ge=0)] = 30.0
+
+    caps: FileCaps = FileCaps()

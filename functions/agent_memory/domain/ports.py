@@ -1,0 +1,204 @@
+"""Ports: the only way the domain reaches storage, search, embeddings, files and time.
+
+Each port is a `Protocol`; adapters live in `adapters/local` (SQLite, in-process index, offline embedder,
+local directory) and `adapters/aws` (DynamoDB, S3 Vectors, Bedrock; S3 Files is a mounted file system, so the
+file-store adapter is shared). Every call carries the tenant, and every query carries its namespace scope, so an
+adapter can enforce isolation by key design (partition keys, one vector index per tenant, one directory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Generic, Protocol, TypeVar
+
+from .records import (
+    ChangeEntry,
+    EmbedderIdentity,
+    MemoryRecord,
+    MemoryType,
+    RecallLogEntry,
+    Status,
+    Tier,
+)
+
+Vector = list[float]
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- time
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Timezone-aware current time (UTC)."""
+        ...
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class RecordWrite:
+    """Create (`expected_version is None`: must not exist) or replace a record whose stored version is
+    `expected_version`. The adapter stores `record` as given; the service has already bumped `record.version`."""
+
+    record: MemoryRecord
+    expected_version: int | None
+
+
+@dataclass(frozen=True)
+class RecordQuery:
+    """Filters for listing records of one tenant. Empty tuples mean "any"."""
+
+    namespaces: tuple[str, ...] = ()
+    types: tuple[MemoryType, ...] = ()
+    statuses: tuple[Status, ...] = ()
+    tiers: tuple[Tier, ...] = ()
+    conflict_group: str | None = None
+    last_access_before: datetime | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordCounts:
+    by_status: dict[str, int] = field(default_factory=dict)
+    by_tier: dict[str, int] = field(default_factory=dict)
+    by_type: dict[str, int] = field(default_factory=dict)
+
+
+class RecordStore(Protocol):
+    """Records, their change log and the recall log, for one deployment (all tenants, keyed by tenant)."""
+
+    def commit(self, writes: Sequence[RecordWrite], changes: Sequence[ChangeEntry]) -> None:
+        """Apply all writes and append all change entries atomically, or nothing.
+
+        Raises `ConcurrentModification` when a record's stored version differs from `expected_version`, or a
+        record to create already exists."""
+        ...
+
+    def get(self, tenant: str, record_id: str) -> MemoryRecord | None: ...
+
+    def get_many(self, tenant: str, record_ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records that exist among `record_ids`, in the order given. Missing ids are skipped."""
+        ...
+
+    def find_by_hash(self, tenant: str, namespace: str, content_hash: str) -> list[MemoryRecord]: ...
+
+    def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
+        """Records ordered by (created_at, id); `cursor` is opaque and comes from a previous page."""
+        ...
+
+    def counts(self, tenant: str, namespace: str | None = None) -> RecordCounts: ...
+
+    def list_changes(
+        self,
+        tenant: str,
+        *,
+        record_id: str | None = None,
+        namespace: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[ChangeEntry]:
+        """Change entries, oldest first."""
+        ...
+
+    def log_recall(self, entry: RecallLogEntry) -> None: ...
+
+    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> list[RecallLogEntry]: ...
+
+    def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
+        """Set last_access_at=at and add 1 to access_count for each record, without a version bump
+        (access bookkeeping is not a content mutation and must never conflict with a real update)."""
+        ...
+
+
+# --------------------------------------------------------------------------- search
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """What the search index keeps per record: the vector, the text for keyword search and the
+    filterable fields. Content is never used as filterable metadata."""
+
+    record_id: str
+    namespace: str
+    type: MemoryType
+    status: Status
+    text: str
+    vector: Vector
+
+
+@dataclass(frozen=True)
+class IndexFilter:
+    namespaces: tuple[str, ...]
+    types: tuple[MemoryType, ...] = ()
+    statuses: tuple[Status, ...] = (Status.ACTIVE,)
+
+
+@dataclass(frozen=True)
+class Hit:
+    record_id: str
+    score: float
+    """Vector hits: cosine similarity in [-1, 1]. Keyword hits: BM25 score (higher is better)."""
+
+
+class SearchIndex(Protocol):
+    """Vector similarity and keyword (BM25) search over one index per tenant."""
+
+    def ensure_tenant(self, tenant: str, identity: EmbedderIdentity) -> None:
+        """Create the tenant's index for this embedder identity if missing. Raises `EmbedderMismatch` when the
+        tenant's index holds vectors of a different identity."""
+        ...
+
+    def upsert(self, tenant: str, identity: EmbedderIdentity, entries: Sequence[IndexEntry]) -> None: ...
+
+    def set_status(self, tenant: str, record_ids: Sequence[str], status: Status) -> None: ...
+
+    def delete(self, tenant: str, record_ids: Sequence[str]) -> None: ...
+
+    def query_vector(
+        self, tenant: str, identity: EmbedderIdentity, vector: Vector, *, k: int, where: IndexFilter
+    ) -> list[Hit]: ...
+
+    def query_keyword(self, tenant: str, text: str, *, k: int, where: IndexFilter) -> list[Hit]: ...
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+class Embedder(Protocol):
+    @property
+    def identity(self) -> EmbedderIdentity: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]: ...
+
+    def embed_query(self, text: str) -> Vector: ...
+
+
+# --------------------------------------------------------------------------- memory files
+
+
+class FileStore(Protocol):
+    """Markdown memory files of one namespace, addressed by a relative POSIX path (`MEMORY.md`,
+    `memory/2026-11-30.md`, `skills/x/SKILL.md`). Implementations confine paths to the namespace directory
+    (raise `PathEscape`), write atomically and serialise writers of one file with a lock."""
+
+    def read(self, tenant: str, namespace: str, path: str) -> str | None: ...
+
+    def update(self, tenant: str, namespace: str, path: str, change: Callable[[str | None], str]) -> str:
+        """Under the file's lock: read the current text (None if absent), compute `change(text)`, write the
+        result atomically (temp file + rename) and return it. If `change` raises, nothing is written."""
+        ...
+
+    def append(self, tenant: str, namespace: str, path: str, text: str) -> None: ...
+
+    def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]: ...

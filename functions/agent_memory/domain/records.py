@@ -1,0 +1,221 @@
+"""The standard memory record and the small value objects around it (DESIGN §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$"
+"""Tenant ids double as S3 Vectors index names and DynamoDB key prefixes: lowercase, digits, hyphens."""
+
+NAMESPACE_PATTERN = r"^(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){1,8}$"
+"""`/projects/billing`, `/users/u-42`: up to 8 segments, no `..`, no empty segment, no trailing slash."""
+
+_TENANT_RE = re.compile(TENANT_PATTERN)
+_NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)
+
+MetadataValue = str | int | float | bool
+Metadata = dict[str, MetadataValue]
+
+
+class MemoryType(StrEnum):
+    USER_PREFERENCE = "user_preference"
+    PROJECT_STATE = "project_state"
+    DOMAIN_KNOWLEDGE = "domain_knowledge"
+    TASK_ACTION = "task_action"
+    EPISODE = "episode"
+    TEMPORARY = "temporary"
+    CORRECTION = "correction"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    PENDING = "pending"
+    ARCHIVED = "archived"
+    SUPERSEDED = "superseded"
+    QUARANTINED = "quarantined"
+
+
+class Tier(StrEnum):
+    SHORT_TERM = "short_term"
+    LONG_TERM = "long_term"
+
+
+class SourceKind(StrEnum):
+    API = "api"
+    CONVERSATION = "conversation"
+    TOOL = "tool"
+    FILE = "file"
+    DREAMING = "dreaming"
+    IMPORT = "import"
+
+
+class Source(BaseModel):
+    """Provenance: where a memory came from (a tool call, a conversation turn, a file line range)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: SourceKind = SourceKind.API
+    ref: Annotated[str, Field(max_length=512)] = ""
+    actor: Annotated[str, Field(max_length=128)] = ""
+
+
+def is_valid_tenant(tenant: str) -> bool:
+    return bool(_TENANT_RE.match(tenant))
+
+
+def is_valid_namespace(namespace: str) -> bool:
+    return bool(_NAMESPACE_RE.match(namespace)) and ".." not in namespace.split("/")
+
+
+def normalize_content(content: str) -> str:
+    """Canonical form used for hashing: NFKC, trimmed, inner whitespace collapsed, case folded."""
+    text = unicodedata.normalize("NFKC", content)
+    return " ".join(text.split()).casefold()
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(normalize_content(content).encode("utf-8")).hexdigest()
+
+
+def metadata_size(metadata: Metadata) -> int:
+    """Bytes of the metadata's compact JSON form: the unit the metadata size limit is expressed in."""
+    return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode())
+
+
+def new_record_id() -> str:
+    return f"mem_{uuid.uuid4().hex}"
+
+
+class MemoryRecord(BaseModel):
+    """One memory. Bi-temporal: valid_* is when it was true in the world, recorded_at/expired_at is when the
+    service held it as current. Nothing is deleted: superseded and archived records keep their history."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str = Field(default_factory=new_record_id)
+    tenant: str
+    namespace: str
+    type: MemoryType
+    content: str
+    score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    half_life_hours: Annotated[float, Field(gt=0)] = 168.0
+    created_at: datetime
+    updated_at: datetime
+    last_access_at: datetime
+    access_count: Annotated[int, Field(ge=0)] = 0
+    source: Source = Field(default_factory=Source)
+    sources: list[Source] = Field(default_factory=list)
+    status: Status = Status.ACTIVE
+    tier: Tier = Tier.LONG_TERM
+    valid_from: datetime
+    valid_to: datetime | None = None
+    recorded_at: datetime
+    expired_at: datetime | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    corrected_from: str | None = None
+    conflict_group: str | None = None
+    merged_count: Annotated[int, Field(ge=0)] = 0
+    content_hash: str = ""
+    embedding_model: str = ""
+    metadata: Metadata = Field(default_factory=dict)
+    status_reason: str = ""
+    version: Annotated[int, Field(ge=0)] = 0
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        if not is_valid_tenant(value):
+            raise ValueError(f"invalid tenant id {value!r}")
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not is_valid_namespace(value):
+            raise ValueError(f"invalid namespace {value!r}: use a path like /projects/billing")
+        return value
+
+    def is_valid_at(self, moment: datetime) -> bool:
+        """True when the fact held in the world at `moment` (valid_from ≤ moment < valid_to)."""
+        if self.valid_from > moment:
+            return False
+        return self.valid_to is None or moment < self.valid_to
+
+    def was_recorded_at(self, moment: datetime) -> bool:
+        """True when the service held this record as current at `moment` (recorded_at ≤ moment < expired_at)."""
+        if self.recorded_at > moment:
+            return False
+        return self.expired_at is None or moment < self.expired_at
+
+    def public_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class EmbedderIdentity(BaseModel):
+    """Which model produced a vector. Vectors of different identities are never mixed in one index."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    dimensions: Annotated[int, Field(ge=1, le=4096)]
+    normalized: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.dimensions}:{'norm' if self.normalized else 'raw'}"
+
+
+class ChangeOperation(StrEnum):
+    CREATE = "create"
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    UPDATE = "update"
+    CORRECT = "correct"
+    ARCHIVE = "archive"
+    RESTORE = "restore"
+    REACTIVATE = "reactivate"
+    CONFLICT = "conflict"
+    RESOLVE = "resolve"
+    DECAY = "decay"
+
+
+class ChangeEntry(BaseModel):
+    """One mutation of one record: who, when, what, and the record before/after (None when absent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=lambda: f"chg_{uuid.uuid4().hex}")
+    tenant: str
+    namespace: str
+    record_id: str
+    operation: ChangeOperation
+    actor: str
+    at: datetime
+    reason: str = ""
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+class RecallLogEntry(BaseModel):
+    """One recall: kept for consolidation (dreaming) — which query (hashed), what came back, how it scored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=lambda: f"rcl_{uuid.uuid4().hex}")
+    tenant: str
+    namespace: str
+    query_hash: str
+    query_terms: list[str] = Field(default_factory=list)
+    result_ids: list[str]
+    scores: list[float]
+    at: datetime

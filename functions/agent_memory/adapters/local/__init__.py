@@ -1,0 +1,1 @@
+"""Local (embedded) adapters: SQLite record store, in-process search index, offline embedders."""

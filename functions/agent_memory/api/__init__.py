@@ -1,0 +1,1 @@
+"""HTTP API: Powertools Routers shared by the Lambda resolver and the local ASGI resolver."""

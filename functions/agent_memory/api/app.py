@@ -1,0 +1,120 @@
+"""One resolver for both runtimes: routes, error mapping (once), authentication middleware, OpenAPI/Swagger.
+
+`create_app` takes the resolver instance (APIGatewayRestResolver in Lambda, HttpResolverLocal locally), a
+lazy provider of the services and an authenticator that turns the incoming event into a Principal. The tenant
+comes only from that authenticator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Response
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
+
+from .. import __version__
+from ..domain import errors
+from ..domain.identity import Principal
+from .context import RequestContext, Services
+from .models import ErrorBody
+from .routes import admin, files, memories
+
+PREFIX = "/v1"
+PUBLIC_PATHS = ("/v1/health", "/swagger")
+
+# Most specific first: the first matching class decides the status.
+STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
+    (errors.UpstreamUnavailable, 503),
+    (errors.Unauthenticated, 401),
+    (errors.Forbidden, 403),
+    (errors.NotFound, 404),
+    (errors.TooLarge, 413),
+    (errors.Conflict, 409),
+    (errors.UnsafeContent, 422),
+    (errors.ValidationFailed, 422),
+]
+
+Authenticator = Callable[[BaseProxyEvent], Principal]
+R = TypeVar("R", bound=ApiGatewayResolver)
+
+
+def status_for(error: errors.DomainError) -> int:
+    for error_type, status in STATUS_BY_ERROR:
+        if isinstance(error, error_type):
+            return status
+    return 400
+
+
+def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
+    headers = {"WWW-Authenticate": 'Bearer realm="agent-memory"'} if status == 401 else None
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body=ErrorBody(error=code, message=message, details=details or {}).model_dump_json(),
+        headers=headers,
+    )
+
+
+def _describe_validation(error: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+    problems = []
+    for item in error.errors():
+        location = ".".join(str(part) for part in item.get("loc", ()) if part != "body") or "body"
+        problems.append({"field": location, "problem": item.get("msg", "invalid"), "type": item.get("type")})
+    if any(p["type"] == "json_invalid" for p in problems):
+        return "the request body is not valid JSON", problems
+    summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
+    return f"invalid request: {summary}", problems
+
+
+def create_app(resolver: R, services: Callable[[], Services], authenticate: Authenticator) -> R:
+    app = resolver
+
+    @app.exception_handler(errors.DomainError)
+    def _domain_error(error: errors.DomainError) -> Response:
+        return error_response(status_for(error), error.code, error.message, _jsonable(error.details))
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(error: RequestValidationError) -> Response:
+        message, problems = _describe_validation(error)
+        if message.startswith("the request body is not valid JSON"):
+            return error_response(400, "malformed_json", message, {"problems": problems})
+        return error_response(422, "invalid_request", message, {"problems": problems})
+
+    def authenticate_request(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
+        path = app.current_event.path
+        if not any(path == public or path.startswith(public + "/") for public in PUBLIC_PATHS):
+            try:
+                principal = authenticate(app.current_event)
+            except errors.DomainError as error:
+                return error_response(status_for(error), error.code, error.message)
+            app.append_context(request=RequestContext(principal=principal, services=services()))
+        return next_middleware(app)
+
+    app.use(middlewares=[authenticate_request])
+
+    @app.get(f"{PREFIX}/health", summary="Liveness (no authentication)", tags=["admin"])
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    for module in (memories, files, admin):
+        app.include_router(module.router, prefix=PREFIX)
+
+    app.enable_swagger(
+        path="/swagger",
+        title="Agent Memory API",
+        version=__version__,
+        description="Remember, recall and govern what AI agents learned. Authenticate with `Bearer <api key>`.",
+        security_schemes={"bearer": HTTPBearer(description="API key")},
+        security=[{"bearer": []}],
+    )
+    return app
+
+
+def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value if isinstance(value, str | int | float | bool | list | None) else str(value)
+        for key, value in details.items()
+    }

@@ -1,0 +1,37 @@
+"""Per-request context set by the authentication middleware (see app.py): the principal and the services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..domain.identity import Principal, Scope
+
+if TYPE_CHECKING:
+    from ..domain.memory_files import MemoryFilesService
+    from ..domain.service import MemoryService
+
+
+@dataclass(frozen=True)
+class Services:
+    memory: MemoryService
+    files: MemoryFilesService
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    principal: Principal
+    services: Services
+
+    def allow(self, scope: Scope, *namespaces: str) -> None:
+        """Raise Forbidden unless the principal has the scope and every namespace."""
+        self.principal.require_scope(scope)
+        for namespace in namespaces:
+            self.principal.require_namespace(namespace)
+
+
+def current(router: Any) -> RequestContext:
+    context = router.context.get("request")
+    if not isinstance(context, RequestContext):  # pragma: no cover - the middleware always sets it
+        raise RuntimeError("request context missing: is the authentication middleware installed?")
+    return context

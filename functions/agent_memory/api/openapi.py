@@ -1,0 +1,34 @@
+"""The OpenAPI document of /v1, generated from the routes and models (the committed docs/openapi.json is
+checked against it by the tests). `python -m agent_memory.api.openapi > docs/openapi.json` refreshes it."""
+
+from __future__ import annotations
+
+import json
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+from .. import __version__
+from ..domain.errors import Unauthenticated
+from .app import create_app
+
+
+def _no_services():  # the document is built without touching storage
+    raise RuntimeError("services are not available while generating the OpenAPI document")
+
+
+def _no_auth(_event):
+    raise Unauthenticated("not serving requests")
+
+
+def openapi_document() -> dict:
+    app = create_app(APIGatewayRestResolver(enable_validation=True), _no_services, _no_auth)
+    schema = app.get_openapi_json_schema(title="Agent Memory API", version=__version__)
+    return json.loads(schema)
+
+
+def main() -> None:
+    print(json.dumps(openapi_document(), indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""/v1 memory routes: remember, recall, read, update, correct, archive, restore, history, changes, conflicts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from ...domain.errors import NotFound
+from ...domain.identity import Scope
+from ...domain.ports import RecordQuery
+from ...domain.records import MemoryRecord, MemoryType, Source, Status, Tier
+from ...domain.service import Decision, RecallInput, RememberInput, RememberResult
+from ..context import RequestContext, current
+from ..models import (
+    ChangePage,
+    ConflictList,
+    ConflictOut,
+    CorrectRequest,
+    CorrectResponse,
+    HistoryResponse,
+    MemoryPage,
+    ReasonRequest,
+    RecallHit,
+    RecallRequest,
+    RecallResponse,
+    RememberBatchRequest,
+    RememberBatchResponse,
+    RememberRequest,
+    RememberResponse,
+    ResolveRequest,
+    ResolveResponse,
+    UpdateRequest,
+)
+
+router = Router()
+
+_CREATED = {Decision.ADDED, Decision.SUPERSEDED, Decision.PENDING, Decision.QUARANTINED}
+
+
+def _to_input(body: RememberRequest, ctx: RequestContext) -> RememberInput:
+    source = body.source
+    return RememberInput(
+        content=body.content,
+        namespace=body.namespace,
+        type=body.type,
+        tier=body.tier,
+        score=body.score,
+        half_life_hours=body.half_life_hours,
+        metadata=body.metadata,
+        source=Source(kind=source.kind, ref=source.ref, actor=ctx.principal.actor)
+        if source
+        else Source(actor=ctx.principal.actor),
+        valid_from=body.valid_from,
+    )
+
+
+def _to_response(result: RememberResult) -> RememberResponse:
+    return RememberResponse(
+        decision=result.decision.value,
+        reason=result.reason,
+        rule=result.rule,
+        memory=result.record,
+        related=result.related,
+    )
+
+
+def _visible(ctx: RequestContext, memory_id: str) -> MemoryRecord:
+    """Load a record of the caller's tenant in a namespace the key may use. Anything else is "not found",
+    so a key cannot even learn that a record exists outside its namespaces."""
+    record = ctx.services.memory.get(ctx.principal.tenant, memory_id)
+    if not ctx.principal.allows(record.namespace):
+        raise NotFound(f"no memory with id {memory_id!r}")
+    return record
+
+
+@router.post("/memories", summary="Remember one memory (write discipline applies)", tags=["memories"])
+def remember(body: RememberRequest) -> Response[RememberResponse]:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE, body.namespace)
+    result = ctx.services.memory.remember(
+        ctx.principal.tenant, _to_input(body, ctx), actor=ctx.principal.actor
+    )
+    status = 201 if result.decision in _CREATED else 200
+    return Response(status_code=status, content_type="application/json", body=_to_response(result))
+
+
+@router.post("/memories/batch", summary="Remember up to 100 memories, one decision each", tags=["memories"])
+def remember_batch(body: RememberBatchRequest) -> RememberBatchResponse:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE, *{item.namespace for item in body.items})
+    results = ctx.services.memory.remember_batch(
+        ctx.principal.tenant, [_to_input(item, ctx) for item in body.items], actor=ctx.principal.actor
+    )
+    responses = [_to_response(result) for result in results]
+    return RememberBatchResponse(results=responses, counts=dict(Counter(r.decision for r in responses)))
+
+
+@router.post("/recall", summary="Hybrid recall (vector + BM25, fused and re-ranked)", tags=["memories"])
+def recall(body: RecallRequest) -> RecallResponse:
+    ctx = current(router)
+    ctx.allow(Scope.READ, *body.namespaces)
+    result = ctx.services.memory.recall(
+        ctx.principal.tenant,
+        RecallInput(
+            query=body.query,
+            namespaces=tuple(dict.fromkeys(body.namespaces)),
+            k=body.k,
+            types=tuple(body.types),
+            statuses=tuple(body.statuses),
+            as_of=body.as_of,
+            min_score=body.min_score,
+            mode=body.mode,
+        ),
+    )
+    return RecallResponse(
+        query_hash=result.query_hash,
+        results=[
+            RecallHit(
+                memory=item.record,
+                score=round(item.score, 6),
+                relevance=round(item.relevance, 6),
+                recency=round(item.recency, 6),
+                importance=round(item.importance, 6),
+                strength=round(item.strength, 6),
+                similarity=item.fused.similarity,
+                keyword_score=item.fused.keyword_score,
+                vector_rank=item.fused.vector_rank,
+                keyword_rank=item.fused.keyword_rank,
+            )
+            for item in result.results
+        ],
+    )
+
+
+@router.get(
+    "/memories", summary="List memories of a namespace with filters and pagination", tags=["memories"]
+)
+def list_memories(
+    namespace: Annotated[str, Query(max_length=520)],
+    type: Annotated[MemoryType | None, Query()] = None,
+    status: Annotated[Status | None, Query()] = None,
+    tier: Annotated[Tier | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Annotated[str | None, Query(max_length=2000)] = None,
+) -> MemoryPage:
+    ctx = current(router)
+    ctx.allow(Scope.READ, namespace)
+    page = ctx.services.memory.list(
+        ctx.principal.tenant,
+        RecordQuery(
+            namespaces=(namespace,),
+            types=(type,) if type else (),
+            statuses=(status,) if status else (),
+            tiers=(tier,) if tier else (),
+            limit=limit,
+            cursor=cursor,
+        ),
+    )
+    return MemoryPage(items=page.items, next_cursor=page.next_cursor)
+
+
+@router.get("/memories/<memory_id>", summary="Read one memory", tags=["memories"])
+def get_memory(memory_id: str) -> MemoryRecord:
+    ctx = current(router)
+    ctx.allow(Scope.READ)
+    return _visible(ctx, memory_id)
+
+
+@router.patch("/memories/<memory_id>", summary="Update governance fields of a memory", tags=["memories"])
+def update_memory(memory_id: str, body: UpdateRequest) -> MemoryRecord:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE)
+    _visible(ctx, memory_id)
+    return ctx.services.memory.update(
+        ctx.principal.tenant,
+        memory_id,
+        actor=ctx.principal.actor,
+        expected_version=body.expected_version,
+        score=body.score,
+        half_life_hours=body.half_life_hours,
+        metadata=body.metadata,
+        type=body.type,
+        tier=body.tier,
+    )
+
+
+@router.post("/memories/<memory_id>/correct", summary="Correct a memory's content", tags=["memories"])
+def correct_memory(memory_id: str, body: CorrectRequest) -> CorrectResponse:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE)
+    _visible(ctx, memory_id)
+    previous, memory = ctx.services.memory.correct(
+        ctx.principal.tenant, memory_id, body.content, actor=ctx.principal.actor, reason=body.reason
+    )
+    return CorrectResponse(previous=previous, memory=memory)
+
+
+@router.post(
+    "/memories/<memory_id>/archive", summary="Archive (never deletes; restorable)", tags=["memories"]
+)
+def archive_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE)
+    _visible(ctx, memory_id)
+    return ctx.services.memory.archive(
+        ctx.principal.tenant, memory_id, actor=ctx.principal.actor, reason=body.reason
+    )
+
+
+@router.post("/memories/<memory_id>/restore", summary="Restore an archived memory", tags=["memories"])
+def restore_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE)
+    _visible(ctx, memory_id)
+    return ctx.services.memory.restore(
+        ctx.principal.tenant, memory_id, actor=ctx.principal.actor, reason=body.reason
+    )
+
+
+@router.get("/memories/<memory_id>/history", summary="Lineage and change log of a memory", tags=["memories"])
+def memory_history(memory_id: str) -> HistoryResponse:
+    ctx = current(router)
+    ctx.allow(Scope.READ)
+    _visible(ctx, memory_id)
+    lineage, changes = ctx.services.memory.history(ctx.principal.tenant, memory_id)
+    lineage = [record for record in lineage if ctx.principal.allows(record.namespace)]
+    visible_ids = {record.id for record in lineage}
+    return HistoryResponse(lineage=lineage, changes=[c for c in changes if c.record_id in visible_ids])
+
+
+@router.get("/changes", summary="Change log of a namespace, oldest first", tags=["memories"])
+def change_log(
+    namespace: Annotated[str, Query(max_length=520)],
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    cursor: Annotated[str | None, Query(max_length=2000)] = None,
+) -> ChangePage:
+    ctx = current(router)
+    ctx.allow(Scope.READ, namespace)
+    page = ctx.services.memory.changes(ctx.principal.tenant, namespace, limit=limit, cursor=cursor)
+    return ChangePage(items=page.items, next_cursor=page.next_cursor)
+
+
+@router.get("/conflicts", summary="Open conflict groups of a namespace", tags=["conflicts"])
+def list_conflicts(namespace: Annotated[str, Query(max_length=520)]) -> ConflictList:
+    ctx = current(router)
+    ctx.allow(Scope.READ, namespace)
+    groups = ctx.services.memory.conflicts(ctx.principal.tenant, namespace)
+    return ConflictList(conflicts=[ConflictOut(group=g.group, memories=g.records) for g in groups])
+
+
+@router.post(
+    "/conflicts/<group>/resolve",
+    summary="Resolve a conflict: keep some, supersede the rest",
+    tags=["conflicts"],
+)
+def resolve_conflict(group: str, body: ResolveRequest) -> ResolveResponse:
+    ctx = current(router)
+    ctx.allow(Scope.WRITE)
+    for memory_id in body.keep:
+        _visible(ctx, memory_id)
+    resolved = ctx.services.memory.resolve_conflict(
+        ctx.principal.tenant, group, keep=body.keep, actor=ctx.principal.actor, reason=body.reason
+    )
+    return ResolveResponse(memories=resolved)

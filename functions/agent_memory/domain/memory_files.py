@@ -1,0 +1,412 @@
+"""Markdown memory files of a namespace (DESIGN §2 "Memory files").
+
+`MEMORY.md` (agent notes) and `USER.md` (user profile) are lists of entries separated by a delimiter line
+`§`. Caps are in characters of the file as it would be written, so they hold across models and scripts
+(Chinese text counts one per character, not three bytes). Every state-dependent check (duplicate, match,
+cap) runs inside the file store's locked `update` callback, so two concurrent writers can never both pass a
+cap check.
+
+The daily log `memory/YYYY-MM-DD.md` is append-only; `skills/<name>/SKILL.md` is read here and written by
+later features. Path rules live here (pure) and are enforced again by the file-store adapter, which also
+resolves symbolic links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from enum import StrEnum
+
+from .errors import (
+    AmbiguousMatch,
+    CapExceeded,
+    DuplicateEntry,
+    NotFound,
+    PathEscape,
+    UnsafeContent,
+    ValidationFailed,
+)
+from .policy import FileCaps
+from .ports import Clock, FileStore
+from .records import is_valid_namespace, is_valid_tenant
+
+DELIMITER = "§"
+ENTRY_SEPARATOR = f"\n{DELIMITER}\n"
+DAILY_DIR = "memory"
+SKILLS_DIR = "skills"
+SKILL_FILE = "SKILL.md"
+
+ALLOWED_SUFFIXES = (".md", ".json")
+MAX_PATH_SEGMENTS = 8
+_SEGMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+"""A segment starts with a letter or digit: `.`, `..`, hidden, lock and temp files are not addressable."""
+_DAILY_RE = re.compile(rf"^{DAILY_DIR}/(\d{{4}}-\d{{2}}-\d{{2}})\.md$")
+_PREVIEW_CHARS = 60
+
+
+class FileKind(StrEnum):
+    MEMORY = "memory"
+    USER = "user"
+
+
+_KIND_PATHS: dict[FileKind, str] = {FileKind.MEMORY: "MEMORY.md", FileKind.USER: "USER.md"}
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One entry file as the agent sees it: its entries, raw text and how much of the cap it uses."""
+
+    kind: str
+    path: str
+    entries: list[str]
+    text: str
+    used: int
+    limit: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def validate_file_path(path: str) -> str:
+    """Check a namespace-relative POSIX path and return it unchanged.
+
+    Escape attempts (absolute, `..`, `.`, backslash, NUL, empty segment) raise `PathEscape`; names outside the
+    allowed alphabet or suffixes raise `ValidationFailed`. Symbolic links are the adapter's job."""
+    if not isinstance(path, str) or not path:
+        raise ValidationFailed("file path is empty: use a relative path such as 'MEMORY.md'")
+    _check_escape(path)
+    segments = path.split("/")
+    if len(segments) > MAX_PATH_SEGMENTS:
+        raise ValidationFailed(f"file path {path!r} is deeper than {MAX_PATH_SEGMENTS} segments")
+    for segment in segments:
+        if not _SEGMENT_RE.match(segment):
+            raise ValidationFailed(
+                f"file path {path!r} has an invalid segment {segment!r}: use letters, digits, '.', '_' "
+                "or '-', starting with a letter or digit"
+            )
+    if not segments[-1].endswith(ALLOWED_SUFFIXES):
+        raise ValidationFailed(f"file path {path!r} must end with one of {', '.join(ALLOWED_SUFFIXES)}")
+    return path
+
+
+def validate_path_prefix(prefix: str) -> str:
+    """Check a listing prefix (`""`, `memory/`, `skills/pr`): a path's escape rules, no suffix rule."""
+    if prefix == "":
+        return prefix
+    _check_escape(prefix.removesuffix("/"))
+    for segment in prefix.removesuffix("/").split("/"):
+        if not _SEGMENT_RE.match(segment):
+            raise ValidationFailed(f"path prefix {prefix!r} has an invalid segment {segment!r}")
+    return prefix
+
+
+def _check_escape(path: str) -> None:
+    if "\x00" in path:
+        raise PathEscape("file path contains a NUL character", path=path.replace("\x00", "\\0"))
+    if "\\" in path:
+        raise PathEscape(f"file path {path!r} contains a backslash: use '/' between segments", path=path)
+    if path.startswith("/"):
+        raise PathEscape(f"file path {path!r} is absolute: use a path relative to the namespace", path=path)
+    for segment in path.split("/"):
+        if segment == "":
+            raise PathEscape(f"file path {path!r} has an empty segment", path=path)
+        if segment in (".", ".."):
+            raise PathEscape(f"file path {path!r} may not contain '.' or '..' segments", path=path)
+
+
+def parse_entries(text: str) -> list[str]:
+    """Entries of an entry file. Tolerates hand edits: CRLF or CR line ends, blank lines, leading, trailing or
+    repeated delimiter lines and a missing trailing newline. Entries are stripped; empty ones are dropped."""
+    entries: list[str] = []
+    current: list[str] = []
+    for line in _normalise_newlines(text).split("\n"):
+        if line.strip() == DELIMITER:
+            entries.append("\n".join(current).strip())
+            current = []
+        else:
+            current.append(line)
+    entries.append("\n".join(current).strip())
+    return [entry for entry in entries if entry]
+
+
+def render_entries(entries: list[str]) -> str:
+    """The canonical file text: entries joined by the delimiter line, with one trailing newline."""
+    return ENTRY_SEPARATOR.join(entries) + "\n" if entries else ""
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _squash(text: str) -> str:
+    """Whitespace-normalised form used for duplicate detection and substring matching."""
+    return " ".join(text.split())
+
+
+def _preview(text: str) -> str:
+    flat = _squash(text)
+    return flat if len(flat) <= _PREVIEW_CHARS else flat[: _PREVIEW_CHARS - 1] + "…"
+
+
+# --------------------------------------------------------------------------- service
+
+
+class MemoryFilesService:
+    """Entry files (`MEMORY.md`, `USER.md`), the daily log and read access to skills, for one deployment."""
+
+    def __init__(
+        self,
+        files: FileStore,
+        caps: FileCaps,
+        scanner: Callable[[str], str | None],
+        clock: Clock,
+    ) -> None:
+        self._files = files
+        self._caps = caps
+        self._scan = scanner
+        self._clock = clock
+
+    # ------------------------------------------------------------------ entry files
+
+    def read(self, tenant: str, namespace: str, kind: str) -> FileView:
+        file_kind, path, limit = self._spec(kind)
+        _check_scope(tenant, namespace)
+        text = self._files.read(tenant, namespace, path) or ""
+        return FileView(file_kind.value, path, parse_entries(text), text, len(text), limit)
+
+    def add(self, tenant: str, namespace: str, kind: str, content: str) -> FileView:
+        entry = self._prepare_entry(content)
+
+        def edit(entries: list[str], path: str) -> list[str]:
+            if any(_squash(existing) == _squash(entry) for existing in entries):
+                raise DuplicateEntry(
+                    f"{path} already has this entry; nothing was added", path=path, entry=_preview(entry)
+                )
+            return [*entries, entry]
+
+        return self._mutate(tenant, namespace, kind, edit)
+
+    def replace(self, tenant: str, namespace: str, kind: str, match: str, content: str) -> FileView:
+        """Replace the one entry containing `match` with `content`."""
+        entry = self._prepare_entry(content)
+        needle = _prepare_match(match)
+
+        def edit(entries: list[str], path: str) -> list[str]:
+            index = _select(entries, needle, path)
+            for other, existing in enumerate(entries):
+                if other != index and _squash(existing) == _squash(entry):
+                    raise DuplicateEntry(
+                        f"{path} already has an entry with this text; remove the old one instead",
+                        path=path,
+                        entry=_preview(entry),
+                    )
+            return [*entries[:index], entry, *entries[index + 1 :]]
+
+        return self._mutate(tenant, namespace, kind, edit)
+
+    def remove(self, tenant: str, namespace: str, kind: str, match: str) -> FileView:
+        """Remove the one entry containing `match`."""
+        needle = _prepare_match(match)
+
+        def edit(entries: list[str], path: str) -> list[str]:
+            index = _select(entries, needle, path)
+            return [*entries[:index], *entries[index + 1 :]]
+
+        return self._mutate(tenant, namespace, kind, edit)
+
+    def usage(self, tenant: str, namespace: str) -> dict[str, dict[str, int]]:
+        """Used/limit (and entry count) per entry file, for stats and the usage-vs-cap dashboard."""
+        usage: dict[str, dict[str, int]] = {}
+        for kind in FileKind:
+            view = self.read(tenant, namespace, kind.value)
+            usage[kind.value] = {"used": view.used, "limit": view.limit, "entries": len(view.entries)}
+        return usage
+
+    # ------------------------------------------------------------------ daily log
+
+    def append_daily(self, tenant: str, namespace: str, text: str, at: datetime | None = None) -> str:
+        """Append `- HH:MM text` to today's (UTC) `memory/YYYY-MM-DD.md`, creating it with a heading.
+        Returns the file's path."""
+        _check_scope(tenant, namespace)
+        moment = self._clock.now() if at is None else at
+        if moment.tzinfo is None:
+            raise ValidationFailed("the daily-log time must be timezone-aware (for example UTC)")
+        moment = moment.astimezone(UTC)
+        body = self._prepare_text(text)
+        day = moment.date().isoformat()
+        path = f"{DAILY_DIR}/{day}.md"
+        first, *rest = body.split("\n")
+        # Continuation lines are indented so a multi-line note stays one Markdown list item.
+        line = "\n".join(
+            [f"- {moment:%H:%M} {first}", *[f"  {part}" if part.strip() else "" for part in rest]]
+        )
+        limit = self._caps.daily_log
+
+        def change(current: str | None) -> str:
+            base = current if current and current.strip() else f"# {day}\n\n"
+            if not base.endswith(("\n", "\r")):
+                base += "\n"
+            new_text = base + line + "\n"
+            if len(new_text) > limit:
+                raise CapExceeded(
+                    f"{path} would be {len(new_text):,}/{limit:,} characters; the daily log for {day} is "
+                    "full. Keep durable facts in MEMORY.md instead, or continue in the next day's log",
+                    path=path,
+                    used=len(current or ""),
+                    limit=limit,
+                    would_be=len(new_text),
+                )
+            return new_text
+
+        self._files.update(tenant, namespace, path, change)
+        return path
+
+    def read_daily(self, tenant: str, namespace: str, day: date | str) -> str:
+        _check_scope(tenant, namespace)
+        iso = _parse_day(day)
+        text = self._files.read(tenant, namespace, f"{DAILY_DIR}/{iso}.md")
+        if text is None:
+            raise NotFound(f"no daily log for {iso} in {namespace}", date=iso)
+        return text
+
+    def list_daily(self, tenant: str, namespace: str) -> list[str]:
+        """Dates (YYYY-MM-DD) that have a daily log, oldest first."""
+        _check_scope(tenant, namespace)
+        days = []
+        for path in self._files.list(tenant, namespace, f"{DAILY_DIR}/"):
+            found = _DAILY_RE.match(path)
+            if found:
+                days.append(found.group(1))
+        return sorted(days)
+
+    # ------------------------------------------------------------------ skills and raw files
+
+    def list_skills(self, tenant: str, namespace: str) -> list[str]:
+        """Names of skills that have a `skills/<name>/SKILL.md`, sorted."""
+        _check_scope(tenant, namespace)
+        names = set()
+        for path in self._files.list(tenant, namespace, f"{SKILLS_DIR}/"):
+            parts = path.split("/")
+            if len(parts) == 3 and parts[2] == SKILL_FILE:
+                names.add(parts[1])
+        return sorted(names)
+
+    def read_file(self, tenant: str, namespace: str, path: str) -> str:
+        """Any allowed file of the namespace (confined to the namespace directory)."""
+        _check_scope(tenant, namespace)
+        validate_file_path(path)
+        text = self._files.read(tenant, namespace, path)
+        if text is None:
+            raise NotFound(f"no file {path!r} in {namespace}", path=path)
+        return text
+
+    # ------------------------------------------------------------------ internals
+
+    def _spec(self, kind: str) -> tuple[FileKind, str, int]:
+        try:
+            file_kind = FileKind(kind)
+        except ValueError:
+            valid = ", ".join(k.value for k in FileKind)
+            raise ValidationFailed(
+                f"unknown memory file kind {kind!r}: use one of {valid}", kind=kind
+            ) from None
+        limit = self._caps.memory_md if file_kind is FileKind.MEMORY else self._caps.user_md
+        return file_kind, _KIND_PATHS[file_kind], limit
+
+    def _mutate(
+        self, tenant: str, namespace: str, kind: str, edit: Callable[[list[str], str], list[str]]
+    ) -> FileView:
+        file_kind, path, limit = self._spec(kind)
+        _check_scope(tenant, namespace)
+
+        def change(current: str | None) -> str:
+            # Runs under the file lock: entries, match and cap are checked against what is on disk now.
+            used = len(current or "")
+            new_text = render_entries(edit(parse_entries(current or ""), path))
+            would_be = len(new_text)
+            # A file a person pushed over its cap may still shrink; it may never grow past the cap.
+            if would_be > limit and would_be > used:
+                raise CapExceeded(
+                    f"{path} would be {would_be:,}/{limit:,} characters (it now holds {used:,}/{limit:,}); "
+                    "replace or remove existing entries to make room, or shorten the new text",
+                    path=path,
+                    used=used,
+                    limit=limit,
+                    would_be=would_be,
+                )
+            return new_text
+
+        text = self._files.update(tenant, namespace, path, change)
+        return FileView(file_kind.value, path, parse_entries(text), text, len(text), limit)
+
+    def _prepare_text(self, content: str) -> str:
+        if not isinstance(content, str):
+            raise ValidationFailed("content must be text")
+        text = _normalise_newlines(content).strip()
+        if not text:
+            raise ValidationFailed("content is empty: write the note you want to keep")
+        rule = self._scan(text)
+        if rule is not None:
+            raise UnsafeContent(
+                f"content refused by the safety scan (rule '{rule}'); rephrase it as a plain note", rule=rule
+            )
+        return text
+
+    def _prepare_entry(self, content: str) -> str:
+        text = self._prepare_text(content)
+        if any(line.strip() == DELIMITER for line in text.split("\n")):
+            raise ValidationFailed(
+                f"an entry may not contain a line that is only '{DELIMITER}': that line separates entries"
+            )
+        return text
+
+
+def _check_scope(tenant: str, namespace: str) -> None:
+    if not is_valid_tenant(tenant):
+        raise ValidationFailed(f"invalid tenant id {tenant!r}")
+    if not is_valid_namespace(namespace):
+        raise ValidationFailed(f"invalid namespace {namespace!r}: use a path like /projects/billing")
+
+
+def _prepare_match(match: str) -> str:
+    needle = _squash(match) if isinstance(match, str) else ""
+    if not needle:
+        raise ValidationFailed("match is empty: give a substring of the entry to change")
+    return needle
+
+
+def _select(entries: list[str], needle: str, path: str) -> int:
+    """Index of the one entry containing `needle` (whitespace-normalised, case-sensitive)."""
+    hits = [index for index, entry in enumerate(entries) if needle in _squash(entry)]
+    if not hits:
+        raise NotFound(f"no entry contains '{_preview(needle)}' in {path}", path=path, match=needle)
+    # Hand-edited files may hold identical entries; acting on the first of identical twins is unambiguous.
+    if len({_squash(entries[index]) for index in hits}) > 1:
+        previews = [_preview(entries[index]) for index in hits]
+        listing = "; ".join(f"{n}) '{text}'" for n, text in enumerate(previews, start=1))
+        raise AmbiguousMatch(
+            f"'{_preview(needle)}' matches {len(hits)} entries in {path}; use a longer substring that "
+            f"appears in only one of them: {listing}",
+            path=path,
+            match=needle,
+            count=len(hits),
+            previews=previews,
+        )
+    return hits[0]
+
+
+def _parse_day(day: date | str) -> str:
+    if isinstance(day, date) and not isinstance(day, datetime):
+        return day.isoformat()
+    if isinstance(day, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        try:
+            return date.fromisoformat(day).isoformat()
+        except ValueError:
+            pass
+    raise ValidationFailed(f"invalid date {day!r}: use YYYY-MM-DD", date=str(day))

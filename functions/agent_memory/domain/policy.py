@@ -36,6 +36,27 @@ class FileCaps(BaseModel):
     skill_md: Annotated[int, Field(ge=100, le=1_000_000)] = 20_000
 
 
+class SimilarityProfile(BaseModel):
+    """Cosine thresholds depend on the embedder: multilingual-e5 scores unrelated sentences about 0.75 and
+    different facts on one subject 0.91-0.95, while the hashing embedder scores them 0.1 and 0.5-0.8
+    (measured by tests/unit/test_similarity_profiles.py on the same sentence pairs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    near_duplicate: Unit
+    """At or above: the same fact in other words, merged (same namespace and type)."""
+    contradiction: Unit
+    """At or above: close enough to be checked for negation or replacement."""
+
+
+DEFAULT_SIMILARITY_PROFILES: dict[str, SimilarityProfile] = {
+    "multilingual-e5-small-q4": SimilarityProfile(near_duplicate=0.965, contradiction=0.88),
+    "use-multilingual-v3": SimilarityProfile(near_duplicate=0.93, contradiction=0.6),
+    "hashing-v1": SimilarityProfile(near_duplicate=0.92, contradiction=0.5),
+}
+FALLBACK_SIMILARITY_PROFILE = SimilarityProfile(near_duplicate=0.92, contradiction=0.6)
+
+
 class MemoryPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -47,9 +68,12 @@ class MemoryPolicy(BaseModel):
     max_top_k: Annotated[int, Field(ge=1, le=100)] = 100
 
     # write discipline
-    near_duplicate_similarity: Unit = 0.92
-    contradiction_similarity: Unit = 0.55
-    """Two statements this similar about the same subject are compared for negation/replacement."""
+    near_duplicate_similarity: Unit | None = None
+    """Overrides the embedder's profile when set."""
+    contradiction_similarity: Unit | None = None
+    """Overrides the embedder's profile when set."""
+    similarity_profiles: dict[str, SimilarityProfile] = DEFAULT_SIMILARITY_PROFILES
+    """Per embedder name (EmbedderIdentity.name); unknown embedders use FALLBACK_SIMILARITY_PROFILE."""
     merge_score_step: Unit = 0.1
     merge_score_cap: Unit = 1.0
     default_score: Unit = 0.5
@@ -73,3 +97,14 @@ class MemoryPolicy(BaseModel):
     archive_unused_days: Annotated[float, Field(ge=0)] = 30.0
 
     caps: FileCaps = FileCaps()
+
+    def similarity_thresholds(self, embedder_name: str) -> SimilarityProfile:
+        profile = self.similarity_profiles.get(embedder_name, FALLBACK_SIMILARITY_PROFILE)
+        return SimilarityProfile(
+            near_duplicate=self.near_duplicate_similarity
+            if self.near_duplicate_similarity is not None
+            else profile.near_duplicate,
+            contradiction=self.contradiction_similarity
+            if self.contradiction_similarity is not None
+            else profile.contradiction,
+        )

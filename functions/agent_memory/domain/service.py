@@ -138,6 +138,7 @@ class MemoryService:
         self.policy = policy or MemoryPolicy()
         self._scan = scan
         self._ready_tenants: set[str] = set()
+        self.thresholds = self.policy.similarity_thresholds(embedder.identity.name)
 
     # ------------------------------------------------------------------ remember
 
@@ -146,7 +147,7 @@ class MemoryService:
         input (nothing is stored then)."""
         self._validate_input(item)
         finding = self._first_finding(item.content)
-        if finding is not None and not (self.policy.quarantine_unsafe or finding.severity == "quarantine"):
+        if finding is not None and self._must_reject(finding):
             raise UnsafeContent(
                 f"memory refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
                 rule=finding.rule,
@@ -174,9 +175,7 @@ class MemoryService:
                 results[position] = RememberResult(Decision.REJECTED, error.message, None, rule=error.code)
                 continue
             finding = self._first_finding(item.content)
-            if finding is not None and not (
-                self.policy.quarantine_unsafe or finding.severity == "quarantine"
-            ):
+            if finding is not None and self._must_reject(finding):
                 results[position] = RememberResult(
                     Decision.REJECTED,
                     f"refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
@@ -245,7 +244,7 @@ class MemoryService:
                 return self._open_conflict(record, vector, neighbour, actor, now, assessment.reason)
             if (
                 assessment.kind == "none"
-                and similarity >= self.policy.near_duplicate_similarity
+                and similarity >= self.thresholds.near_duplicate
                 and neighbour.type == record.type
             ):
                 return self._merge(
@@ -307,9 +306,7 @@ class MemoryService:
         vector_hits = self._index.query_vector(tenant, identity, vector, k=_NEIGHBOURS, where=where)
         keyword_hits = self._index.query_keyword(tenant, item.content, k=_NEIGHBOURS // 2, where=where)
         similarity = {hit.record_id: hit.score for hit in vector_hits}
-        candidate_ids = [
-            hit.record_id for hit in vector_hits if hit.score >= self.policy.contradiction_similarity
-        ]
+        candidate_ids = [hit.record_id for hit in vector_hits if hit.score >= self.thresholds.contradiction]
         candidate_ids += [hit.record_id for hit in keyword_hits if hit.record_id not in candidate_ids]
         records = self._store.get_many(tenant, candidate_ids)
         ranked = [(record, similarity.get(record.id, 0.0)) for record in records]
@@ -671,9 +668,11 @@ class MemoryService:
         record = self.get(tenant, record_id)
         if record.status is Status.ACTIVE:
             return record
+        if record.status is Status.QUARANTINED:
+            return self._release(record, actor, reason)
         if record.status is not Status.ARCHIVED:
             raise Conflict(
-                f"memory {record_id} is {record.status.value}; only archived memories can be restored"
+                f"memory {record_id} is {record.status.value}; only archived or quarantined memories can be restored"
             )
         if record.superseded_by:
             raise Conflict(
@@ -681,6 +680,17 @@ class MemoryService:
                 "instead of restoring an outdated version"
             )
         return self._set_status(record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason)
+
+    def _release(self, record: MemoryRecord, actor: str, reason: str) -> MemoryRecord:
+        """A person vouches for a quarantined memory: it becomes active and searchable (it was never
+        indexed while quarantined)."""
+        vector = self._embedder.embed_documents([record.content])[0]
+        self._ensure_tenant(record.tenant)
+        released = self._set_status(
+            record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason or "released from quarantine"
+        )
+        self._index_record(record.tenant, released, vector)
+        return released
 
     def _set_status(
         self, record: MemoryRecord, status: Status, operation: ChangeOperation, actor: str, reason: str
@@ -894,6 +904,14 @@ class MemoryService:
                 f"invalid namespace {namespace!r}: use a path like /projects/billing "
                 "(letters, digits, '.', '_' and '-'; up to 8 segments)"
             )
+
+    def _must_reject(self, finding: safety.SafetyFinding) -> bool:
+        """Credentials are never stored, not even in quarantine. Other blocking findings are refused unless
+        the policy quarantines them; `quarantine`-severity findings (e.g. a preference worded as an order to
+        the agent) are stored in quarantine, out of recall, until a person releases them with restore."""
+        if finding.rule == "secret":
+            return True
+        return finding.severity == "block" and not self.policy.quarantine_unsafe
 
     def _first_finding(self, text: str) -> safety.SafetyFinding | None:
         findings = self._scan(text)

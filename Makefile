@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: setup run test lint format synth bench clean
+.PHONY: setup run test lint format synth bench openapi clean
 
 $(STAMP): requirements.txt layers/requirements.txt pyproject.toml package.json
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ synth: setup
 bench: setup
 	$(BIN)/python bench/recall_latency.py
 	$(BIN)/python bench/retrieval_quality.py
+
+openapi: setup
+	$(BIN)/python -m agent_memory.api.openapi > docs/openapi.json
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache

@@ -69,6 +69,16 @@ def _describe_validation(error: RequestValidationError) -> tuple[str, list[dict[
     return f"invalid request: {summary}", problems
 
 
+def openapi_metadata() -> dict[str, Any]:
+    return {
+        "title": "Agent Memory API",
+        "version": __version__,
+        "description": "Remember, recall and govern what AI agents learned. Authenticate with `Bearer <api key>`.",
+        "security_schemes": {"bearer": HTTPBearer(description="API key")},
+        "security": [{"bearer": []}],
+    }
+
+
 def create_app(resolver: R, services: Callable[[], Services], authenticate: Authenticator) -> R:
     app = resolver
 
@@ -102,14 +112,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     for module in (memories, files, admin):
         app.include_router(module.router, prefix=PREFIX)
 
-    app.enable_swagger(
-        path="/swagger",
-        title="Agent Memory API",
-        version=__version__,
-        description="Remember, recall and govern what AI agents learned. Authenticate with `Bearer <api key>`.",
-        security_schemes={"bearer": HTTPBearer(description="API key")},
-        security=[{"bearer": []}],
-    )
+    app.enable_swagger(path="/swagger", **openapi_metadata())
     return app
 
 

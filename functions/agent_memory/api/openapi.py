@@ -7,9 +7,8 @@ import json
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from .. import __version__
 from ..domain.errors import Unauthenticated
-from .app import create_app
+from .app import create_app, openapi_metadata
 
 
 def _no_services():  # the document is built without touching storage
@@ -22,7 +21,7 @@ def _no_auth(_event):
 
 def openapi_document() -> dict:
     app = create_app(APIGatewayRestResolver(enable_validation=True), _no_services, _no_auth)
-    schema = app.get_openapi_json_schema(title="Agent Memory API", version=__version__)
+    schema = app.get_openapi_json_schema(**openapi_metadata())
     return json.loads(schema)
 
 

@@ -1,0 +1,54 @@
+"""Shared helpers of the AWS adapter tests (constants, the contract's MemoryTable, a call counter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+REGION = "us-east-1"
+TABLE = "MemoryTable"
+API_KEYS_TABLE = "ApiKeysTable"
+VECTOR_BUCKET = "agent-memory-vectors"
+
+
+def create_memory_table(client: Any, name: str = TABLE) -> None:
+    """The MemoryTable exactly as the shared AWS contract defines it."""
+    client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": attr, "AttributeType": "S"}
+            for attr in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": index,
+                "KeySchema": [
+                    {"AttributeName": f"{index}pk", "KeyType": "HASH"},
+                    {"AttributeName": f"{index}sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in ("gsi1", "gsi2")
+        ],
+    )
+    client.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
+    )
+
+
+class CallCounter:
+    """Counts API calls per operation through botocore's event hooks (no request is altered)."""
+
+    def __init__(self, client: Any) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        client.meta.events.register("provide-client-params.*.*", self._record)
+
+    def _record(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        self.calls.append((model.name, params))
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    def params(self, operation: str) -> list[dict[str, Any]]:
+        return [params for name, params in self.calls if name == operation]

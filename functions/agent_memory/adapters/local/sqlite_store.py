@@ -1,0 +1,373 @@
+"""`RecordStore` on one SQLite file: records, their change log and the recall log, for every tenant.
+
+Each row is keyed by tenant first and every statement filters on it, so tenant isolation holds by key design,
+as it does with DynamoDB partition keys. The record itself is stored as its JSON; the columns next to it are
+copies of the fields that lists filter and sort on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from ...domain.errors import ConcurrentModification, ValidationFailed
+from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite
+from ...domain.records import ChangeEntry, MemoryRecord, RecallLogEntry
+from ._sqlite import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    SqliteDatabase,
+    decode_cursor,
+    encode_cursor,
+    placeholders,
+    sortable_time,
+)
+
+SCHEMA_VERSION = 1
+
+# SQLite limits bound parameters per statement (32766 since 3.32); stay far below it.
+_ID_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS records (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    type TEXT NOT NULL,
+    status TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_access_at TEXT NOT NULL,
+    conflict_group TEXT,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_by_created ON records (tenant, created_at, id);
+CREATE INDEX IF NOT EXISTS records_by_namespace ON records (tenant, namespace, created_at, id);
+CREATE INDEX IF NOT EXISTS records_by_hash ON records (tenant, namespace, content_hash);
+CREATE INDEX IF NOT EXISTS records_by_access ON records (tenant, last_access_at);
+CREATE INDEX IF NOT EXISTS records_by_conflict ON records (tenant, conflict_group)
+    WHERE conflict_group IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS changes_by_id ON changes (tenant, id);
+CREATE INDEX IF NOT EXISTS changes_by_at ON changes (tenant, at, seq);
+CREATE INDEX IF NOT EXISTS changes_by_record ON changes (tenant, record_id, at, seq);
+CREATE INDEX IF NOT EXISTS changes_by_namespace ON changes (tenant, namespace, at, seq);
+
+CREATE TABLE IF NOT EXISTS recalls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    at TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recalls_by_namespace ON recalls (tenant, namespace, at, seq);
+"""
+
+_RECORD_COLUMNS = (
+    "tenant, id, namespace, type, status, tier, content_hash, created_at, last_access_at, conflict_group, "
+    "version, body"
+)
+
+# The JSON form pydantic gives a datetime inside a record, so touch() writes what model_dump_json would.
+_DATETIME_JSON = TypeAdapter(datetime)
+
+
+def _init_schema(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    stored = row[0] if row else None
+    if stored is None:
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+    elif stored > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the record database uses schema version {stored}, newer than this code supports "
+            f"({SCHEMA_VERSION}); upgrade agent-memory"
+        )
+
+
+def _record_row(record: MemoryRecord) -> tuple[object, ...]:
+    return (
+        record.tenant,
+        record.id,
+        record.namespace,
+        record.type.value,
+        record.status.value,
+        record.tier.value,
+        record.content_hash,
+        sortable_time(record.created_at),
+        sortable_time(record.last_access_at),
+        record.conflict_group,
+        record.version,
+        record.model_dump_json(),
+    )
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _ID_CHUNK):
+        yield items[start : start + _ID_CHUNK]
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 1:
+        raise ValidationFailed(f"page limit must be at least 1, got {limit}")
+
+
+class SqliteRecordStore:
+    """Records, change log and recall log in one SQLite file (WAL). Safe for several threads and several
+    processes on the same file: writers serialise on SQLite's write lock (`BEGIN IMMEDIATE`)."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self._db = SqliteDatabase(path, _init_schema, busy_timeout_ms=busy_timeout_ms)
+        # Open (and create the schema) now, so a bad path fails at start-up rather than on the first request.
+        self._db.connection()
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SqliteRecordStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writes
+
+    def commit(self, writes: Sequence[RecordWrite], changes: Sequence[ChangeEntry]) -> None:
+        if not writes and not changes:
+            return
+        with self._db.transaction() as conn:
+            for write in writes:
+                self._apply(conn, write)
+            for change in changes:
+                cursor = conn.execute(
+                    "INSERT INTO changes (tenant, id, record_id, namespace, at, body) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (tenant, id) DO NOTHING",
+                    (
+                        change.tenant,
+                        change.id,
+                        change.record_id,
+                        change.namespace,
+                        sortable_time(change.at),
+                        change.model_dump_json(),
+                    ),
+                )
+                if cursor.rowcount != 1:
+                    raise ConcurrentModification(
+                        f"change entry {change.id} was already recorded; retry the operation",
+                        change_id=change.id,
+                    )
+
+    def _apply(self, conn: sqlite3.Connection, write: RecordWrite) -> None:
+        record = write.record
+        row = _record_row(record)
+        if write.expected_version is None:
+            cursor = conn.execute(
+                f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({placeholders(len(row))}) "
+                "ON CONFLICT (tenant, id) DO NOTHING",
+                row,
+            )
+            if cursor.rowcount != 1:
+                raise ConcurrentModification(
+                    f"record {record.id} already exists; it cannot be created twice", record_id=record.id
+                )
+            return
+        cursor = conn.execute(
+            "UPDATE records SET namespace = ?, type = ?, status = ?, tier = ?, content_hash = ?, "
+            "created_at = ?, last_access_at = ?, conflict_group = ?, version = ?, body = ? "
+            "WHERE tenant = ? AND id = ? AND version = ?",
+            (*row[2:], record.tenant, record.id, write.expected_version),
+        )
+        if cursor.rowcount == 1:
+            return
+        current = conn.execute(
+            "SELECT version FROM records WHERE tenant = ? AND id = ?", (record.tenant, record.id)
+        ).fetchone()
+        if current is None:
+            raise ConcurrentModification(
+                f"record {record.id} does not exist, so version {write.expected_version} cannot be replaced",
+                record_id=record.id,
+                expected_version=write.expected_version,
+            )
+        raise ConcurrentModification(
+            f"record {record.id} was changed by someone else (stored version {current[0]}, expected "
+            f"{write.expected_version}); read it again and retry",
+            record_id=record.id,
+            expected_version=write.expected_version,
+            stored_version=current[0],
+        )
+
+    def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return
+        column = sortable_time(at)
+        json_value = _DATETIME_JSON.dump_python(at, mode="json")
+        with self._db.transaction() as conn:
+            for chunk in _chunks(ids):
+                # version is deliberately untouched: access bookkeeping must never fail a concurrent update.
+                conn.execute(
+                    "UPDATE records SET last_access_at = ?, body = json_set(body, '$.last_access_at', ?, "
+                    "'$.access_count', json_extract(body, '$.access_count') + 1) "
+                    f"WHERE tenant = ? AND id IN ({placeholders(len(chunk))})",
+                    (column, json_value, tenant, *chunk),
+                )
+
+    def log_recall(self, entry: RecallLogEntry) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO recalls (tenant, id, namespace, at, body) VALUES (?, ?, ?, ?, ?)",
+                (entry.tenant, entry.id, entry.namespace, sortable_time(entry.at), entry.model_dump_json()),
+            )
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, tenant: str, record_id: str) -> MemoryRecord | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT body FROM records WHERE tenant = ? AND id = ?", (tenant, record_id))
+            .fetchone()
+        )
+        return MemoryRecord.model_validate_json(row[0]) if row else None
+
+    def get_many(self, tenant: str, record_ids: Sequence[str]) -> list[MemoryRecord]:
+        """Existing records among `record_ids`, in the order given; missing and repeated ids are skipped."""
+        ids = list(dict.fromkeys(record_ids))
+        found: dict[str, MemoryRecord] = {}
+        conn = self._db.connection()
+        for chunk in _chunks(ids):
+            rows = conn.execute(
+                f"SELECT id, body FROM records WHERE tenant = ? AND id IN ({placeholders(len(chunk))})",
+                (tenant, *chunk),
+            )
+            for record_id, body in rows:
+                found[record_id] = MemoryRecord.model_validate_json(body)
+        return [found[record_id] for record_id in ids if record_id in found]
+
+    def find_by_hash(self, tenant: str, namespace: str, content_hash: str) -> list[MemoryRecord]:
+        rows = self._db.connection().execute(
+            "SELECT body FROM records WHERE tenant = ? AND namespace = ? AND content_hash = ? "
+            "ORDER BY created_at, id",
+            (tenant, namespace, content_hash),
+        )
+        return [MemoryRecord.model_validate_json(body) for (body,) in rows]
+
+    def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
+        _check_limit(query.limit)
+        clauses = ["tenant = ?"]
+        params: list[object] = [tenant]
+        for column, values in (
+            ("namespace", query.namespaces),
+            ("type", tuple(v.value for v in query.types)),
+            ("status", tuple(v.value for v in query.statuses)),
+            ("tier", tuple(v.value for v in query.tiers)),
+        ):
+            if values:
+                clauses.append(f"{column} IN ({placeholders(len(values))})")
+                params.extend(values)
+        if query.conflict_group is not None:
+            clauses.append("conflict_group = ?")
+            params.append(query.conflict_group)
+        if query.last_access_before is not None:
+            clauses.append("last_access_at < ?")
+            params.append(sortable_time(query.last_access_before))
+        if query.cursor is not None:
+            created_at, record_id = decode_cursor(query.cursor, "records", (str, str))
+            clauses.append("(created_at, id) > (?, ?)")
+            params.extend((created_at, record_id))
+        rows = (
+            self._db.connection()
+            .execute(
+                f"SELECT created_at, id, body FROM records WHERE {' AND '.join(clauses)} "
+                "ORDER BY created_at, id LIMIT ?",
+                (*params, query.limit + 1),
+            )
+            .fetchall()
+        )
+        # One row beyond the page tells whether a next page exists without a second query.
+        page, more = rows[: query.limit], len(rows) > query.limit
+        items = [MemoryRecord.model_validate_json(body) for _, _, body in page]
+        next_cursor = encode_cursor("records", page[-1][0], page[-1][1]) if more else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    def counts(self, tenant: str, namespace: str | None = None) -> RecordCounts:
+        sql = "SELECT status, tier, type, COUNT(*) FROM records WHERE tenant = ?"
+        params: list[object] = [tenant]
+        if namespace is not None:
+            sql += " AND namespace = ?"
+            params.append(namespace)
+        counts = RecordCounts()
+        for status, tier, type_, count in self._db.connection().execute(
+            sql + " GROUP BY status, tier, type", params
+        ):
+            counts.by_status[status] = counts.by_status.get(status, 0) + count
+            counts.by_tier[tier] = counts.by_tier.get(tier, 0) + count
+            counts.by_type[type_] = counts.by_type.get(type_, 0) + count
+        return counts
+
+    def list_changes(
+        self,
+        tenant: str,
+        *,
+        record_id: str | None = None,
+        namespace: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[ChangeEntry]:
+        """Change entries oldest first: by `at`, then by the order they were committed."""
+        _check_limit(limit)
+        clauses = ["tenant = ?"]
+        params: list[object] = [tenant]
+        if record_id is not None:
+            clauses.append("record_id = ?")
+            params.append(record_id)
+        if namespace is not None:
+            clauses.append("namespace = ?")
+            params.append(namespace)
+        if cursor is not None:
+            at, seq = decode_cursor(cursor, "changes", (str, int))
+            clauses.append("(at, seq) > (?, ?)")
+            params.extend((at, seq))
+        rows = (
+            self._db.connection()
+            .execute(
+                f"SELECT at, seq, body FROM changes WHERE {' AND '.join(clauses)} ORDER BY at, seq LIMIT ?",
+                (*params, limit + 1),
+            )
+            .fetchall()
+        )
+        page, more = rows[:limit], len(rows) > limit
+        items = [ChangeEntry.model_validate_json(body) for _, _, body in page]
+        next_cursor = encode_cursor("changes", page[-1][0], page[-1][1]) if more else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> list[RecallLogEntry]:
+        """Recalls at or after `since`, oldest first."""
+        rows = self._db.connection().execute(
+            "SELECT body FROM recalls WHERE tenant = ? AND namespace = ? AND at >= ? ORDER BY at, seq",
+            (tenant, namespace, sortable_time(since)),
+        )
+        return [RecallLogEntry.model_validate_json(body) for (body,) in rows]

@@ -11,7 +11,7 @@ from .adapters.clock import SystemClock
 from .api.context import Services
 from .domain import safety
 from .domain.memory_files import MemoryFilesService
-from .domain.ports import Clock
+from .domain.ports import Clock, Embedder
 from .domain.service import MemoryService
 from .settings import Settings
 
@@ -25,9 +25,11 @@ class LocalRuntime:
 
 def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     """SQLite records + FTS5 keywords + in-process vectors + an offline embedder + a local files directory."""
+    from .adapters.idempotency import IdempotentRunner
     from .adapters.local.api_keys import LocalApiKeys
     from .adapters.local.embedders import build_embedder
     from .adapters.local.file_store import LocalFileStore
+    from .adapters.local.idempotency_store import SqliteIdempotencyStore
     from .adapters.local.search_index import LocalSearchIndex
     from .adapters.local.sqlite_store import SqliteRecordStore
 
@@ -45,7 +47,76 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
         LocalFileStore(data_dir / "files"), settings.policy.caps, safety.first_rule, clock
     )
     return LocalRuntime(
-        services=Services(memory=memory, files=files),
+        services=Services(
+            memory=memory,
+            files=files,
+            idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
+        ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
     )
+
+
+@dataclass(frozen=True)
+class AwsClients:
+    """How the AWS runtime gets its clients; tests replace any of these (moto, Stubber)."""
+
+    sts: object | None = None
+    bedrock_runtime: object | None = None
+    idempotency_dynamodb: object | None = None
+
+
+def build_aws(
+    settings: Settings,
+    clients: AwsClients | None = None,
+    *,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+) -> Services:
+    """DynamoDB records + S3 Vectors (vector and BM25 text search) + Titan embeddings + memory files on the
+    S3 Files mount. Every tenant-scoped call uses credentials assumed with the session tag tenant=<id>, so
+    IAM confines a request to its tenant's partition keys and vector index."""
+    from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG, TitanEmbedder
+    from .adapters.aws.clients import default_client
+    from .adapters.aws.credentials import ClientFactory, TenantCredentials
+    from .adapters.aws.dynamodb_store import DynamoRecordStore
+    from .adapters.aws.idempotency import dynamodb_idempotency_store
+    from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
+    from .adapters.idempotency import IdempotentRunner
+    from .adapters.local.file_store import LocalFileStore
+
+    settings.require_aws()
+    clients = clients or AwsClients()
+    region = settings.region or None
+    clock = clock or SystemClock()
+    credentials = TenantCredentials(
+        clients.sts or default_client("sts", region),
+        settings.tenant_role_arn,
+        clock=clock,
+        region_name=region,
+    )
+    memory = MemoryService(
+        store=DynamoRecordStore(settings.table, ClientFactory("dynamodb", credentials, region)),
+        index=S3VectorsIndex(
+            settings.vector_bucket, ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG)
+        ),
+        embedder=embedder
+        or TitanEmbedder(
+            clients.bedrock_runtime or default_client("bedrock-runtime", region, BEDROCK_CLIENT_CONFIG),
+            model_id=settings.embedding_model,
+            dimensions=settings.embedding_dimensions,
+        ),
+        clock=clock,
+        policy=settings.policy,
+    )
+    files = MemoryFilesService(
+        LocalFileStore(settings.files_root), settings.policy.caps, safety.first_rule, clock
+    )
+    idempotency = (
+        IdempotentRunner(
+            dynamodb_idempotency_store(settings.idempotency_table, clients.idempotency_dynamodb, region)
+        )
+        if settings.idempotency_table
+        else None
+    )
+    return Services(memory=memory, files=files, idempotency=idempotency)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.identity import Principal, Scope
 
 if TYPE_CHECKING:
+    from ..adapters.idempotency import IdempotentRunner
     from ..domain.memory_files import MemoryFilesService
     from ..domain.service import MemoryService
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 class Services:
     memory: MemoryService
     files: MemoryFilesService
+    idempotency: IdempotentRunner | None = None
 
 
 @dataclass(frozen=True)

@@ -76,15 +76,34 @@ def _visible(ctx: RequestContext, memory_id: str) -> MemoryRecord:
     return record
 
 
-@router.post("/memories", summary="Remember one memory (write discipline applies)", tags=["memories"])
+@router.post(
+    "/memories",
+    summary="Remember one memory (write discipline applies). Send `Idempotency-Key` to make retries safe.",
+    tags=["memories"],
+)
 def remember(body: RememberRequest) -> Response[RememberResponse]:
     ctx = current(router)
     ctx.allow(Scope.WRITE, body.namespace)
-    result = ctx.services.memory.remember(
-        ctx.principal.tenant, _to_input(body, ctx), actor=ctx.principal.actor
+
+    def compute() -> dict:
+        result = ctx.services.memory.remember(
+            ctx.principal.tenant, _to_input(body, ctx), actor=ctx.principal.actor
+        )
+        status = 201 if result.decision in _CREATED else 200
+        return {"status": status, "body": _to_response(result).model_dump(mode="json")}
+
+    key = router.current_event.headers.get("Idempotency-Key")  # header access is case-insensitive
+    if key is not None and ctx.services.idempotency is not None:
+        outcome = ctx.services.idempotency.run(
+            ctx.principal.tenant, "remember", key, body.model_dump(mode="json"), compute
+        )
+    else:
+        outcome = compute()
+    return Response(
+        status_code=outcome["status"],
+        content_type="application/json",
+        body=RememberResponse.model_validate(outcome["body"]),
     )
-    status = 201 if result.decision in _CREATED else 200
-    return Response(status_code=status, content_type="application/json", body=_to_response(result))
 
 
 @router.post("/memories/batch", summary="Remember up to 100 memories, one decision each", tags=["memories"])

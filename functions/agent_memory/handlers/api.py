@@ -1,0 +1,74 @@
+"""The API Lambda: API Gateway (REST) → the same /v1 routes as the local server.
+
+The tenant reaches this function only through the authorizer's context (api.auth). Services are built on the
+first request, not at import, so a cold start pays only for imports."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ..api.app import create_app
+from ..api.auth import authorizer_context_authenticator
+from ..api.context import Services
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"))
+
+_services: Services | None = None
+
+
+def services() -> Services:
+    global _services
+    if _services is None:
+        from ..settings import get_settings
+        from ..wiring import build_aws
+
+        _services = build_aws(get_settings())
+    return _services
+
+
+def set_services(value: Services | None) -> None:
+    """For tests: run the handler on services built with moto/Stubber clients."""
+    global _services
+    _services = value
+
+
+app = create_app(
+    APIGatewayRestResolver(enable_validation=True),
+    services=services,
+    authenticate=authorizer_context_authenticator,
+)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    current = services()
+    if current.idempotency is not None:
+        current.idempotency.register_lambda_context(context)
+    started = time.perf_counter()
+    response = app.resolve(event, context)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    # One latency metric per operation family, for the dashboard (API Gateway's own metrics cover the rest).
+    path, method = event.get("path", ""), event.get("httpMethod", "")
+    operation = (
+        "Recall"
+        if path == "/v1/recall"
+        else "Remember"
+        if path.startswith("/v1/memories") and method == "POST"
+        else "Other"
+    )
+    metrics.add_metric(name=f"{operation}Latency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
+    if response.get("statusCode", 500) >= 500:
+        metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+    return response

@@ -1,0 +1,214 @@
+"""One behaviour suite, two runtimes: every test in this folder runs against
+
+- `local`: the local server over real HTTP on loopback (SQLite, FTS5, in-process vectors), and
+- `aws`: the Lambda handler (`handlers.api.handler`) invoked with API Gateway REST proxy events carrying the
+  authorizer's context, on DynamoDB, S3 Vectors and STS in moto (QueryVectors added by tests/aws).
+
+Both use the deterministic hashing embedder, so any difference in a decision is a difference in the runtime.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import boto3
+import httpx
+import pytest
+from agent_memory.adapters.local.embedders import HashingEmbedder
+from agent_memory.domain.identity import Scope
+from agent_memory.settings import Settings
+from agent_memory.wiring import AwsClients, build_aws, build_local
+from moto import mock_aws
+
+from tests.aws import moto_s3vectors
+from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
+from tests.integration.conftest import start_server
+
+# who → (tenant, namespace patterns, scopes)
+PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {
+    "alpha": ("alpha", ["*"], ["read", "write", "admin"]),
+    "beta": ("beta", ["*"], ["read", "write", "admin"]),
+    "alpha-billing-ro": ("alpha", ["/projects/billing"], ["read"]),
+}
+
+
+class Api:
+    runtime: str
+
+    def client(self, who: str | None = "alpha") -> Any:
+        raise NotImplementedError
+
+
+@dataclass
+class LocalApi(Api):
+    url: str
+    keys: dict[str, str]
+    runtime: str = "local"
+
+    def client(self, who: str | None = "alpha") -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.keys[who]}"} if who else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+
+@dataclass
+class LambdaResponse:
+    status_code: int
+    text: str
+    headers: dict[str, str]
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+class LambdaContext:
+    function_name = "agent-memory-api"
+    memory_limit_in_mb = 512
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:agent-memory-api"
+    aws_request_id = "test-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+class LambdaClient:
+    """httpx-like client that turns each call into the API Gateway REST proxy event the API function gets."""
+
+    def __init__(self, who: str | None) -> None:
+        self._who = who
+
+    def _event(self, method: str, path: str, body: Any, params: dict | None, headers: dict | None) -> dict:
+        authorizer = None
+        if self._who:
+            tenant, namespaces, scopes = PRINCIPALS[self._who]
+            authorizer = {
+                "principalId": f"key-{self._who}",
+                "tenant": tenant,
+                "namespaces": ",".join(namespaces),
+                "scopes": ",".join(scopes),
+                "key_id": f"key-{self._who}",
+            }
+        all_headers = {"Content-Type": "application/json", "Host": "api.example.com", **(headers or {})}
+        query = {k: str(v) for k, v in (params or {}).items() if v is not None} or None
+        return {
+            "resource": "/v1/{proxy+}",
+            "path": path,
+            "httpMethod": method,
+            "headers": all_headers,
+            "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
+            "queryStringParameters": query,
+            "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
+            "pathParameters": {"proxy": path.removeprefix("/v1/")},
+            "stageVariables": None,
+            "requestContext": {
+                "resourcePath": "/v1/{proxy+}",
+                "httpMethod": method,
+                "path": f"/prod{path}" + (f"?{urlencode(query)}" if query else ""),
+                "stage": "prod",
+                "requestId": str(uuid.uuid4()),
+                "identity": {"sourceIp": "127.0.0.1"},
+                "authorizer": authorizer,
+            },
+            "body": json.dumps(body) if body is not None else None,
+            "isBase64Encoded": False,
+        }
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict | None = None,
+        headers: dict | None = None,
+    ) -> LambdaResponse:
+        from agent_memory.handlers.api import handler
+
+        result = handler(self._event(method, path, json, params, headers), LambdaContext())
+        return LambdaResponse(result["statusCode"], result.get("body") or "", result.get("headers") or {})
+
+    def get(self, path: str, *, params: dict | None = None, headers: dict | None = None) -> LambdaResponse:
+        return self.request("GET", path, params=params, headers=headers)
+
+    def post(self, path: str, *, json: Any = None, headers: dict | None = None) -> LambdaResponse:
+        return self.request("POST", path, json=json, headers=headers)
+
+    def patch(self, path: str, *, json: Any = None, headers: dict | None = None) -> LambdaResponse:
+        return self.request("PATCH", path, json=json, headers=headers)
+
+
+class AwsApi(Api):
+    runtime = "aws"
+
+    def client(self, who: str | None = "alpha") -> LambdaClient:
+        return LambdaClient(who)
+
+
+@pytest.fixture(scope="module", params=["local", "aws"])
+def api(request, tmp_path_factory) -> Iterator[Api]:
+    if request.param == "local":
+        settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing")
+        runtime = build_local(settings)
+        keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
+        server, thread, url = start_server(settings)
+        yield LocalApi(url=url, keys=keys)
+        server.should_exit = True
+        thread.join(timeout=10)
+        return
+    yield from _aws_api(tmp_path_factory)
+
+
+def _aws_api(tmp_path_factory) -> Iterator[Api]:
+    import agent_memory.handlers.api as api_handler
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": REGION,
+            "POWERTOOLS_METRICS_NAMESPACE": "AgentMemoryTest",
+            "POWERTOOLS_SERVICE_NAME": "agent-memory",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }.items():
+            patch.setenv(name, value)
+        moto_s3vectors.install(patch)
+        with mock_aws():
+            dynamodb = boto3.client("dynamodb", region_name=REGION)
+            create_memory_table(dynamodb)
+            dynamodb.create_table(
+                TableName="IdempotencyTable",
+                BillingMode="PAY_PER_REQUEST",
+                AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            )
+            boto3.client("s3vectors", region_name=REGION).create_vector_bucket(vectorBucketName=VECTOR_BUCKET)
+            role = boto3.client("iam", region_name=REGION).create_role(
+                RoleName="TenantAccessRole",
+                AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
+            )["Role"]["Arn"]
+            settings = Settings(
+                runtime="aws",
+                table=TABLE,
+                idempotency_table="IdempotencyTable",
+                vector_bucket=VECTOR_BUCKET,
+                tenant_role_arn=role,
+                files_root=tmp_path_factory.mktemp("mnt-memory"),
+                region=REGION,
+            )
+            clients = AwsClients(
+                sts=boto3.client("sts", region_name=REGION),
+                idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
+            )
+            api_handler.set_services(build_aws(settings, clients, embedder=HashingEmbedder()))
+            try:
+                yield AwsApi()
+            finally:
+                api_handler.set_services(None)
+
+
+__all__ = ["Api", "Scope"]

@@ -59,7 +59,10 @@ def interpreter_ms(runs: int) -> float:
 def importtime_top(module: str, top: int = 8) -> list[tuple[int, str]]:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-        check=True, capture_output=True, text=True, env=lambda_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+        env=lambda_env(),
     )
     rows = []
     for line in result.stderr.splitlines():
@@ -80,7 +83,9 @@ def tree_size(path: Path) -> tuple[int, list[str]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-layer", action="store_true")
     args = parser.parse_args()
@@ -89,7 +94,9 @@ def main() -> int:
     print(f"bare interpreter start: {bare:.0f} ms (median of {args.runs})")
     for module in HANDLERS:
         total = import_ms(module, args.runs)
-        print(f"import {module}: {total:.0f} ms total, {total - bare:.0f} ms over a bare interpreter (target ≤ 300)")
+        print(
+            f"import {module}: {total:.0f} ms total, {total - bare:.0f} ms over a bare interpreter (target ≤ 300)"
+        )
     print("largest cumulative imports of the API handler (µs):")
     for micros, name in importtime_top("agent_memory.handlers.api"):
         print(f"  {micros:>9,}  {name}")
@@ -101,19 +108,39 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "python"
         command = [
-            sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(target),
-            "--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", "3.14",
-            "--only-binary=:all:", "-r", str(ROOT / "layers" / "requirements.txt"),
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--target",
+            str(target),
+            "--platform",
+            "manylinux2014_aarch64",
+            "--implementation",
+            "cp",
+            "--python-version",
+            "3.14",
+            "--only-binary=:all:",
+            "-r",
+            str(ROOT / "layers" / "requirements.txt"),
         ]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             print(f"layer build failed (needs PyPI):\n{result.stderr[-2000:]}", file=sys.stderr)
             return 1
         size, forbidden = tree_size(target)
-        print(f"dependencies layer (unzipped): {size / 2**20:.2f} MiB (target ≤ 25 MB); "
-              f"heavy packages inside: {forbidden or 'none'}")
+        print(
+            f"dependencies layer (unzipped): {size / 2**20:.2f} MiB (target ≤ 25 MB); "
+            f"heavy packages inside: {forbidden or 'none'}"
+        )
         biggest = sorted(
-            ((tree_size(p)[0], p.name) for p in target.iterdir() if p.is_dir() and not p.name.endswith("dist-info")),
+            (
+                (tree_size(p)[0], p.name)
+                for p in target.iterdir()
+                if p.is_dir() and not p.name.endswith("dist-info")
+            ),
             reverse=True,
         )[:6]
         print("  largest packages: " + ", ".join(f"{name} {size / 2**20:.1f} MiB" for size, name in biggest))

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import httpx
+
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.local.api_keys import LocalApiKeys
 from agent_memory.adapters.local.embedders import HashingEmbedder, build_embedder

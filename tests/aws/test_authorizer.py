@@ -9,11 +9,11 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
+
 from agent_memory.adapters.aws.api_keys import DynamoApiKeyStore, hash_api_key
 from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
 from agent_memory.handlers import authorizer
-from botocore.stub import Stubber
-
 from tests.aws.support import API_KEYS_TABLE, REGION
 
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod/POST/v1/memories"

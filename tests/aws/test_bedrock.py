@@ -11,11 +11,11 @@ from typing import Any
 
 import boto3
 import pytest
-from agent_memory.adapters.aws.bedrock import Backoff, BedrockTokenCounter, TitanEmbedder
-from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from agent_memory.adapters.aws.bedrock import Backoff, BedrockTokenCounter, TitanEmbedder
+from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
 from tests.aws.support import REGION
 
 MODEL = "amazon.titan-embed-text-v2:0"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from agent_memory.adapters.aws.s3vectors_index import S3VectorsIndex
-
 from tests.aws.support import TABLE, VECTOR_BUCKET
 from tests.contract.record_store_contract import RecordStoreContract
 from tests.contract.search_index_contract import SearchIndexContract

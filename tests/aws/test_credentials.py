@@ -8,9 +8,9 @@ from typing import Any
 
 import boto3
 import pytest
+
 from agent_memory.adapters.aws.credentials import ClientFactory, TenantCredentials
 from agent_memory.domain.errors import ValidationFailed
-
 from tests.aws.support import REGION, CallCounter
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/TenantAccessRole"

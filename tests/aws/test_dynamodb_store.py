@@ -11,12 +11,12 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
+
 from agent_memory.adapters.aws.dynamodb_store import MAX_TRANSACTION_ITEMS, DynamoRecordStore
 from agent_memory.domain.errors import ConcurrentModification, TooLarge, UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.ports import RecordQuery, RecordWrite
 from agent_memory.domain.records import Status, content_hash
-from botocore.stub import Stubber
-
 from tests.aws.support import TABLE, CallCounter
 from tests.contract.record_store_contract import (
     BILLING,

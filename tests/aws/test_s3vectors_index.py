@@ -8,6 +8,9 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
+from botocore.stub import ANY, Stubber
+
 from agent_memory.adapters.aws.s3vectors_index import (
     MAX_TOTAL_METADATA_BYTES,
     SENTINEL_KEY,
@@ -17,9 +20,6 @@ from agent_memory.adapters.aws.s3vectors_index import (
 from agent_memory.domain.errors import EmbedderMismatch, TooLarge, UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.ports import IndexFilter
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Status
-from botocore.exceptions import ClientError
-from botocore.stub import ANY, Stubber
-
 from tests.aws.support import REGION, VECTOR_BUCKET, CallCounter
 from tests.contract.search_index_contract import BILLING, IDENTITY, SEARCH, TENANT_A, axis, entry, everywhere
 

@@ -19,12 +19,12 @@ from urllib.parse import urlencode
 import boto3
 import httpx
 import pytest
+from moto import mock_aws
+
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.domain.identity import Scope
 from agent_memory.settings import Settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
-from moto import mock_aws
-
 from tests.aws import moto_s3vectors
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server

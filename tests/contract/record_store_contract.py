@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+
 from agent_memory.domain.errors import ConcurrentModification, ValidationFailed
 from agent_memory.domain.ports import RecordQuery, RecordStore, RecordWrite
 from agent_memory.domain.records import (

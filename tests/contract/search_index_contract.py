@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from agent_memory.domain.errors import EmbedderMismatch, ValidationFailed
 from agent_memory.domain.ports import IndexEntry, IndexFilter, SearchIndex
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Status

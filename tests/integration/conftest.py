@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 import uvicorn
+
 from agent_memory.local_server import build_asgi
 from agent_memory.settings import Settings
 from agent_memory.wiring import build_local

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.domain.errors import CapExceeded
 from agent_memory.domain.memory_files import MemoryFilesService, parse_entries, render_entries

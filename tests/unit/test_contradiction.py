@@ -4,6 +4,7 @@ pairs that must not be treated as contradictions."""
 from __future__ import annotations
 
 import pytest
+
 from agent_memory.domain.contradiction import Assessment, assess
 from agent_memory.domain.errors import ValidationFailed
 

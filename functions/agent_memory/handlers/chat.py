@@ -1,0 +1,131 @@
+"""Lambda entry point of the chat function: the /v1/sessions routes (start, read, end, chat turns).
+
+Thin by design: Powertools logger, tracer and metrics decorators, then the shared resolver. Services are built
+on the first request (never at import, so no boto3 client exists before then) by `wiring.build_aws`, and two
+observers turn every session start and chat turn into CloudWatch metrics (EMF, namespace from
+POWERTOOLS_METRICS_NAMESPACE):
+
+| metric | unit | when |
+|---|---|---|
+| CacheHitRatio | Percent | every turn: cache-read tokens / all input tokens |
+| InputTokens, CacheReadInputTokens, CacheWriteInputTokens, OutputTokens | Count | every turn |
+| CostUSD | NoUnit | every turn: estimate from the configured price table |
+| SnapshotTokens | Count | every session start |
+| SnapshotTokensAboveCeiling | Count | every session start: 1 when above the ceiling (alarm on Sum > 0) |
+| PrefixBelowCacheMinimum | Count | every session start: 1 when nothing can be cached |
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ..api.app import PREFIX, create_app
+from ..api.auth import authorizer_context_authenticator
+from ..api.context import Services
+from ..api.routes import sessions as session_routes
+from ..domain.chat import TurnResult
+from ..domain.sessions import StartedSession
+
+logger = Logger()
+tracer = Tracer()
+# A missing namespace would make every metrics flush fail the request: default to the stack's namespace.
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "AgentMemory")
+
+_services: Services | None = None
+_app: APIGatewayRestResolver | None = None
+
+
+def build_services() -> Services:
+    """The AWS composition root (tests replace this function)."""
+    from .. import wiring
+    from ..settings import get_settings
+
+    runtime: Any = wiring.build_aws(get_settings())  # type: ignore[attr-defined]
+    return runtime.services
+
+
+def services() -> Services:
+    global _services
+    if _services is None:
+        built = build_services()
+        observe(built)
+        _services = built
+    return _services
+
+
+def observe(built: Services) -> None:
+    session_service = getattr(built, "sessions", None)
+    chat_service = getattr(built, "chat", None)
+    if session_service is not None:
+        session_service.add_observer(record_session_metrics)
+    if chat_service is not None:
+        chat_service.add_observer(record_turn_metrics)
+
+
+def record_turn_metrics(result: TurnResult) -> None:
+    usage = result.usage
+    metrics.add_metric(
+        name="CacheHitRatio", unit=MetricUnit.Percent, value=round(usage.cache_hit_ratio * 100, 2)
+    )
+    metrics.add_metric(name="InputTokens", unit=MetricUnit.Count, value=usage.input_tokens)
+    metrics.add_metric(
+        name="CacheReadInputTokens", unit=MetricUnit.Count, value=usage.cache_read_input_tokens
+    )
+    metrics.add_metric(
+        name="CacheWriteInputTokens", unit=MetricUnit.Count, value=usage.cache_write_input_tokens
+    )
+    metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=usage.output_tokens)
+    metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=round(result.cost.usd, 8))
+    logger.info(
+        "chat turn",
+        extra={
+            "session_id": result.session_id,
+            "turn": result.index + 1,
+            "model_id": result.model_id,
+            "usage": usage.as_bedrock(),
+            "cost_usd": round(result.cost.usd, 8),
+            "tool_calls": [outcome.as_dict() for outcome in result.tool_calls],
+        },
+    )
+
+
+def record_session_metrics(started: StartedSession) -> None:
+    report = started.tokens
+    if report is None:
+        return
+    metrics.add_metric(name="SnapshotTokens", unit=MetricUnit.Count, value=report.snapshot_tokens)
+    metrics.add_metric(
+        name="SnapshotTokensAboveCeiling", unit=MetricUnit.Count, value=int(report.above_ceiling)
+    )
+    metrics.add_metric(name="PrefixBelowCacheMinimum", unit=MetricUnit.Count, value=int(not report.cacheable))
+    if report.warnings:
+        logger.warning(
+            "session token monitor",
+            extra={"session_id": started.session.id, "tokens": report.as_dict()},
+        )
+
+
+def app() -> APIGatewayRestResolver:
+    global _app
+    if _app is None:
+        resolver = create_app(
+            APIGatewayRestResolver(enable_validation=True), services, authorizer_context_authenticator
+        )
+        # Remove once api/app.py includes the sessions router in create_app (it would register twice).
+        resolver.include_router(session_routes.router, prefix=PREFIX)
+        _app = resolver
+    return _app
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app().resolve(event, context)

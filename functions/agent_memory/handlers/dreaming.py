@@ -1,0 +1,250 @@
+"""Lambda entry points of the dreaming state machine (`workflows/dreaming_asl.py`).
+
+One function can serve every task (`handler` dispatches on the payload's `task`), or each task can be its own
+function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
+
+- list_targets `{"input": {"tenants"?: [...], "time_zone"?: "Europe/Berlin", "day"?: "YYYY-MM-DD"},
+  "execution": "<execution name>"}` → `{"day", "targets": [{"tenant", "namespace", "day", "run_id"}]}`.
+  Tenants: the input's, else AGENT_MEMORY_DREAMING_TENANTS. The sweep day is today in the given time zone
+  (the scheduler starts one execution per tenant at 03:00 local time). Namespaces: configuration ∪ memory-file
+  directories ∪ namespaces with short-term records. The run id is derived from the execution name, so a
+  retried task re-enters its own lease.
+- light `{"target": {...}}` → `{"handle": {...}, "light": {...}}`; rem/deep `{"handle": {...}}`;
+  record_failure `{"target": {..., "error": {"Error", "Cause"}}}` (never raises: a failure to record a failure
+  is logged and returned).
+
+Domain errors propagate with their class name as the Step Functions error (`UpstreamUnavailable` is retried,
+`SweepInProgress` goes to RecordFailure). The service is built lazily by `wiring.build_dreaming_aws`
+(see `configure` for tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ..domain.dreaming import DreamingService, SweepHandle
+from ..domain.errors import DomainError, ValidationFailed
+from ..domain.records import is_valid_tenant
+from ..dreaming_settings import DreamingSettings, get_dreaming_settings
+
+logger = Logger(service="dreaming")
+metrics = Metrics(namespace="AgentMemory", service="dreaming")
+
+ServiceFactory = Callable[[], tuple[DreamingService, DreamingSettings]]
+_factory: ServiceFactory | None = None
+_built: tuple[DreamingService, DreamingSettings] | None = None
+
+
+def configure(factory: ServiceFactory | None) -> None:
+    """Replace how the service and its settings are built (tests, other runtimes); None restores the
+    default (`wiring.build_dreaming_aws`)."""
+    global _factory, _built
+    _factory, _built = factory, None
+
+
+def _runtime() -> tuple[DreamingService, DreamingSettings]:
+    global _built
+    if _built is None:
+        _built = (_factory or _default_factory)()
+    return _built
+
+
+def _default_factory() -> tuple[DreamingService, DreamingSettings]:
+    from .. import wiring
+    from ..settings import get_settings
+
+    build = getattr(wiring, "build_dreaming_aws", None)
+    if build is None:
+        raise RuntimeError(
+            "wiring.build_dreaming_aws(settings, dreaming_settings) -> DreamingService is not defined: the AWS "
+            "composition of the dreaming service is missing from wiring.py"
+        )
+    dreaming_settings = get_dreaming_settings()
+    return build(get_settings(), dreaming_settings), dreaming_settings
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
+    service, settings = _runtime()
+    body = event["input"] if isinstance(event.get("input"), dict) else event
+    tenants = body.get("tenants") or settings.tenants
+    if not tenants:
+        raise ValidationFailed(
+            "no tenant to sweep: pass {'tenants': [...]} as the execution input or set AGENT_MEMORY_DREAMING_TENANTS"
+        )
+    bad = [tenant for tenant in tenants if not isinstance(tenant, str) or not is_valid_tenant(tenant)]
+    if bad:
+        raise ValidationFailed(f"invalid tenant ids {bad}")
+    day = _sweep_day(body)
+    execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+    targets: list[dict[str, str]] = []
+    for tenant in dict.fromkeys(tenants):
+        for namespace in service.namespaces(tenant, settings.namespaces.get(tenant, ())):
+            targets.append(
+                {
+                    "tenant": tenant,
+                    "namespace": namespace,
+                    "day": day.isoformat(),
+                    "run_id": _run_id(execution, tenant, namespace),
+                }
+            )
+    if len(targets) > settings.max_targets:
+        raise ValidationFailed(
+            f"{len(targets)} namespaces exceed AGENT_MEMORY_DREAMING_MAX_TARGETS={settings.max_targets} (the inline "
+            "Map's payload limit): start one execution per tenant, or raise the limit with a distributed Map",
+            targets=len(targets),
+        )
+    logger.info(
+        "dreaming targets", extra={"tenants": len(tenants), "targets": len(targets), "day": day.isoformat()}
+    )
+    return {"day": day.isoformat(), "targets": targets}
+
+
+def light_task(event: dict[str, Any]) -> dict[str, Any]:
+    service, _ = _runtime()
+    target = _mapping(event, "target")
+    handle = service.begin(
+        _text(target, "tenant"),
+        _text(target, "namespace"),
+        day=_date(_text(target, "day")),
+        run_id=_text(target, "run_id"),
+    )
+    light = service.light_stage(handle)
+    logger.info("light", extra={**handle.to_json(), **light})
+    return {"handle": handle.to_json(), "light": light}
+
+
+def rem_task(event: dict[str, Any]) -> dict[str, Any]:
+    service, _ = _runtime()
+    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    rem = service.rem_stage(handle)
+    logger.info("rem", extra={**handle.to_json(), **rem})
+    return {"rem": rem}
+
+
+def deep_task(event: dict[str, Any]) -> dict[str, Any]:
+    service, _ = _runtime()
+    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    report = service.deep_stage(handle)
+    summary = {**report.summary, "status": report.status, "run_id": report.run_id}
+    metrics.add_metric(name="DreamCandidates", unit=MetricUnit.Count, value=summary.get("candidates", 0))
+    metrics.add_metric(name="DreamPromotions", unit=MetricUnit.Count, value=len(summary.get("promoted", [])))
+    logger.info("deep", extra={**handle.to_json(), "summary": summary})
+    return {"summary": summary}
+
+
+def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
+    service, _ = _runtime()
+    target = event.get("target") if isinstance(event.get("target"), dict) else {}
+    error = target.get("error") if isinstance(target.get("error"), dict) else {}
+    error_name, cause = str(error.get("Error", "Unknown")), str(error.get("Cause", ""))
+    metrics.add_metric(name="DreamFailures", unit=MetricUnit.Count, value=1)
+    logger.error(
+        "dreaming sweep failed",
+        extra={"tenant": target.get("tenant"), "namespace": target.get("namespace"), "error": error_name},
+    )
+    try:
+        handle = SweepHandle(
+            tenant=_text(target, "tenant"),
+            namespace=_text(target, "namespace"),
+            day=_text(target, "day"),
+            run_id=_text(target, "run_id"),
+            as_of="",
+        )
+        _date(handle.day)
+        recorded = service.record_failure(handle, error_name, cause)
+    except DomainError as failure:
+        logger.exception("could not record the failure")
+        return {"recorded": False, "error": error_name, "reason": failure.message}
+    return {"recorded": True, "error": error_name, "failed_at": recorded["failed_at"]}
+
+
+TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "list_targets": list_targets_task,
+    "light": light_task,
+    "rem": rem_task,
+    "deep": deep_task,
+    "record_failure": record_failure_task,
+}
+
+
+# --------------------------------------------------------------------------- Lambda entry points
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """One function for every task: dispatch on `event["task"]`."""
+    task = event.get("task") if isinstance(event, dict) else None
+    if task not in TASKS:
+        raise ValidationFailed(f"unknown dreaming task {task!r}; expected one of {', '.join(TASKS)}")
+    return TASKS[task](event)
+
+
+def _entry(task: str) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    @metrics.log_metrics
+    @logger.inject_lambda_context(clear_state=True)
+    def entry(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        return TASKS[task](event)
+
+    entry.__name__ = task
+    return entry
+
+
+list_targets = _entry("list_targets")
+light = _entry("light")
+rem = _entry("rem")
+deep = _entry("deep")
+record_failure = _entry("record_failure")
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _sweep_day(body: dict[str, Any]) -> date:
+    if body.get("day"):
+        return _date(str(body["day"]))
+    zone_name = str(body.get("time_zone") or "UTC")
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationFailed(
+            f"unknown time zone {zone_name!r} (an IANA name such as Europe/Berlin)"
+        ) from None
+    return datetime.now(zone).date()
+
+
+def _run_id(execution: str, tenant: str, namespace: str) -> str:
+    digest = hashlib.sha256(f"{tenant}{namespace}".encode()).hexdigest()[:12]
+    return f"sfn-{execution[-60:]}-{digest}"
+
+
+def _mapping(event: dict[str, Any], key: str) -> dict[str, Any]:
+    value = event.get(key) if isinstance(event, dict) else None
+    if not isinstance(value, dict):
+        raise ValidationFailed(f"the payload needs an object {key!r}")
+    return value
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValidationFailed(f"the payload's {key!r} must be a non-empty string")
+    return value
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValidationFailed(f"invalid day {text!r}: use YYYY-MM-DD") from None

@@ -1,0 +1,169 @@
+"""Docker-free build of the Lambda dependencies layer.
+
+CDK asks the local bundler first; this one runs the host's pip with `--platform manylinux2014_aarch64
+--only-binary=:all:` so the wheels match the arm64 Python 3.14 runtime whatever the build machine is.
+There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output."""
+
+from __future__ import annotations
+
+import email.parser
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import BundlingOptions, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+
+LAMBDA_PYTHON_VERSION = "3.14"
+LAMBDA_PLATFORM = "manylinux2014_aarch64"
+
+RUNTIME_PROVIDED = frozenset(
+    {"boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"}
+)
+"""Distributions the Lambda Python runtime already ships (boto3's closure). Dropping them keeps the layer
+small and, more importantly, keeps the runtime's boto3 and botocore a matching pair: a layer copy of
+botocore pulled in transitively (aws-xray-sdk depends on it) would shadow the runtime's."""
+
+
+class LayerBuildError(RuntimeError):
+    """pip could not build the layer. The message carries the command and pip's output."""
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundler:
+    """Installs `requirements` into `<output>/python` for the Lambda runtime's platform with host pip."""
+
+    def __init__(
+        self,
+        requirements: Path,
+        *,
+        python: str = sys.executable,
+        python_version: str = LAMBDA_PYTHON_VERSION,
+        platform: str = LAMBDA_PLATFORM,
+        drop_distributions: Iterable[str] = RUNTIME_PROVIDED,
+        extra_pip_args: Sequence[str] = (),
+        timeout_seconds: int = 900,
+    ) -> None:
+        self.requirements = Path(requirements).resolve()
+        self.python = python
+        self.python_version = python_version
+        self.platform = platform
+        self.drop_distributions = frozenset(_normalize(d) for d in drop_distributions)
+        self.extra_pip_args = tuple(extra_pip_args)
+        self.timeout_seconds = timeout_seconds
+
+    def pip_command(self, target: Path) -> list[str]:
+        return [
+            self.python,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--no-compile",  # host-version .pyc files would be useless on the 3.14 runtime
+            "--progress-bar",
+            "off",
+            "--platform",
+            self.platform,
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            self.python_version,
+            "--target",
+            str(target),
+            "-r",
+            str(self.requirements),
+            *self.extra_pip_args,
+        ]
+
+    # jsii calls back with (output_dir, BundlingOptions) positionally; only the output dir matters here.
+    def try_bundle(self, output_dir: str, _options: Any = None, **_kwargs: Any) -> bool:
+        self.build(Path(output_dir))
+        return True
+
+    def build(self, output_dir: Path) -> Path:
+        """Build the layer content into `output_dir/python` and return that directory."""
+        if not self.requirements.is_file():
+            raise LayerBuildError(f"layer requirements file not found: {self.requirements}")
+        target = Path(output_dir) / "python"
+        target.mkdir(parents=True, exist_ok=True)
+        command = self.pip_command(target)
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=self.timeout_seconds, check=False
+            )
+        except FileNotFoundError as exc:
+            raise LayerBuildError(
+                f"cannot run {self.python!r} to build the Lambda layer: {exc}. "
+                "Run synth from the project virtualenv (cdk.json uses .venv/bin/python)."
+            ) from exc
+        except subprocess.TimeoutExpired as exc:
+            raise LayerBuildError(
+                f"pip did not finish within {self.timeout_seconds}s while building the Lambda layer"
+            ) from exc
+        if result.returncode != 0:
+            raise LayerBuildError(
+                "building the Lambda dependencies layer failed (no Docker fallback by design).\n"
+                f"command: {' '.join(command)}\n"
+                f"exit code: {result.returncode}\n"
+                f"pip output:\n{result.stdout}{result.stderr}\n"
+                "Hints: every package in the requirements file needs a wheel for "
+                f"{self.platform} / CPython {self.python_version} on PyPI (no source builds); "
+                "offline builds can point pip at a wheelhouse with PIP_FIND_LINKS and PIP_NO_INDEX=1."
+            )
+        self._drop_runtime_provided(target)
+        # Console scripts cannot run from a layer; only importable code is useful there.
+        shutil.rmtree(target / "bin", ignore_errors=True)
+        for cache in list(target.rglob("__pycache__")):
+            shutil.rmtree(cache, ignore_errors=True)
+        return target
+
+    def _drop_runtime_provided(self, target: Path) -> None:
+        for dist_info in sorted(target.glob("*.dist-info")):
+            metadata = dist_info / "METADATA"
+            if not metadata.is_file():
+                continue
+            name = email.parser.Parser().parsestr(metadata.read_text(encoding="utf-8"), headersonly=True)[
+                "Name"
+            ]
+            if not name or _normalize(name) not in self.drop_distributions:
+                continue
+            record = dist_info / "RECORD"
+            if record.is_file():
+                for line in record.read_text(encoding="utf-8").splitlines():
+                    relative = line.split(",", 1)[0]
+                    path = (target / relative).resolve()
+                    # RECORD may list files outside the target (scripts in ../bin); never touch those.
+                    if path.is_relative_to(target.resolve()) and path.is_file():
+                        path.unlink()
+            shutil.rmtree(dist_info, ignore_errors=True)
+        # Packages whose files were all removed leave empty directories behind.
+        for directory in sorted((p for p in target.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            if not any(directory.iterdir()):
+                directory.rmdir()
+
+
+def directory_size_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
+
+
+def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.Code:
+    """The asset for the dependencies layer: `layer_dir/requirements.txt` built by `PipLayerBundler`."""
+    layer_dir = Path(layer_dir).resolve()
+    return lambda_.Code.from_asset(
+        str(layer_dir),
+        bundling=BundlingOptions(
+            # Required by the API but never run: the local bundler either succeeds or raises.
+            image=lambda_.Runtime.PYTHON_3_14.bundling_image,
+            local=PipLayerBundler(layer_dir / "requirements.txt", **bundler_options),
+        ),
+    )

@@ -1,0 +1,380 @@
+"""The deployment's configuration: one typed, validated object built from the `agent-memory` context in
+cdk.json (or `-c agent-memory='{...}'`). A bad value fails synth with a message naming the key and the fix,
+before any construct is built."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agent_memory.domain.records import is_valid_tenant
+
+CONTEXT_KEY = "agent-memory"
+
+TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
+TITAN_V2_DIMENSIONS = (256, 512, 1024)
+"""Titan Text Embeddings v2 only produces these sizes (DESIGN §3)."""
+
+INTERFACE_ENDPOINTS = frozenset(
+    {"bedrock-runtime", "s3vectors", "sts", "logs", "xray", "states", "kms", "sqs", "monitoring"}
+)
+"""Interface endpoints the network construct knows how to create (names as in the AWS service name)."""
+
+LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
+"""The only retention periods CloudWatch Logs accepts."""
+
+# EventBridge Scheduler expressions: cron with six fields, or rate(<n> <unit>).
+_CRON_RE = re.compile(r"^cron\(\S+( \S+){5}\)$")
+_RATE_RE = re.compile(r"^rate\([1-9][0-9]* (minute|minutes|hour|hours|day|days)\)$")
+_MODEL_ID_RE = re.compile(r"^[a-z0-9][a-z0-9.:_-]{2,127}$")
+_STACK_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
+_ACCOUNT_RE = re.compile(r"^[0-9]{12}$")
+_REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
+_METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class ConfigError(ValueError):
+    """The cdk.json context is invalid. The message lists every bad key and what is allowed."""
+
+
+def _check_time_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown IANA time zone {value!r} (e.g. 'UTC', 'Europe/Berlin')") from exc
+    return value
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TenantConfig(_Model):
+    """A tenant known at deploy time: scheduled jobs cover it, and CloudFormation creates its index."""
+
+    id: str
+    display_name: Annotated[str, Field(min_length=1, max_length=100)]
+    time_zone: str = "UTC"
+    create_index: bool = True
+    """False for a tenant onboarded with `python -m infra.onboard` (its index exists outside CloudFormation):
+    listed here only so scheduled jobs include it."""
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not is_valid_tenant(value):
+            raise ValueError(
+                f"tenant id {value!r} is invalid: 3-40 characters of a-z, 0-9 and '-', "
+                "starting and ending with a letter or digit"
+            )
+        return value
+
+    @field_validator("time_zone")
+    @classmethod
+    def _time_zone(cls, value: str) -> str:
+        return _check_time_zone(value)
+
+
+class EmbeddingConfig(_Model):
+    model_id: str = TITAN_V2_MODEL_ID
+    dimensions: Annotated[int, Field(ge=1, le=4096)] = 1024
+    distance_metric: str = "cosine"
+    """S3 Vectors also offers euclidean, but the runtime scores hits as 1 - cosine distance."""
+    non_filterable_metadata_keys: tuple[str, ...] = ("text",)
+    """Fixed when an index is created; changing it later means a new index (S3 Vectors allows at most 10)."""
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        if not _MODEL_ID_RE.match(value):
+            raise ValueError(f"{value!r} is not a Bedrock model id (e.g. {TITAN_V2_MODEL_ID!r})")
+        return value
+
+    @field_validator("distance_metric")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        if value != "cosine":
+            raise ValueError(
+                f"{value!r} is not supported: the runtime ranks hits by cosine similarity (1 - cosine distance) "
+                "and refuses other indexes; use 'cosine'"
+            )
+        return value
+
+    @field_validator("non_filterable_metadata_keys")
+    @classmethod
+    def _metadata_keys(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if "text" not in value:
+            raise ValueError("must contain 'text' (the runtime stores the memory text there)")
+        if len(value) > 10:
+            raise ValueError("S3 Vectors allows at most 10 non-filterable metadata keys per index")
+        if len(set(value)) != len(value):
+            raise ValueError("keys must be unique")
+        bad = [k for k in value if not _METADATA_KEY_RE.match(k)]
+        if bad:
+            raise ValueError(f"invalid metadata key names {bad}")
+        return value
+
+    @model_validator(mode="after")
+    def _titan_sizes(self) -> EmbeddingConfig:
+        if self.model_id == TITAN_V2_MODEL_ID and self.dimensions not in TITAN_V2_DIMENSIONS:
+            raise ValueError(
+                f"dimensions={self.dimensions} is not produced by {TITAN_V2_MODEL_ID}; "
+                f"use one of {list(TITAN_V2_DIMENSIONS)}"
+            )
+        return self
+
+
+class ScheduleConfig(_Model):
+    expression: str
+    time_zone: str = "UTC"
+    enabled: bool = True
+
+    @field_validator("time_zone")
+    @classmethod
+    def _time_zone(cls, value: str) -> str:
+        return _check_time_zone(value)
+
+    @field_validator("expression")
+    @classmethod
+    def _expression(cls, value: str) -> str:
+        if not (_CRON_RE.match(value) or _RATE_RE.match(value)):
+            raise ValueError(
+                f"{value!r} is not an EventBridge Scheduler expression: use 'cron(m h dom mon dow year)' "
+                "with six fields, e.g. 'cron(15 3 * * ? *)', or 'rate(1 day)'"
+            )
+        return value
+
+
+class SchedulesConfig(_Model):
+    decay: ScheduleConfig = ScheduleConfig(expression="cron(15 3 * * ? *)")
+    """The forgetting job (archive records whose strength fell below the threshold)."""
+
+
+class RetentionConfig(_Model):
+    log_days: int = 30
+    """Lambda and API Gateway logs (one of the CloudWatch Logs retention periods)."""
+    access_log_days: int = 90
+    """API access logs (CloudWatch), S3 server access logs and VPC flow logs (S3 lifecycle)."""
+    noncurrent_file_version_days: Annotated[int, Field(ge=1, le=3650)] = 30
+    """How long an overwritten memory file stays recoverable in the versioned bucket."""
+    dead_letter_days: Annotated[int, Field(ge=1, le=14)] = 14
+
+    @field_validator("log_days", "access_log_days")
+    @classmethod
+    def _log_retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"CloudWatch Logs accepts only these retention days: {list(LOG_RETENTION_DAYS)}")
+        return value
+
+
+class ApiConfig(_Model):
+    stage_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,64}$")] = "live"
+    throttle_rate_per_second: Annotated[float, Field(gt=0, le=10_000)] = 50
+    throttle_burst: Annotated[int, Field(ge=1, le=5_000)] = 100
+    quota_per_day: Annotated[int, Field(ge=1)] = 100_000
+    """Per-tenant daily request quota of the usage plan (effective when `enforce_usage_plan` is on)."""
+    enforce_usage_plan: bool = False
+    """Require a per-tenant usage identifier (returned by the authorizer as `usageIdentifierKey`, written
+    by the onboarding tool as `usage_key`). Off: stage throttling is the only limit."""
+    authorizer_cache_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
+    """How long API Gateway caches an authorizer decision per key; a disabled key works this much longer."""
+    execution_logging: bool = True
+    """ERROR-level execution logs; needs the account-wide API Gateway CloudWatch role (created if missing)."""
+    create_cloudwatch_role: bool = True
+    waf_web_acl_arn: str | None = None
+
+
+class NetworkConfig(_Model):
+    max_azs: Annotated[int, Field(ge=1, le=3)] = 2
+    nat_gateways: Annotated[int, Field(ge=0, le=3)] = 0
+    """0 keeps the subnets isolated (everything AWS goes through endpoints). >0 adds public subnets + NAT."""
+    interface_endpoints: tuple[str, ...] = ("bedrock-runtime", "s3vectors", "sts")
+    flow_logs: bool = True
+
+    @field_validator("interface_endpoints")
+    @classmethod
+    def _endpoints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - INTERFACE_ENDPOINTS)
+        if unknown:
+            raise ValueError(f"unknown endpoints {unknown}; known: {sorted(INTERFACE_ENDPOINTS)}")
+        if len(set(value)) != len(value):
+            raise ValueError("endpoints must be unique")
+        return value
+
+
+class FunctionSizing(_Model):
+    memory_mb: Annotated[int, Field(ge=128, le=10_240)]
+    timeout_seconds: Annotated[int, Field(ge=1, le=900)]
+
+
+class FunctionsConfig(_Model):
+    api: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
+    authorizer: FunctionSizing = FunctionSizing(memory_mb=256, timeout_seconds=10)
+    decay_job: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=600)
+
+    @model_validator(mode="after")
+    def _api_gateway_limit(self) -> FunctionsConfig:
+        # API Gateway REST integrations time out at 29 s; a longer function timeout only hides that.
+        if self.api.timeout_seconds > 29:
+            raise ValueError("functions.api.timeout_seconds must be <= 29 (API Gateway integration limit)")
+        if self.authorizer.timeout_seconds > 29:
+            raise ValueError("functions.authorizer.timeout_seconds must be <= 29")
+        return self
+
+
+class MemoryFilesConfig(_Model):
+    posix_uid: Annotated[int, Field(ge=1, le=4_294_967_294)] = 1001
+    posix_gid: Annotated[int, Field(ge=1, le=4_294_967_294)] = 1001
+    root_directory: Annotated[str, Field(pattern=r"^(/[A-Za-z0-9._-]+)+$")] = "/agent-memory"
+    """Directory on the file system (= key prefix in the bucket) every access point is rooted at."""
+    accept_bucket_warning: bool = False
+    """S3 Files refuses a bucket it has warnings about unless this is on; read the warning first."""
+
+
+class AlarmsConfig(_Model):
+    email: str | None = None
+    api_p99_latency_ms: Annotated[int, Field(ge=100, le=29_000)] = 3000
+    api_5xx_per_5_minutes: Annotated[int, Field(ge=1)] = 5
+    recall_p99_latency_ms: Annotated[int, Field(ge=10, le=29_000)] = 1500
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str | None) -> str | None:
+        if value is not None and not _EMAIL_RE.match(value):
+            raise ValueError(f"{value!r} is not an e-mail address")
+        return value
+
+
+class DeploymentConfig(_Model):
+    """Everything a deployment may choose. Defaults are a small team's production setup."""
+
+    stack_name: str = "AgentMemory"
+    account: str | None = None
+    region: str | None = None
+    """Leave both unset for an environment-agnostic template (the default; synth needs no credentials)."""
+    retain_data: bool = True
+    """Keep tables, buckets, vector indexes and the key when the stack is deleted. Turn off only for
+    throw-away environments."""
+    tenants: tuple[TenantConfig, ...] = ()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    chat_model_ids: tuple[str, ...] = ()
+    """Bedrock model (or inference profile) ids the chat function may call (used by a later stack part)."""
+    schedules: SchedulesConfig = SchedulesConfig()
+    retention: RetentionConfig = RetentionConfig()
+    api: ApiConfig = ApiConfig()
+    network: NetworkConfig = NetworkConfig()
+    functions: FunctionsConfig = FunctionsConfig()
+    memory_files: MemoryFilesConfig = MemoryFilesConfig()
+    alarms: AlarmsConfig = AlarmsConfig()
+
+    @field_validator("stack_name")
+    @classmethod
+    def _stack_name(cls, value: str) -> str:
+        if not _STACK_NAME_RE.match(value):
+            raise ValueError("a CloudFormation stack name: letters, digits, '-', starting with a letter")
+        return value
+
+    @field_validator("account")
+    @classmethod
+    def _account(cls, value: str | None) -> str | None:
+        if value is not None and not _ACCOUNT_RE.match(value):
+            raise ValueError("an AWS account id is 12 digits")
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None and not _REGION_RE.match(value):
+            raise ValueError(f"{value!r} is not an AWS region name like 'eu-central-1'")
+        return value
+
+    @field_validator("chat_model_ids")
+    @classmethod
+    def _chat_models(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [m for m in value if not _MODEL_ID_RE.match(m)]
+        if bad:
+            raise ValueError(f"not Bedrock model or inference profile ids: {bad}")
+        return value
+
+    @field_validator("tenants")
+    @classmethod
+    def _unique_tenants(cls, value: tuple[TenantConfig, ...]) -> tuple[TenantConfig, ...]:
+        ids = [t.id for t in value]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"tenant ids must be unique; repeated: {duplicates}")
+        return value
+
+    @property
+    def tenant_ids(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.tenants)
+
+    @classmethod
+    def from_context(cls, raw: object) -> DeploymentConfig:
+        """Validate the `agent-memory` context value (a mapping, or a JSON string when given with -c)."""
+        if raw is None:
+            raise ConfigError(
+                f"cdk.json has no '{CONTEXT_KEY}' context: add it (see docs/deploy.md) or pass "
+                f"-c {CONTEXT_KEY}='{{...}}'"
+            )
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"context '{CONTEXT_KEY}' is not valid JSON: {exc}") from exc
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"context '{CONTEXT_KEY}' must be a JSON object, got {type(raw).__name__}")
+        try:
+            return cls.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = [f"invalid deployment configuration (cdk.json context '{CONTEXT_KEY}'):"]
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"]) or "(root)"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling against docs/deploy.md)"
+        lines.append(f"  - {path}: {message}")
+    return "\n".join(lines)
+
+
+def load_cdk_json_context(path: Path) -> dict[str, Any]:
+    """The `context` block of a cdk.json file (feature flags + the deployment config)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    context = data.get("context", {})
+    if not isinstance(context, dict):
+        raise ConfigError(f"{path}: 'context' must be a JSON object")
+    return context

@@ -1,0 +1,184 @@
+"""MemoryApi: the authenticated, throttled, access-logged REST API in front of the API function."""
+
+from __future__ import annotations
+
+import json
+from typing import cast
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_wafv2 as wafv2
+from constructs import Construct
+
+from ..config import ApiConfig
+
+BEARER_PATTERN = r"^Bearer [A-Za-z0-9._~+/=-]{16,512}$"
+"""RFC 6750 bearer token syntax. API Gateway answers 401 for anything else without invoking the authorizer."""
+
+# One JSON line per request. Never the body, never the Authorization header.
+_ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "extendedRequestId": "$context.extendedRequestId",
+    "requestTime": "$context.requestTime",
+    "sourceIp": "$context.identity.sourceIp",
+    "userAgent": "$context.identity.userAgent",
+    "httpMethod": "$context.httpMethod",
+    "resourcePath": "$context.resourcePath",
+    "path": "$context.path",
+    "status": "$context.status",
+    "protocol": "$context.protocol",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+    "integrationLatency": "$context.integration.latency",
+    "tenant": "$context.authorizer.tenant",
+    "keyId": "$context.authorizer.key_id",
+    "authorizerStatus": "$context.authorizer.status",
+    "authorizerError": "$context.authorizer.error",
+    "errorMessage": "$context.error.message",
+    "wafStatus": "$context.waf.status",
+}
+
+# `$context.error.messageString` is already a quoted JSON string, so it is inserted without quotes.
+_ERROR_BODY = '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}'
+
+
+class MemoryApi(Construct):
+    """REST API whose every method (including `/swagger`) runs the Lambda token authorizer first.
+
+    Routes: `ANY /v1/{proxy+}` and `GET /swagger`, both proxied to the API function. There is no
+    unauthenticated method at all, OPTIONS included: the service is called by agents and servers, not
+    browsers, so no CORS preflight is served. Limits: stage throttling for everyone, plus a usage plan
+    with per-tenant throttle and daily quota when `enforce_usage_plan` is on. Request bodies are capped
+    by API Gateway at 10 MB; the precise content limits (characters per record, file caps, batch sizes)
+    are enforced by the application with clear 4xx answers."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        api_function: lambda_.IFunction,
+        authorizer_function: lambda_.IFunction,
+        config: ApiConfig,
+        access_log_retention_days: int,
+        retain_logs: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.access_log_group = logs.LogGroup(
+            self, "AccessLogs", removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY
+        )
+        cast(
+            logs.CfnLogGroup, self.access_log_group.node.default_child
+        ).retention_in_days = access_log_retention_days
+
+        self.rest_api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=f"{stack.stack_name}-memory-api",
+            description="Agent memory service API (authenticated with bearer API keys)",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
+            cloud_watch_role=config.execution_logging and config.create_cloudwatch_role,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
+            deploy_options=apigw.StageOptions(
+                stage_name=config.stage_name,
+                tracing_enabled=True,
+                metrics_enabled=True,
+                logging_level=(
+                    apigw.MethodLoggingLevel.ERROR
+                    if config.execution_logging
+                    else apigw.MethodLoggingLevel.OFF
+                ),
+                data_trace_enabled=False,  # would log request and response bodies (memory content)
+                throttling_rate_limit=config.throttle_rate_per_second,
+                throttling_burst_limit=config.throttle_burst,
+                access_log_destination=apigw.LogGroupLogDestination(self.access_log_group),
+                access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FIELDS)),
+            ),
+        )
+
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            handler=authorizer_function,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            validation_regex=BEARER_PATTERN,
+            results_cache_ttl=Duration.seconds(config.authorizer_cache_seconds),
+        )
+        # Parameters: the Authorization header must be present. Bodies are validated only where a method
+        # maps a model; the proxy methods map none, the application validates bodies itself.
+        self.request_validator = self.rest_api.add_request_validator(
+            "RequestValidator", validate_request_parameters=True, validate_request_body=True
+        )
+        integration = apigw.LambdaIntegration(api_function, proxy=True, allow_test_invoke=False)
+        method_options = {
+            "authorizer": self.authorizer,
+            "authorization_type": apigw.AuthorizationType.CUSTOM,
+            "request_validator": self.request_validator,
+            "request_parameters": {"method.request.header.Authorization": True},
+            "api_key_required": config.enforce_usage_plan,
+        }
+        v1 = self.rest_api.root.add_resource("v1")
+        self.proxy_method = v1.add_resource("{proxy+}").add_method("ANY", integration, **method_options)
+        self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
+            "GET", integration, **method_options
+        )
+
+        # API Gateway's own 4xx/5xx answers (401 from the authorizer, 429 throttling, 413 too large) in the
+        # same JSON error shape as the application's.
+        for response_type in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
+            self.rest_api.add_gateway_response(
+                f"Gateway{response_type.response_type}",
+                type=response_type,
+                templates={"application/json": _ERROR_BODY},
+            )
+
+        self.usage_plan = self.rest_api.add_usage_plan(
+            "UsagePlan",
+            name=f"{stack.stack_name}-per-tenant",
+            description="Per-tenant limits; a tenant's usage key is returned by the authorizer",
+            throttle=apigw.ThrottleSettings(
+                rate_limit=config.throttle_rate_per_second, burst_limit=config.throttle_burst
+            ),
+            quota=apigw.QuotaSettings(limit=config.quota_per_day, period=apigw.Period.DAY),
+            api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
+        )
+
+        if config.waf_web_acl_arn:
+            wafv2.CfnWebACLAssociation(
+                self,
+                "WebAcl",
+                resource_arn=self.rest_api.deployment_stage.stage_arn,
+                web_acl_arn=config.waf_web_acl_arn,
+            )
+        else:
+            Validations.of(self.rest_api).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-APIG3",
+                    reason="No WAF by default (a web ACL costs more than the whole idle service); every "
+                    "method is authenticated and throttled. Set api.waf_web_acl_arn to attach one.",
+                )
+            )
+        Validations.of(self.rest_api).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-COG4",
+                reason="Callers are agents and servers holding per-tenant API keys, checked by the Lambda "
+                "token authorizer; there are no end-user sign-ins for a Cognito user pool.",
+            )
+        )
+        if config.execution_logging and config.create_cloudwatch_role:
+            Validations.of(self.rest_api).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AmazonAPIGatewayPushToCloudWatchLogs]",
+                    reason="The AWS-managed policy of the account-wide role API Gateway uses to write "
+                    "execution logs; it grants nothing else.",
+                )
+            )
+
+    @property
+    def url(self) -> str:
+        return self.rest_api.url

@@ -1,0 +1,227 @@
+"""Observability: the dashboard, the alarms and the SNS topic they notify."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ..config import AlarmsConfig
+from .memory_api import MemoryApi
+from .service_function import METRICS_NAMESPACE, SERVICE_NAME, ServiceFunction
+
+RECALL_LATENCY_METRIC = "RecallLatency"
+"""Milliseconds per recall, emitted by the API function with Powertools Metrics (dimension service)."""
+FILE_USAGE_METRIC = "MemoryFileUsagePercent"
+"""Characters used / cap x 100 of a memory file after each write, dimension `file` (MEMORY.md, USER.md)."""
+CAPPED_FILES = ("MEMORY.md", "USER.md")
+
+_PERIOD = Duration.minutes(5)
+
+
+class Observability(Construct):
+    """A CloudWatch dashboard (API latency and errors, recall latency, memory-file usage against the cap,
+    throttles, dead letters) and alarms that notify an SNS topic encrypted with the service key."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        key: kms.IKey,
+        config: AlarmsConfig,
+        api: MemoryApi,
+        functions: Mapping[str, ServiceFunction],
+        dead_letter_queues: Sequence[sqs.IQueue],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+
+        self.topic = sns.Topic(
+            self, "AlarmTopic", display_name="Agent memory service alarms", master_key=key, enforce_ssl=True
+        )
+        # CloudWatch publishes to the encrypted topic with the key, so the key policy must let it.
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowCloudWatchAlarmsToEncryptedTopic",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                resources=["*"],
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            )
+        )
+        if config.email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.email))
+        action = cloudwatch_actions.SnsAction(self.topic)
+
+        rest_api = api.rest_api
+        api_count = rest_api.metric_count(period=_PERIOD, statistic="Sum")
+        api_4xx = rest_api.metric_client_error(period=_PERIOD, statistic="Sum")
+        api_5xx = rest_api.metric_server_error(period=_PERIOD, statistic="Sum")
+        api_latency = {
+            stat: rest_api.metric_latency(period=_PERIOD, statistic=stat, label=f"latency {stat}")
+            for stat in ("p50", "p90", "p99")
+        }
+        recall_latency = {
+            stat: cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=RECALL_LATENCY_METRIC,
+                dimensions_map={"service": SERVICE_NAME},
+                statistic=stat,
+                period=_PERIOD,
+                label=f"recall {stat}",
+            )
+            for stat in ("p50", "p99")
+        }
+        file_usage = [
+            cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=FILE_USAGE_METRIC,
+                dimensions_map={"service": SERVICE_NAME, "file": name},
+                statistic="Maximum",
+                period=_PERIOD,
+                label=f"{name} % of cap",
+            )
+            for name in CAPPED_FILES
+        ]
+
+        self.alarms: list[cloudwatch.Alarm] = []
+
+        def alarm(
+            alarm_id: str,
+            metric: cloudwatch.IMetric,
+            threshold: float,
+            description: str,
+            evaluation_periods: int = 1,
+        ) -> None:
+            created = cloudwatch.Alarm(
+                self,
+                alarm_id,
+                metric=metric,
+                threshold=threshold,
+                evaluation_periods=evaluation_periods,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=description,
+            )
+            created.add_alarm_action(action)
+            self.alarms.append(created)
+
+        alarm(
+            "ApiServerErrors",
+            api_5xx,
+            config.api_5xx_per_5_minutes,
+            f"The API answered >= {config.api_5xx_per_5_minutes} 5xx responses in 5 minutes.",
+        )
+        alarm(
+            "ApiLatencyP99",
+            api_latency["p99"],
+            config.api_p99_latency_ms,
+            f"API p99 latency >= {config.api_p99_latency_ms} ms for 15 minutes.",
+            evaluation_periods=3,
+        )
+        alarm(
+            "RecallLatencyP99",
+            recall_latency["p99"],
+            config.recall_p99_latency_ms,
+            f"Recall p99 latency >= {config.recall_p99_latency_ms} ms for 15 minutes.",
+            evaluation_periods=3,
+        )
+        for name, service_function in functions.items():
+            fn = service_function.function
+            alarm(
+                f"{name}Errors",
+                fn.metric_errors(period=_PERIOD, statistic="Sum"),
+                1,
+                f"The {name} function raised an unhandled error.",
+            )
+            alarm(
+                f"{name}Throttles",
+                fn.metric_throttles(period=_PERIOD, statistic="Sum"),
+                1,
+                f"Lambda throttled the {name} function (account or function concurrency exhausted).",
+            )
+        for index, queue in enumerate(dead_letter_queues):
+            alarm(
+                f"DeadLetters{index}",
+                queue.metric_approximate_number_of_messages_visible(period=_PERIOD, statistic="Maximum"),
+                1,
+                f"Events failed after all retries and wait in {queue.node.path}; inspect and redrive them.",
+            )
+
+        self.dashboard = cloudwatch.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=f"{stack.stack_name}-memory",
+            default_interval=Duration.hours(24),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="API requests and errors",
+                left=[api_count],
+                right=[api_4xx, api_5xx],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(title="API latency (ms)", left=list(api_latency.values()), width=12),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Recall latency (ms)",
+                left=list(recall_latency.values()),
+                left_annotations=[
+                    cloudwatch.HorizontalAnnotation(value=config.recall_p99_latency_ms, label="alarm (p99)")
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Memory-file usage vs cap (%)",
+                left=file_usage,
+                left_y_axis=cloudwatch.YAxisProps(min=0, max=110),
+                left_annotations=[
+                    cloudwatch.HorizontalAnnotation(value=100, label="cap", color=cloudwatch.Color.RED),
+                    cloudwatch.HorizontalAnnotation(value=90, label="90 %", color=cloudwatch.Color.ORANGE),
+                ],
+                width=12,
+            ),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Function errors and throttles",
+                left=[
+                    fs.function.metric_errors(period=_PERIOD, statistic="Sum", label=f"{name} errors")
+                    for name, fs in functions.items()
+                ],
+                right=[
+                    fs.function.metric_throttles(period=_PERIOD, statistic="Sum", label=f"{name} throttles")
+                    for name, fs in functions.items()
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Function duration p99 (ms)",
+                left=[
+                    fs.function.metric_duration(period=_PERIOD, statistic="p99", label=name)
+                    for name, fs in functions.items()
+                ],
+                width=12,
+            ),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Dead letters (messages waiting)",
+                left=[
+                    queue.metric_approximate_number_of_messages_visible(period=_PERIOD, statistic="Maximum")
+                    for queue in dead_letter_queues
+                ],
+                width=12,
+            ),
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12),
+        )

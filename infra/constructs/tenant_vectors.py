@@ -1,0 +1,224 @@
+"""TenantVectors: the S3 Vectors bucket, one index per tenant, and the session-tag scoped tenant role."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Acknowledgment, ArnFormat, Fn, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3vectors as s3vectors
+from constructs import Construct
+
+from ..config import EmbeddingConfig, TenantConfig
+
+TENANT_TAG = "tenant"
+TENANT_PRINCIPAL_TAG = "${aws:PrincipalTag/" + TENANT_TAG + "}"
+"""IAM policy variable: the tenant of the session, set as a session tag by AssumeRole."""
+
+INDEX_PREFIX = "mem-"
+KEYWORD_INDEX_PREFIX = "kw-"
+VECTOR_ACTIONS = (
+    "s3vectors:PutVectors",
+    "s3vectors:GetVectors",
+    "s3vectors:DeleteVectors",
+    "s3vectors:QueryVectors",
+    "s3vectors:ListVectors",
+)
+INDEX_ACTIONS = (
+    "s3vectors:GetIndex",
+    "s3vectors:CreateIndex",
+    "s3vectors:UpdateIndexMode",
+    "s3vectors:UpdateMetadataConfiguration",
+)
+"""The runtime (S3VectorsIndex.ensure_tenant) checks the tenant's index, creates it if an onboarded tenant
+has none yet, and turns on full-text search on `text`, which CloudFormation cannot configure. Scoped to the
+session's own index names like the data actions, so no tenant can touch another tenant's index."""
+ITEM_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+)
+"""Every action here always names partition keys, so the LeadingKeys condition always has values to
+check. Scan and PartiQL are deliberately absent: with no key in the request, `ForAllValues` would pass."""
+
+# Every AssumeRole must carry exactly one session tag, `tenant`; its value then scopes every statement.
+_SESSION_TAG_CONDITIONS = {
+    "Null": {f"aws:RequestTag/{TENANT_TAG}": "false"},
+    "ForAllValues:StringEquals": {"aws:TagKeys": [TENANT_TAG]},
+}
+
+
+def index_name(tenant: str) -> str:
+    return f"{INDEX_PREFIX}{tenant}"
+
+
+class TenantVectors(Construct):
+    """Vector bucket (SSE-KMS with the service key); an index `mem-<tenant>` per configured tenant (unless
+    it was onboarded outside CloudFormation: `create_index: false`); and `TenantAccessRole`, which
+    request-handling functions assume with the session tag `tenant=<id>`. Its policy reaches only
+    `index/mem-${aws:PrincipalTag/tenant}` and DynamoDB items whose partition key starts with `<tenant>#`,
+    so a new tenant needs an index and an API key, never a new role."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        key: kms.IKey,
+        memory_table: dynamodb.ITable,
+        embedding: EmbeddingConfig,
+        tenants: Sequence[TenantConfig],
+        trusted_roles: Sequence[iam.IRole],
+        retain: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if not trusted_roles:
+            raise ValueError(
+                "TenantVectors needs at least one function role allowed to assume the tenant role"
+            )
+        stack = Stack.of(self)
+        removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
+
+        self.vector_bucket = s3vectors.CfnVectorBucket(
+            self,
+            "VectorBucket",
+            encryption_configuration=s3vectors.CfnVectorBucket.EncryptionConfigurationProperty(
+                sse_type="aws:kms", kms_key_arn=key.key_arn
+            ),
+        )
+        self.vector_bucket.apply_removal_policy(removal)
+        self.vector_bucket_arn = self.vector_bucket.attr_vector_bucket_arn
+        # The ARN is arn:<partition>:s3vectors:<region>:<account>:bucket/<name>.
+        self.vector_bucket_name = Fn.select(1, Fn.split("/", self.vector_bucket_arn))
+
+        # S3 Vectors maintains indexes in the background as this service principal; without kms:Decrypt
+        # on the key, writes fail with "Insufficient access to perform asynchronous indexing".
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowS3VectorsBackgroundIndexing",
+                principals=[iam.ServicePrincipal("indexing.s3vectors.amazonaws.com")],
+                actions=["kms:Decrypt"],
+                resources=["*"],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(
+                            service="s3vectors",
+                            resource="bucket",
+                            resource_name="*",
+                            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                        )
+                    },
+                },
+            )
+        )
+
+        self.indexes: dict[str, s3vectors.CfnIndex] = {}
+        for tenant in (t for t in tenants if t.create_index):
+            index = s3vectors.CfnIndex(
+                self,
+                f"Index-{tenant.id}",
+                vector_bucket_arn=self.vector_bucket_arn,
+                index_name=index_name(tenant.id),
+                data_type="float32",
+                dimension=embedding.dimensions,
+                distance_metric=embedding.distance_metric,
+                metadata_configuration=s3vectors.CfnIndex.MetadataConfigurationProperty(
+                    non_filterable_metadata_keys=list(embedding.non_filterable_metadata_keys)
+                ),
+            )
+            index.apply_removal_policy(removal)
+            self.indexes[tenant.id] = index
+
+        first, *others = trusted_roles
+        self.tenant_access_role = iam.Role(
+            self,
+            "TenantAccessRole",
+            description="Tenant-scoped data access; assumed with the session tag tenant=<id>",
+            assumed_by=iam.ArnPrincipal(first.role_arn)
+            .with_session_tags()
+            .with_conditions(_SESSION_TAG_CONDITIONS),
+        )
+        self._grant_assume_identity(first)
+        for role in others:
+            self.allow_assume(role)
+
+        tenant_index_arns = [
+            f"{self.vector_bucket_arn}/index/{prefix}{TENANT_PRINCIPAL_TAG}"
+            for prefix in (INDEX_PREFIX, KEYWORD_INDEX_PREFIX)
+        ]
+        self.tenant_access_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantIndexes", actions=list(VECTOR_ACTIONS), resources=tenant_index_arns
+            )
+        )
+        self.tenant_access_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantItems",
+                actions=list(ITEM_ACTIONS),
+                resources=[memory_table.table_arn, f"{memory_table.table_arn}/index/*"],
+                conditions={
+                    "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{TENANT_PRINCIPAL_TAG}#*"]}
+                },
+            )
+        )
+        self.tenant_access_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ServiceKey",
+                actions=["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+                resources=[key.key_arn],
+            )
+        )
+        self.tenant_access_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="EmbeddingModel",
+                actions=["bedrock:InvokeModel"],
+                resources=[
+                    stack.format_arn(
+                        service="bedrock",
+                        account="",
+                        resource="foundation-model",
+                        resource_name=embedding.model_id,
+                        arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        table_logical_id = stack.get_logical_id(memory_table.node.default_child)
+        Validations.of(self.tenant_access_role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{table_logical_id}.Arn>/index/*]",
+                reason="Queries on the GSIs of the memory table; the LeadingKeys condition still confines "
+                "every item and index key to the session's tenant.",
+            )
+        )
+
+    def allow_assume(self, role: iam.IRole) -> None:
+        """Let a function role obtain tenant-scoped credentials (AssumeRole + TagSession with tenant)."""
+        self.tenant_access_role.assume_role_policy.add_statements(
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole", "sts:TagSession"],
+                principals=[iam.ArnPrincipal(role.role_arn)],
+                conditions=_SESSION_TAG_CONDITIONS,
+            )
+        )
+        self._grant_assume_identity(role)
+
+    def _grant_assume_identity(self, role: iam.IRole) -> None:
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole", "sts:TagSession"],
+                resources=[self.tenant_access_role.role_arn],
+                conditions={"Null": {f"aws:RequestTag/{TENANT_TAG}": "false"}},
+            )
+        )
+
+    def index_arn(self, tenant: str) -> str:
+        return f"{self.vector_bucket_arn}/index/{index_name(tenant)}"

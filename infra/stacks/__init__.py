@@ -1,0 +1,5 @@
+"""Deployable stacks."""
+
+from .memory_stack import MemoryStack
+
+__all__ = ["MemoryStack"]

@@ -1,0 +1,276 @@
+"""MemoryStack: composes the constructs into the deployable service. Wiring only, no logic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from aws_cdk import Acknowledgment, CfnOutput, Duration, RemovalPolicy, Stack, Tags, TimeZone, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_scheduler_targets as scheduler_targets
+from constructs import Construct
+
+from ..bundling import dependencies_layer_code
+from ..config import DeploymentConfig
+from ..constructs import (
+    MEMORY_MOUNT_PATH,
+    AccessLogs,
+    MemoryApi,
+    MemoryFiles,
+    MemoryTables,
+    Network,
+    Observability,
+    ServiceFunction,
+    TenantVectors,
+)
+
+API_HANDLER = "agent_memory.handlers.api.handler"
+AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
+DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
+
+CODE_EXCLUDES = [
+    "**/__pycache__",
+    "**/*.pyc",
+    "*.egg-info",
+    "**/.pytest_cache",
+    "**/.mypy_cache",
+    "**/.ruff_cache",
+    "**/tests",
+]
+"""The function code asset is the `functions/` directory minus caches and build metadata."""
+
+_KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+
+
+class MemoryStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        project_root: Path,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        retain = config.retain_data
+        Tags.of(self).add("service", "agent-memory")
+
+        # One customer-managed key for every data store (memory files, tables, vectors, alarm topic), so
+        # the tenant role needs exactly one key grant.
+        self.key = kms.Key(
+            self,
+            "DataKey",
+            description="Agent memory service data key",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+        )
+
+        self.access_logs = AccessLogs(
+            self, "AccessLogs", retention_days=config.retention.access_log_days, retain=retain
+        )
+        self.network = Network(
+            self, "Network", config=config.network, flow_logs_bucket=self.access_logs.bucket
+        )
+        self.tables = MemoryTables(self, "Tables", key=self.key, retain=retain)
+        self.memory_files = MemoryFiles(
+            self,
+            "MemoryFiles",
+            vpc=self.network.vpc,
+            subnets=self.network.subnets,
+            key=self.key,
+            access_logs_bucket=self.access_logs.bucket,
+            config=config.memory_files,
+            noncurrent_version_days=config.retention.noncurrent_file_version_days,
+            retain=retain,
+        )
+
+        code = lambda_.Code.from_asset(str(project_root / "functions"), exclude=CODE_EXCLUDES)
+        self.layer = lambda_.LayerVersion(
+            self,
+            "DependenciesLayer",
+            description="Third-party dependencies of the agent memory functions (layers/requirements.txt)",
+            code=dependencies_layer_code(project_root / "layers"),
+            compatible_runtimes=[lambda_.Runtime.PYTHON_3_14],
+            compatible_architectures=[lambda_.Architecture.ARM_64],
+        )
+
+        common_environment = {
+            "AGENT_MEMORY_RUNTIME": "aws",
+            "AGENT_MEMORY_TABLE": self.tables.memory.table_name,
+            "AGENT_MEMORY_IDEMPOTENCY_TABLE": self.tables.idempotency.table_name,
+            "AGENT_MEMORY_API_KEYS_TABLE": self.tables.api_keys.table_name,
+            "AGENT_MEMORY_EMBEDDING_MODEL": config.embedding.model_id,
+            "AGENT_MEMORY_EMBEDDING_DIMENSIONS": str(config.embedding.dimensions),
+            # The STS interface endpoint serves the regional name only; the global one has no route here.
+            "AWS_STS_REGIONAL_ENDPOINTS": "regional",
+        }
+        function_options: dict[str, Any] = {
+            "code": code,
+            "layer": self.layer,
+            "vpc": self.network.vpc,
+            "subnets": self.network.function_subnets,
+            "log_retention_days": config.retention.log_days,
+            "retain_logs": retain,
+        }
+        self.api_function = ServiceFunction(
+            self,
+            "ApiFunction",
+            handler=API_HANDLER,
+            description="Agent memory REST API (remember, recall, memory files)",
+            sizing=config.functions.api,
+            environment={**common_environment, "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
+            filesystem=self.memory_files.mount_for("api"),
+            **function_options,
+        )
+        self.authorizer_function = ServiceFunction(
+            self,
+            "AuthorizerFunction",
+            handler=AUTHORIZER_HANDLER,
+            description="Bearer API key authorizer of the memory API",
+            sizing=config.functions.authorizer,
+            environment=common_environment,
+            **function_options,
+        )
+        self.decay_job_function = ServiceFunction(
+            self,
+            "DecayJobFunction",
+            handler=DECAY_JOB_HANDLER,
+            description="Scheduled forgetting job: archives records whose strength decayed",
+            sizing=config.functions.decay_job,
+            environment={
+                **common_environment,
+                "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
+                # Fallback tenant list of the job when invoked by hand without "tenants" in the event.
+                "AGENT_MEMORY_TENANTS": ",".join(config.tenant_ids),
+            },
+            filesystem=self.memory_files.mount_for("decay-job"),
+            asynchronous=True,
+            dead_letter_retention_days=config.retention.dead_letter_days,
+            **function_options,
+        )
+
+        self.vectors = TenantVectors(
+            self,
+            "Vectors",
+            key=self.key,
+            memory_table=self.tables.memory,
+            embedding=config.embedding,
+            tenants=config.tenants,
+            trusted_roles=[self.api_function.role, self.decay_job_function.role],
+            retain=retain,
+        )
+        for service_function in (self.api_function, self.authorizer_function, self.decay_job_function):
+            service_function.add_environment("AGENT_MEMORY_VECTOR_BUCKET", self.vectors.vector_bucket_name)
+            service_function.add_environment(
+                "AGENT_MEMORY_TENANT_ROLE_ARN", self.vectors.tenant_access_role.role_arn
+            )
+
+        # Least privilege per function, beyond the tenant role: the API function keeps idempotency
+        # records; the authorizer reads API keys by hash (GetItem only).
+        self.tables.idempotency.grant(
+            self.api_function.role,
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+        )
+        self._grant_key_use(self.api_function.role)
+        self.tables.api_keys.grant(self.authorizer_function.role, "dynamodb:GetItem")
+        self.key.grant(self.authorizer_function.role, "kms:Decrypt", "kms:DescribeKey")
+
+        self.api = MemoryApi(
+            self,
+            "Api",
+            api_function=self.api_function.function,
+            authorizer_function=self.authorizer_function.function,
+            config=config.api,
+            access_log_retention_days=config.retention.access_log_days,
+            retain_logs=retain,
+        )
+
+        self.schedule_group = scheduler.ScheduleGroup(
+            self, "JobSchedules", schedule_group_name=f"{self.stack_name}-jobs"
+        )
+        decay = config.schedules.decay
+        decay_dead_letters = self.decay_job_function.dead_letter_queue
+        if decay_dead_letters is None:  # asynchronous=True above always creates it
+            raise RuntimeError("the decay job function has no dead-letter queue")
+        # Our own role (rather than the shared one CDK would create) so its grant can be reviewed here.
+        self.scheduler_role = iam.Role(
+            self,
+            "SchedulerRole",
+            description="EventBridge Scheduler: invoke the scheduled job functions",
+            assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com").with_conditions(
+                {"StringEquals": {"aws:SourceAccount": self.account}}
+            ),
+        )
+        self.decay_schedule = scheduler.Schedule(
+            self,
+            "DecaySchedule",
+            description="Runs the forgetting job",
+            schedule_group=self.schedule_group,
+            schedule=scheduler.ScheduleExpression.expression(decay.expression, TimeZone.of(decay.time_zone)),
+            enabled=decay.enabled,
+            target=scheduler_targets.LambdaInvoke(
+                self.decay_job_function.function,
+                # The job works on the tenants named in its input (handlers/jobs.py): the configured ones.
+                input=scheduler.ScheduleTargetInput.from_object(
+                    {"job": "archive_decayed", "tenants": list(config.tenant_ids)}
+                ),
+                dead_letter_queue=decay_dead_letters,
+                retry_attempts=3,
+                max_event_age=Duration.hours(2),
+                role=self.scheduler_role,
+            ),
+        )
+        # The group is referenced by name (a literal), so CloudFormation needs the ordering spelled out.
+        self.decay_schedule.node.add_dependency(self.schedule_group)
+        decay_fn_logical_id = self.get_logical_id(
+            cast(lambda_.CfnFunction, self.decay_job_function.function.node.default_child)
+        )
+        Validations.of(self.scheduler_role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{decay_fn_logical_id}.Arn>:*]",
+                reason="Invoke versions/aliases of the decay job function only (CDK's standard grant).",
+            )
+        )
+
+        self.observability = Observability(
+            self,
+            "Observability",
+            key=self.key,
+            config=config.alarms,
+            api=self.api,
+            functions={
+                "Api": self.api_function,
+                "Authorizer": self.authorizer_function,
+                "DecayJob": self.decay_job_function,
+            },
+            dead_letter_queues=[decay_dead_letters],
+        )
+
+        self._outputs()
+
+    def _grant_key_use(self, role: iam.IRole) -> None:
+        self.key.grant(role, *_KEY_USE_ACTIONS)
+
+    def _outputs(self) -> None:
+        outputs = {
+            "ApiUrl": (self.api.url, "Base URL of the memory API (append v1/...)"),
+            "UsagePlanId": (self.api.usage_plan.usage_plan_id, "Usage plan that per-tenant usage keys join"),
+            "VectorBucketName": (self.vectors.vector_bucket_name, "S3 Vectors bucket (one index per tenant)"),
+            "MemoryTableName": (self.tables.memory.table_name, "DynamoDB table of memory records"),
+            "ApiKeysTableName": (self.tables.api_keys.table_name, "DynamoDB table of API key hashes"),
+            "TenantRoleArn": (self.vectors.tenant_access_role.role_arn, "Session-tag scoped tenant role"),
+            "MemoryBucketName": (self.memory_files.bucket.bucket_name, "Bucket behind the memory files"),
+            "FileSystemId": (self.memory_files.file_system.attr_file_system_id, "S3 Files file system"),
+            "DashboardName": (self.observability.dashboard.dashboard_name, "CloudWatch dashboard"),
+            "AlarmTopicArn": (self.observability.topic.topic_arn, "Subscribe on-call to this SNS topic"),
+        }
+        for name, (value, description) in outputs.items():
+            CfnOutput(self, name, value=value, description=description)

@@ -1,0 +1,109 @@
+"""Helpers shared by the infra tests (imported by name: `conftest` is ambiguous across test folders)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# Deliberately not the cdk.json defaults (512 dimensions, other tenants and schedule): values that can only
+# come from the config prove it is used. The metric must be cosine (the runtime refuses others).
+TEST_TENANTS = [
+    {"id": "acme", "display_name": "Acme Corp", "time_zone": "UTC"},
+    {"id": "globex-eu", "display_name": "Globex Europe", "time_zone": "Europe/Berlin"},
+    # Onboarded earlier with infra/onboard.py: scheduled, but its index is not CloudFormation's
+    {"id": "initech", "display_name": "Initech", "time_zone": "UTC", "create_index": False},
+]
+TEST_DIMENSIONS = 512
+TEST_METRIC = "cosine"
+TEST_SCHEDULE = {"expression": "cron(40 2 * * ? *)", "time_zone": "Europe/Berlin", "enabled": True}
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    stack_name: str
+    template: dict[str, Any]
+    assembly_dir: Path
+    synth_error: str | None
+    validation_report: dict[str, Any]
+    manifest: dict[str, Any]
+    acknowledgments: list[tuple[str, str, str]] = field(default_factory=list)
+    """(construct path, rule id, reason) of every Validations acknowledgment in the app."""
+
+    @property
+    def resources(self) -> dict[str, dict[str, Any]]:
+        return self.template["Resources"]
+
+    def of_type(self, resource_type: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == resource_type}
+
+    def logical_id(self, resource_type: str, path_fragment: str) -> str:
+        """The one resource of a type whose logical id contains `path_fragment`."""
+        matches = [k for k in self.of_type(resource_type) if path_fragment in k]
+        assert len(matches) == 1, f"expected one {resource_type} matching {path_fragment!r}, got {matches}"
+        return matches[0]
+
+
+def infra_test_context() -> dict[str, Any]:
+    from infra.config import CONTEXT_KEY, load_cdk_json_context
+
+    context = copy.deepcopy(load_cdk_json_context(ROOT / "cdk.json"))
+    deployment = context[CONTEXT_KEY]
+    deployment["tenants"] = TEST_TENANTS
+    deployment["embedding"] = {
+        **deployment["embedding"],
+        "dimensions": TEST_DIMENSIONS,
+        "distance_metric": TEST_METRIC,
+    }
+    deployment["schedules"] = {"decay": TEST_SCHEDULE}
+    deployment["alarms"] = {**deployment.get("alarms", {}), "email": "oncall@example.com"}
+    context["skip-layer-build"] = "true"  # no pip/PyPI during tests; the bundler has its own tests
+    return context
+
+
+def render(value: Any) -> Any:
+    """CloudFormation intrinsics flattened to readable strings: {"Fn::Join": ["", ["a", {"Ref": "B"}]]}
+    becomes "a<B>" and {"Fn::GetAtt": ["C", "Arn"]} becomes "<C.Arn>", so assertions can compare ARNs."""
+    if isinstance(value, list):
+        return [render(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        ((name, arg),) = value.items()
+        if name == "Fn::Join":
+            separator, parts = arg
+            return separator.join(str(render(p)) for p in parts)
+        if name == "Ref":
+            return f"<{arg}>"
+        if name == "Fn::GetAtt":
+            return f"<{'.'.join(arg)}>"
+    return {k: render(v) for k, v in value.items()}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def policy_statements(synthesized: Synthesized, role_logical_id: str) -> list[dict[str, Any]]:
+    """Every statement of the inline policies attached to a role (AWS::IAM::Policy and Role.Policies)."""
+    statements: list[dict[str, Any]] = []
+    for policy in synthesized.of_type("AWS::IAM::Policy").values():
+        roles = [r.get("Ref") for r in policy["Properties"].get("Roles", [])]
+        if role_logical_id in roles:
+            statements.extend(policy["Properties"]["PolicyDocument"]["Statement"])
+    role = synthesized.resources[role_logical_id]["Properties"]
+    for inline in role.get("Policies", []):
+        statements.extend(inline["PolicyDocument"]["Statement"])
+    return [render(s) for s in statements]
+
+
+def actions_of(statements: list[dict[str, Any]]) -> set[str]:
+    return {action for s in statements for action in as_list(s["Action"])}

@@ -1,0 +1,279 @@
+"""MemoryApi, ServiceFunction, the decay-job schedule and Observability."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from aws_cdk.assertions import Match
+from infra_support import TEST_SCHEDULE, TEST_TENANTS, Synthesized, as_list, render
+
+from infra.config import DeploymentConfig, load_cdk_json_context
+from infra.constructs.memory_api import BEARER_PATTERN
+
+SERVICE_FUNCTIONS = {
+    "ApiFunction": "agent_memory.handlers.api.handler",
+    "AuthorizerFunction": "agent_memory.handlers.authorizer.handler",
+    "DecayJobFunction": "agent_memory.handlers.jobs.archive_decayed_handler",
+}
+
+
+def _config() -> DeploymentConfig:
+    from infra_support import ROOT
+
+    return DeploymentConfig.from_context(load_cdk_json_context(ROOT / "cdk.json")["agent-memory"])
+
+
+def _function(synthesized: Synthesized, name: str) -> dict[str, Any]:
+    return synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]["Properties"]
+
+
+# ---------------------------------------------------------------- API
+
+
+def test_every_api_method_runs_the_token_authorizer(synthesized: Synthesized, template: Any) -> None:
+    # Given the REST API's methods and its one authorizer
+    ((authorizer_id, authorizer),) = synthesized.of_type("AWS::ApiGateway::Authorizer").items()
+    methods = synthesized.of_type("AWS::ApiGateway::Method")
+
+    # Then there are exactly the proxy and swagger methods, and no method (OPTIONS included) is open
+    assert sorted(m["Properties"]["HttpMethod"] for m in methods.values()) == ["ANY", "GET"]
+    template.all_resources_properties(
+        "AWS::ApiGateway::Method",
+        {
+            "AuthorizationType": "CUSTOM",
+            "AuthorizerId": {"Ref": authorizer_id},
+            "RequestParameters": {"method.request.header.Authorization": True},
+            "RequestValidatorId": Match.any_value(),
+        },
+    )
+    # And the authorizer reads the bearer key from the Authorization header, rejecting other shapes early
+    props = authorizer["Properties"]
+    assert props["Type"] == "TOKEN"
+    assert props["IdentitySource"] == "method.request.header.Authorization"
+    assert props["IdentityValidationExpression"] == BEARER_PATTERN
+    assert props["AuthorizerResultTtlInSeconds"] == _config().api.authorizer_cache_seconds
+    assert re.match(BEARER_PATTERN, "Bearer amk_" + "x" * 43)
+    assert not re.match(BEARER_PATTERN, "Basic dXNlcjpwYXNz")
+
+
+def test_routes_are_v1_proxy_and_swagger_both_to_the_api_function(synthesized: Synthesized) -> None:
+    resources = {
+        k: v["Properties"]["PathPart"] for k, v in synthesized.of_type("AWS::ApiGateway::Resource").items()
+    }
+    api_function = synthesized.logical_id("AWS::Lambda::Function", "ApiFunction")
+    routes = set()
+    for method in synthesized.of_type("AWS::ApiGateway::Method").values():
+        props = method["Properties"]
+        routes.add((props["HttpMethod"], resources[props["ResourceId"]["Ref"]]))
+        assert props["Integration"]["Type"] == "AWS_PROXY"
+        assert api_function in json.dumps(props["Integration"]["Uri"])
+    assert routes == {("ANY", "{proxy+}"), ("GET", "swagger")}
+    assert sorted(resources.values()) == ["swagger", "v1", "{proxy+}"]
+
+
+def test_stage_is_throttled_traced_and_access_logged_without_bodies(synthesized: Synthesized) -> None:
+    config = _config().api
+    (stage,) = synthesized.of_type("AWS::ApiGateway::Stage").values()
+    props = stage["Properties"]
+    assert props["StageName"] == config.stage_name
+    assert props["TracingEnabled"] is True
+    (method_settings,) = props["MethodSettings"]
+    assert method_settings["ThrottlingRateLimit"] == config.throttle_rate_per_second
+    assert method_settings["ThrottlingBurstLimit"] == config.throttle_burst
+    assert method_settings["DataTraceEnabled"] is False
+    assert method_settings["LoggingLevel"] == "ERROR"
+    access_log = json.loads(props["AccessLogSetting"]["Format"])
+    assert {"requestId", "status", "tenant", "keyId", "sourceIp"} <= set(access_log)
+    assert not any("body" in v.lower() or "authorization" in v.lower() for v in access_log.values())
+    destination = render(props["AccessLogSetting"]["DestinationArn"])
+    (log_group,) = re.findall(r":log-group:<(\w+)>$", destination)
+    assert (
+        synthesized.resources[log_group]["Properties"]["RetentionInDays"]
+        == _config().retention.access_log_days
+    )
+
+
+def test_usage_plan_limits_each_tenant_and_takes_usage_keys_from_the_authorizer(
+    synthesized: Synthesized,
+) -> None:
+    config = _config().api
+    (plan,) = synthesized.of_type("AWS::ApiGateway::UsagePlan").values()
+    props = plan["Properties"]
+    assert props["Throttle"] == {
+        "RateLimit": config.throttle_rate_per_second,
+        "BurstLimit": config.throttle_burst,
+    }
+    assert props["Quota"] == {"Limit": config.quota_per_day, "Period": "DAY"}
+    assert len(props["ApiStages"]) == 1
+    (api,) = synthesized.of_type("AWS::ApiGateway::RestApi").values()
+    # Callers cannot pick a usage key with an x-api-key header: only the authorizer supplies it
+    assert api["Properties"]["ApiKeySourceType"] == "AUTHORIZER"
+    assert api["Properties"]["EndpointConfiguration"] == {"Types": ["REGIONAL"]}
+
+
+def test_request_validator_checks_parameters_and_gateway_errors_are_json(synthesized: Synthesized) -> None:
+    (validator,) = synthesized.of_type("AWS::ApiGateway::RequestValidator").values()
+    assert validator["Properties"]["ValidateRequestParameters"] is True
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in synthesized.of_type("AWS::ApiGateway::GatewayResponse").values()
+    }
+    assert set(responses) == {"DEFAULT_4XX", "DEFAULT_5XX"}
+    for response in responses.values():
+        # As API Gateway renders it: messageString is the message already quoted
+        template = response["ResponseTemplates"]["application/json"]
+        rendered = template.replace("$context.error.messageString", '"Unauthorized"').replace(
+            "$context.error.responseType", "UNAUTHORIZED"
+        )
+        assert json.loads(rendered) == {"error": {"code": "UNAUTHORIZED", "message": "Unauthorized"}}
+
+
+# ---------------------------------------------------------------- functions
+
+
+def test_service_functions_share_runtime_architecture_tracing_logging_layer_and_vpc(
+    synthesized: Synthesized,
+) -> None:
+    (layer_id,) = synthesized.of_type("AWS::Lambda::LayerVersion")
+    subnets = sorted(synthesized.of_type("AWS::EC2::Subnet"))
+    config = _config()
+    for name, handler in SERVICE_FUNCTIONS.items():
+        props = _function(synthesized, name)
+        assert props["Handler"] == handler
+        assert props["Runtime"] == "python3.14"
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert props["Layers"] == [{"Ref": layer_id}]
+        assert sorted(s["Ref"] for s in props["VpcConfig"]["SubnetIds"]) == subnets
+        logging_config = props["LoggingConfig"]
+        assert logging_config["LogFormat"] == "JSON"
+        assert logging_config["ApplicationLogLevel"] == "INFO"
+        log_group = logging_config["LogGroup"]["Ref"]
+        assert synthesized.resources[log_group]["Properties"]["RetentionInDays"] == config.retention.log_days
+
+
+def test_functions_get_the_contract_environment(synthesized: Synthesized) -> None:
+    tables = {
+        "AGENT_MEMORY_TABLE": "TablesMemory",
+        "AGENT_MEMORY_IDEMPOTENCY_TABLE": "TablesIdempotency",
+        "AGENT_MEMORY_API_KEYS_TABLE": "TablesApiKeys",
+    }
+    tenant_role = synthesized.logical_id("AWS::IAM::Role", "TenantAccessRole")
+    (vector_bucket,) = synthesized.of_type("AWS::S3Vectors::VectorBucket")
+    for name in SERVICE_FUNCTIONS:
+        env = _function(synthesized, name)["Environment"]["Variables"]
+        assert env["AGENT_MEMORY_RUNTIME"] == "aws"
+        for variable, table in tables.items():
+            assert env[variable] == {"Ref": synthesized.logical_id("AWS::DynamoDB::Table", table)}
+        assert env["AGENT_MEMORY_TENANT_ROLE_ARN"] == {"Fn::GetAtt": [tenant_role, "Arn"]}
+        assert vector_bucket in json.dumps(env["AGENT_MEMORY_VECTOR_BUCKET"])
+        assert env["AGENT_MEMORY_EMBEDDING_MODEL"] == "amazon.titan-embed-text-v2:0"
+        assert env["AGENT_MEMORY_EMBEDDING_DIMENSIONS"] == "512"
+        assert env["POWERTOOLS_SERVICE_NAME"] == "agent-memory"
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == "AgentMemory"
+        assert env["POWERTOOLS_LOG_LEVEL"] == "INFO"
+        assert env["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
+        assert env["AWS_STS_REGIONAL_ENDPOINTS"] == "regional"
+
+
+def test_vector_bucket_name_is_taken_from_the_bucket_arn(synthesized: Synthesized) -> None:
+    (vector_bucket,) = synthesized.of_type("AWS::S3Vectors::VectorBucket")
+    env = _function(synthesized, "ApiFunction")["Environment"]["Variables"]
+    assert env["AGENT_MEMORY_VECTOR_BUCKET"] == {
+        "Fn::Select": [1, {"Fn::Split": ["/", {"Fn::GetAtt": [vector_bucket, "VectorBucketArn"]}]}]
+    }
+
+
+def test_layer_targets_the_functions_runtime_and_architecture(synthesized: Synthesized) -> None:
+    (layer,) = synthesized.of_type("AWS::Lambda::LayerVersion").values()
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.14"]
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+
+
+def test_decay_job_runs_daily_from_scheduler_with_retries_and_a_dead_letter_queue(
+    synthesized: Synthesized,
+) -> None:
+    # Given the decay job function, its DLQ and the schedule
+    function_id = synthesized.logical_id("AWS::Lambda::Function", "DecayJobFunction")
+    props = synthesized.resources[function_id]["Properties"]
+    queue = props["DeadLetterConfig"]["TargetArn"]["Fn::GetAtt"][0]
+    assert synthesized.resources[queue]["Type"] == "AWS::SQS::Queue"
+    (invoke_config,) = synthesized.of_type("AWS::Lambda::EventInvokeConfig").values()
+    assert invoke_config["Properties"]["MaximumRetryAttempts"] == 2
+    assert invoke_config["Properties"]["FunctionName"] == {"Ref": function_id}
+
+    (schedule,) = synthesized.of_type("AWS::Scheduler::Schedule").values()
+    (group_id,) = synthesized.of_type("AWS::Scheduler::ScheduleGroup")
+    schedule_props = schedule["Properties"]
+    # Then the expression and time zone come from config, and failures land in the same DLQ
+    assert schedule_props["ScheduleExpression"] == TEST_SCHEDULE["expression"]
+    assert schedule_props["ScheduleExpressionTimezone"] == TEST_SCHEDULE["time_zone"]
+    assert schedule_props["State"] == "ENABLED"
+    assert schedule_props["GroupName"] == synthesized.resources[group_id]["Properties"]["Name"]
+    assert group_id in schedule["DependsOn"]  # the name is a literal: the group must exist first
+    target = schedule_props["Target"]
+    assert target["Arn"] == {"Fn::GetAtt": [function_id, "Arn"]}
+    assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": [queue, "Arn"]}}
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 3
+    # And the job is told which tenants to work on: the configured ones
+    tenant_ids = [t["id"] for t in TEST_TENANTS]
+    assert json.loads(target["Input"]) == {"job": "archive_decayed", "tenants": tenant_ids}
+    assert props["Environment"]["Variables"]["AGENT_MEMORY_TENANTS"] == ",".join(tenant_ids)
+
+
+def test_only_asynchronous_functions_have_dead_letter_queues(synthesized: Synthesized) -> None:
+    assert "DeadLetterConfig" not in _function(synthesized, "ApiFunction")
+    assert "DeadLetterConfig" not in _function(synthesized, "AuthorizerFunction")
+    for queue in synthesized.of_type("AWS::SQS::Queue").values():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True
+        assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
+
+
+# ---------------------------------------------------------------- observability
+
+
+def test_dashboard_shows_api_recall_memory_file_usage_and_throttles(synthesized: Synthesized) -> None:
+    (dashboard,) = synthesized.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(render(dashboard["Properties"]["DashboardBody"]))
+    for metric in (
+        "Latency",
+        "5XXError",
+        "RecallLatency",
+        "MemoryFileUsagePercent",
+        "Throttles",
+        "ApproximateNumberOfMessagesVisible",
+    ):
+        assert metric in body, metric
+    assert "MEMORY.md" in body and "USER.md" in body
+
+
+def test_every_alarm_notifies_the_encrypted_topic(synthesized: Synthesized) -> None:
+    ((topic_id, topic),) = synthesized.of_type("AWS::SNS::Topic").items()
+    key_id = synthesized.logical_id("AWS::KMS::Key", "DataKey")
+    assert render(topic["Properties"]["KmsMasterKeyId"]) == f"<{key_id}.Arn>"
+    alarms = synthesized.of_type("AWS::CloudWatch::Alarm")
+    names = " ".join(alarms)
+    for expected in (
+        "ApiServerErrors",
+        "ApiLatencyP99",
+        "RecallLatencyP99",
+        "DeadLetters",
+        "DecayJobErrors",
+        "ApiThrottles",
+    ):
+        assert expected in names, expected
+    for alarm in alarms.values():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+    (subscription,) = synthesized.of_type("AWS::SNS::Subscription").values()
+    assert subscription["Properties"]["Protocol"] == "email"
+    assert subscription["Properties"]["Endpoint"] == "oncall@example.com"
+    # And CloudWatch may use the key to publish to the encrypted topic
+    key_policy = [render(s) for s in synthesized.resources[key_id]["Properties"]["KeyPolicy"]["Statement"]]
+    assert any(s["Principal"] == {"Service": "cloudwatch.amazonaws.com"} for s in key_policy)
+    assert any(
+        as_list(s["Principal"]) == [{"Service": "cloudwatch.amazonaws.com"}]
+        and "kms:GenerateDataKey" in as_list(s["Action"])
+        for s in key_policy
+    )

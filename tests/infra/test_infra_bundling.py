@@ -1,0 +1,182 @@
+"""infra/bundling.py: the Docker-free dependencies layer build."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_lambda as lambda_
+from infra_support import ROOT
+
+from infra.bundling import (
+    LAMBDA_PLATFORM,
+    LayerBuildError,
+    PipLayerBundler,
+    dependencies_layer_code,
+    directory_size_bytes,
+)
+
+LAYER_LIMIT_BYTES = 25 * 1024 * 1024
+
+
+def _fake_python(tmp_path: Path, body: str) -> str:
+    """An executable standing in for `python -m pip install ...`; it sees the exact argv the bundler built."""
+    script = tmp_path / "fake-python"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys, pathlib\nargs = sys.argv[1:]\n" + textwrap.dedent(body)
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+# Installs three distributions the way pip does: package files plus a dist-info with METADATA and RECORD.
+_INSTALLING_PIP = """
+target = pathlib.Path(args[args.index("--target") + 1])
+def dist(name, package, files):
+    info = target / f"{package}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\\nName: {name}\\nVersion: 1.0\\n")
+    record = []
+    for rel in files:
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\\n")
+        record.append(f"{rel},,")
+    (info / "RECORD").write_text("\\n".join(record + [f"{info.name}/METADATA,,", f"../bin/{package},,"]))
+dist("botocore", "botocore", ["botocore/__init__.py", "botocore/data/s3.json"])
+dist("python_dateutil", "python_dateutil", ["dateutil/__init__.py"])
+dist("pydantic", "pydantic", ["pydantic/__init__.py", "pydantic/__pycache__/x.cpython-311.pyc"])
+(target / "bin").mkdir(exist_ok=True)
+(target / "bin" / "tool").write_text("#!/bin/sh\\n")
+"""
+
+
+def test_pip_command_installs_binary_wheels_for_the_lambda_runtime(tmp_path: Path) -> None:
+    bundler = PipLayerBundler(tmp_path / "requirements.txt", python="/opt/py")
+    command = bundler.pip_command(tmp_path / "out" / "python")
+    assert command[:4] == ["/opt/py", "-m", "pip", "install"]
+    joined = " ".join(command)
+    assert f"--platform {LAMBDA_PLATFORM}" in joined and LAMBDA_PLATFORM == "manylinux2014_aarch64"
+    assert "--only-binary=:all:" in command
+    assert "--implementation cp" in joined
+    assert "--python-version 3.14" in joined
+    assert f"--target {tmp_path / 'out' / 'python'}" in joined
+    assert f"-r {(tmp_path / 'requirements.txt').resolve()}" in joined
+
+
+def test_build_keeps_only_what_the_runtime_lacks(tmp_path: Path) -> None:
+    # Given a requirements file and a pip that installs botocore and dateutil (runtime-provided) and pydantic
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pydantic\n")
+    bundler = PipLayerBundler(requirements, python=_fake_python(tmp_path, _INSTALLING_PIP))
+
+    # When the layer is built
+    target = bundler.build(tmp_path / "layer")
+
+    # Then the content is under python/, the runtime's own boto3 closure and caches and scripts are gone
+    assert target == tmp_path / "layer" / "python"
+    remaining = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
+    assert remaining == [
+        "pydantic",
+        "pydantic-1.0.dist-info",
+        "pydantic-1.0.dist-info/METADATA",
+        "pydantic-1.0.dist-info/RECORD",
+        "pydantic/__init__.py",
+    ]
+
+
+def test_pip_failure_raises_with_pips_output_and_no_docker_fallback(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pydantic\n")
+    failing = _fake_python(tmp_path, 'print("ERROR: resolver exploded", file=sys.stderr)\nsys.exit(3)\n')
+    with pytest.raises(LayerBuildError) as caught:
+        PipLayerBundler(requirements, python=failing).build(tmp_path / "layer")
+    message = str(caught.value)
+    assert "exit code: 3" in message
+    assert "ERROR: resolver exploded" in message
+    assert "no Docker fallback" in message
+    assert "--only-binary=:all:" in message  # the command is shown so it can be rerun by hand
+
+
+def test_a_requirement_without_a_wheel_fails_the_build(tmp_path: Path) -> None:
+    # Given a requirement that no index can satisfy (real pip, offline: an empty wheelhouse, no index)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("agent-memory-no-such-distribution==0.0.1\n")
+    wheelhouse = tmp_path / "wheels"
+    wheelhouse.mkdir()
+    bundler = PipLayerBundler(requirements, extra_pip_args=["--no-index", "--find-links", str(wheelhouse)])
+    # When / Then the build fails and says which requirement could not be met
+    with pytest.raises(LayerBuildError, match="agent-memory-no-such-distribution"):
+        bundler.build(tmp_path / "layer")
+
+
+def test_missing_inputs_are_explained(tmp_path: Path) -> None:
+    with pytest.raises(LayerBuildError, match="requirements file not found"):
+        PipLayerBundler(tmp_path / "absent.txt").build(tmp_path / "layer")
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pydantic\n")
+    with pytest.raises(LayerBuildError, match="Run synth from the project virtualenv"):
+        PipLayerBundler(requirements, python=str(tmp_path / "no-python")).build(tmp_path / "layer")
+
+
+def _layer_app(tmp_path: Path, python: str) -> tuple[cdk.App, Path]:
+    layer_dir = tmp_path / "layer-src"
+    layer_dir.mkdir()
+    (layer_dir / "requirements.txt").write_text("pydantic\n")
+    outdir = tmp_path / "cdk.out"
+    app = cdk.App(outdir=str(outdir))
+    stack = cdk.Stack(app, "LayerOnly")
+    lambda_.LayerVersion(stack, "Layer", code=dependencies_layer_code(layer_dir, python=python))
+    return app, outdir
+
+
+def test_cdk_bundles_the_layer_locally_through_the_bundler(tmp_path: Path) -> None:
+    # Given a stack whose layer is built by the bundler (with a pip that installs pydantic)
+    app, outdir = _layer_app(tmp_path, _fake_python(tmp_path, _INSTALLING_PIP))
+    # When the app is synthesized
+    app.synth()
+    # Then the staged asset holds python/pydantic and nothing the runtime provides
+    manifest = json.loads((outdir / "LayerOnly.assets.json").read_text())
+    (asset,) = [a for a in manifest["files"].values() if a["source"]["packaging"] == "zip"]
+    staged = outdir / asset["source"]["path"]
+    assert (staged / "python" / "pydantic" / "__init__.py").is_file()
+    assert not (staged / "python" / "botocore").exists()
+
+
+def test_cdk_synth_fails_loudly_when_the_layer_cannot_be_built(tmp_path: Path) -> None:
+    failing = _fake_python(
+        tmp_path, 'print("ERROR: No matching distribution", file=sys.stderr)\nsys.exit(1)\n'
+    )
+    with pytest.raises(Exception, match="building the Lambda dependencies layer failed"):
+        _layer_app(tmp_path, failing)
+
+
+@pytest.mark.slow
+def test_real_layer_fits_lambda_and_ships_no_model_or_runtime_duplicates(tmp_path: Path) -> None:
+    # Given the project's layer requirements, built for real from PyPI
+    target = PipLayerBundler(ROOT / "layers" / "requirements.txt").build(tmp_path / "layer")
+
+    # Then the unzipped size is within 25 MB (Lambda allows 250 MB for all layers + code together)
+    size = directory_size_bytes(target)
+    assert size <= LAYER_LIMIT_BYTES, f"layer is {size / 1e6:.1f} MB"
+    top_level = {p.name.split("-")[0].lower() for p in target.iterdir()}
+    # And there is no ML runtime or model inside, and no copy of the runtime's boto3/botocore
+    assert not top_level & {"torch", "numpy", "onnxruntime", "transformers", "sentence_transformers"}
+    assert not top_level & {"boto3", "botocore", "s3transfer"}
+    assert not list(target.rglob("*.safetensors")) and not list(target.rglob("*.onnx"))
+    # And the compiled wheels are the arm64 Linux ones for CPython 3.14
+    (core,) = list(target.glob("pydantic_core/_pydantic_core*.so"))
+    assert "cpython-314" in core.name and "aarch64" in core.name
+    assert (target / "aws_lambda_powertools").is_dir()
+    # And it zips to a deployable archive
+    archive = tmp_path / "layer.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for path in target.rglob("*"):
+            zipped.write(path, Path("python") / path.relative_to(target))
+    assert archive.stat().st_size < 50 * 1024 * 1024

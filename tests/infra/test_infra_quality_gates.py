@@ -1,0 +1,110 @@
+"""The template-wide gates: cdk-nag AwsSolutions, cfn-lint, nothing public, the isolated network."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from infra_support import Synthesized, render
+
+LINT_REGIONS = ["us-east-1", "eu-central-1"]
+
+
+def test_cdk_nag_aws_solutions_reports_no_unacknowledged_finding(synthesized: Synthesized) -> None:
+    # Given the app synthesized with the AwsSolutions pack as a validation plugin
+    violations = [
+        f"{v['ruleName']} at {[c['constructPath'] for c in v['violatingConstructs']]}: {v['description']}"
+        for report in synthesized.validation_report.get("pluginReports", [])
+        for v in report.get("violations", [])
+    ]
+    # Then synth succeeded and no rule (error or warning) is left unacknowledged
+    assert violations == [], "\n".join(violations)
+    assert synthesized.synth_error is None
+    assert synthesized.validation_report["pluginReports"] == [] or all(
+        r["conclusion"] == "success" for r in synthesized.validation_report["pluginReports"]
+    )
+
+
+def test_no_unacknowledged_warning_or_error_annotations(synthesized: Synthesized) -> None:
+    annotations = [
+        f"{path}: {entry['data']}"
+        for artifact in synthesized.manifest["artifacts"].values()
+        for path, entries in (artifact.get("metadata") or {}).items()
+        for entry in entries
+        if entry["type"] in ("aws:cdk:warning", "aws:cdk:error")
+    ]
+    assert annotations == [], "\n".join(annotations)
+
+
+def test_every_acknowledgement_names_one_rule_and_gives_a_specific_reason(synthesized: Synthesized) -> None:
+    # Given every Validations acknowledgement in the app
+    assert synthesized.acknowledgments, "the app acknowledges known findings; none found means the scan broke"
+    for path, rule, reason in synthesized.acknowledgments:
+        # Then none is a blanket pack-wide suppression and each explains itself in a sentence
+        assert rule.split("::")[-1] not in ("AwsSolutions", "*"), (path, rule)
+        assert len(reason) >= 40, (path, rule, reason)
+        assert rule.split("::")[-1] not in reason, (path, rule, reason)
+    # And IAM5 wildcards are acknowledged one finding at a time, never for the whole rule
+    for path, rule, _ in synthesized.acknowledgments:
+        if "AwsSolutions-IAM5" in rule:
+            assert "[" in rule, (path, rule)
+
+
+@pytest.mark.parametrize("region", LINT_REGIONS)
+def test_cfn_lint_finds_no_error(synthesized: Synthesized, region: str) -> None:
+    from cfnlint.api import lint
+
+    matches = lint(json.dumps(synthesized.template), regions=[region])
+    errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
+    assert errors == [], "\n".join(errors)
+
+
+def test_no_security_group_accepts_traffic_from_anywhere(synthesized: Synthesized) -> None:
+    rules = [
+        rule
+        for group in synthesized.of_type("AWS::EC2::SecurityGroup").values()
+        for rule in group["Properties"].get("SecurityGroupIngress", [])
+    ] + [r["Properties"] for r in synthesized.of_type("AWS::EC2::SecurityGroupIngress").values()]
+    assert rules, "expected some ingress rules (endpoints, mount targets)"
+    for rule in rules:
+        assert rule.get("CidrIp") not in ("0.0.0.0/0",), rule
+        assert rule.get("CidrIpv6") not in ("::/0",), rule
+
+
+def test_nothing_is_publicly_reachable_but_the_authenticated_api(synthesized: Synthesized) -> None:
+    # Buckets: all public access blocked
+    for bucket in synthesized.of_type("AWS::S3::Bucket").values():
+        assert set(bucket["Properties"]["PublicAccessBlockConfiguration"].values()) == {True}
+    # Lambda: no function URL, and every invoke permission is for a service, from a specific source
+    assert not synthesized.of_type("AWS::Lambda::Url")
+    for permission in synthesized.of_type("AWS::Lambda::Permission").values():
+        props = permission["Properties"]
+        assert props["Principal"].endswith(".amazonaws.com"), props
+        assert "SourceArn" in props, props
+    # Resource policies: no statement allows "*" as principal
+    for resource in synthesized.resources.values():
+        for key in ("PolicyDocument", "KeyPolicy"):
+            document = resource["Properties"].get(key) if "Properties" in resource else None
+            for statement in (document or {}).get("Statement", []):
+                if statement["Effect"] == "Allow":
+                    principal = render(statement.get("Principal", {}))
+                    assert principal not in ("*", {"AWS": "*"}), (resource["Type"], statement)
+    # Network: no internet gateway and no NAT gateway by default
+    assert not synthesized.of_type("AWS::EC2::InternetGateway")
+    assert not synthesized.of_type("AWS::EC2::NatGateway")
+
+
+def test_functions_reach_aws_through_vpc_endpoints(synthesized: Synthesized) -> None:
+    endpoints = [e["Properties"] for e in synthesized.of_type("AWS::EC2::VPCEndpoint").values()]
+    names = {json.dumps(render(e["ServiceName"])): e for e in endpoints}
+    by_service = {}
+    for rendered, endpoint in names.items():
+        service = rendered.strip('"').rsplit(".", 1)[-1]
+        by_service[service] = endpoint
+    assert by_service["s3"]["VpcEndpointType"] == "Gateway"
+    assert by_service["dynamodb"]["VpcEndpointType"] == "Gateway"
+    for service in ("bedrock-runtime", "s3vectors", "sts"):
+        assert by_service[service]["VpcEndpointType"] == "Interface", service
+        assert by_service[service]["PrivateDnsEnabled"] is True, service
+    (flow_log,) = synthesized.of_type("AWS::EC2::FlowLog").values()
+    assert flow_log["Properties"]["LogDestinationType"] == "s3"

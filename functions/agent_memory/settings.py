@@ -10,7 +10,10 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .domain.chat import ChatConfig
 from .domain.policy import MemoryPolicy
+from .domain.prompt_cache import PromptCacheConfig
+from .domain.sessions import SessionConfig
 
 
 class Settings(BaseSettings):
@@ -39,9 +42,19 @@ class Settings(BaseSettings):
     policy: MemoryPolicy = MemoryPolicy()
     """JSON in AGENT_MEMORY_POLICY, e.g. {"weights": {"relevance": 0.6, "recency": 0.1, "importance": 0.3}}."""
 
-    @field_validator("policy", mode="before")
+    chat_provider: Literal["none", "bedrock"] = "none"
+    """Which model answers chat turns: `bedrock` (Converse) or `none` (sessions still return the cache-stable
+    prompt blocks for a caller that brings its own model)."""
+    chat: ChatConfig = ChatConfig()
+    """JSON in AGENT_MEMORY_CHAT, e.g. {"model_id": "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}."""
+    sessions: SessionConfig = SessionConfig()
+    """JSON in AGENT_MEMORY_SESSIONS, e.g. {"ttl_hours": 24, "default_cache_ttl": "5m"}."""
+    prompt_cache: PromptCacheConfig = PromptCacheConfig()
+    """JSON in AGENT_MEMORY_PROMPT_CACHE: model cache profiles and prices."""
+
+    @field_validator("policy", "chat", "sessions", "prompt_cache", mode="before")
     @classmethod
-    def _policy_from_json(cls, value: object) -> object:
+    def _model_from_json(cls, value: object) -> object:
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
         return value

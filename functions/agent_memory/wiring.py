@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .adapters.clock import SystemClock
 from .api.context import Services
@@ -14,6 +15,11 @@ from .domain.memory_files import MemoryFilesService
 from .domain.ports import Clock, Embedder
 from .domain.service import MemoryService
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .domain.chat import ChatService
+    from .domain.session_ports import SessionStore
+    from .domain.sessions import SessionService
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     from .adapters.local.file_store import LocalFileStore
     from .adapters.local.idempotency_store import SqliteIdempotencyStore
     from .adapters.local.search_index import LocalSearchIndex
+    from .adapters.local.session_store import SqliteSessionStore
     from .adapters.local.sqlite_store import SqliteRecordStore
 
     clock = clock or SystemClock()
@@ -46,11 +53,16 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     files = MemoryFilesService(
         LocalFileStore(data_dir / "files"), settings.policy.caps, safety.first_rule, clock
     )
+    sessions, chat = _sessions_and_chat(
+        settings, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, bedrock_runtime=None
+    )
     return LocalRuntime(
         services=Services(
             memory=memory,
             files=files,
             idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
+            sessions=sessions,
+            chat=chat,
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
@@ -82,6 +94,7 @@ def build_aws(
     from .adapters.aws.dynamodb_store import DynamoRecordStore
     from .adapters.aws.idempotency import dynamodb_idempotency_store
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
+    from .adapters.aws.session_store import DynamoSessionStore
     from .adapters.idempotency import IdempotentRunner
     from .adapters.local.file_store import LocalFileStore
 
@@ -119,4 +132,47 @@ def build_aws(
         if settings.idempotency_table
         else None
     )
-    return Services(memory=memory, files=files, idempotency=idempotency)
+    sessions, chat = _sessions_and_chat(
+        settings,
+        DynamoSessionStore(settings.table, ClientFactory("dynamodb", credentials, region)),
+        files,
+        memory,
+        clock,
+        bedrock_runtime=clients.bedrock_runtime,
+    )
+    return Services(memory=memory, files=files, idempotency=idempotency, sessions=sessions, chat=chat)
+
+
+def _sessions_and_chat(
+    settings: Settings,
+    store: SessionStore,
+    files: MemoryFilesService,
+    memory: MemoryService,
+    clock: Clock,
+    *,
+    bedrock_runtime: object | None,
+) -> tuple[SessionService, ChatService]:
+    """Sessions always work (they return the cache-stable prompt blocks); a chat model is wired only when
+    configured (`AGENT_MEMORY_CHAT_PROVIDER=bedrock`), with exact token counts from CountTokens."""
+    from .domain.chat import ChatService, build_prefix_monitor
+    from .domain.prompt_cache import CharTokenEstimator
+    from .domain.sessions import SessionService
+
+    model = None
+    counter: object = CharTokenEstimator()
+    exact = False
+    if settings.chat_provider == "bedrock":
+        from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG, BedrockTokenCounter
+        from .adapters.aws.bedrock_chat import BedrockChatModel
+        from .adapters.aws.clients import default_client
+
+        client = bedrock_runtime or default_client(
+            "bedrock-runtime", settings.region or None, BEDROCK_CLIENT_CONFIG
+        )
+        model = BedrockChatModel(client, settings.chat.model_id)
+        counter = BedrockTokenCounter(client, settings.chat.foundation_model_id())
+        exact = True
+    monitor = build_prefix_monitor(settings.chat, settings.prompt_cache, counter, exact=exact)
+    sessions = SessionService(store, files, clock, settings.sessions, monitor=monitor)
+    chat = ChatService(sessions, files, memory, model, clock, settings.chat, settings.prompt_cache)
+    return sessions, chat

@@ -284,3 +284,41 @@ def test_unauthenticated_request_is_refused(api):
     response = anonymous.post("/v1/recall", json={"query": "x", "namespaces": [NS]})
     assert response.status_code == 401
     assert response.json()["error"] == "unauthenticated"
+
+
+def test_session_snapshot_is_frozen_while_memory_changes(api):
+    client, other_tenant = api.client("alpha"), api.client("beta")
+    ns = unique_ns()
+    assert (
+        client.post("/v1/files/user/entries", json={"namespace": ns, "content": "Prefers tea"}).status_code
+        == 200
+    )
+    started = client.post("/v1/sessions", json={"namespace": ns})
+    assert started.status_code == 201, started.text
+    body = started.json()
+    session_id = body["session"]["id"]
+    blocks = body["system"]
+    assert "cachePoint" in blocks[-1] and any("Prefers tea" in b.get("text", "") for b in blocks)
+    # a write during the session reaches the file at once ...
+    assert (
+        client.post(
+            "/v1/files/user/entries", json={"namespace": ns, "content": "Works from Lisbon"}
+        ).status_code
+        == 200
+    )
+    assert "Works from Lisbon" in client.get("/v1/files/user", params={"namespace": ns}).json()["entries"]
+    # ... but never the running session's prompt: the same bytes on every read
+    again = client.get(f"/v1/sessions/{session_id}").json()
+    assert json.dumps(again["system"], sort_keys=True) == json.dumps(blocks, sort_keys=True)
+    assert again["session"]["snapshot_sha256"] == body["snapshot_sha256"]
+    # the next session sees it
+    following = client.post("/v1/sessions", json={"namespace": ns}).json()
+    assert any("Works from Lisbon" in b.get("text", "") for b in following["system"])
+    assert following["snapshot_sha256"] != body["snapshot_sha256"]
+    # another tenant cannot see the session
+    assert other_tenant.get(f"/v1/sessions/{session_id}").status_code == 404
+    # no model configured in these runtimes: a turn says so clearly
+    turn = client.post(f"/v1/sessions/{session_id}/turns", json={"message": "hi"})
+    assert turn.status_code == 503 and "AGENT_MEMORY_CHAT_PROVIDER" in turn.json()["message"]
+    ended = client.post(f"/v1/sessions/{session_id}/end", json={})
+    assert ended.status_code == 200 and ended.json()["status"] == "ended"

@@ -20,7 +20,7 @@ from ..domain import errors
 from ..domain.identity import Principal
 from .context import RequestContext, Services
 from .models import ErrorBody
-from .routes import admin, files, memories
+from .routes import admin, files, memories, sessions
 
 PREFIX = "/v1"
 PUBLIC_PATHS = ("/v1/health", "/swagger")
@@ -28,6 +28,7 @@ PUBLIC_PATHS = ("/v1/health", "/swagger")
 # Most specific first: the first matching class decides the status.
 STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
     (errors.UpstreamUnavailable, 503),
+    (errors.UpstreamFailed, 502),
     (errors.Unauthenticated, 401),
     (errors.Forbidden, 403),
     (errors.NotFound, 404),
@@ -109,7 +110,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin):
+    for module in (memories, files, admin, sessions):
         app.include_router(module.router, prefix=PREFIX)
 
     app.enable_swagger(path="/swagger", **openapi_metadata())

@@ -9,8 +9,10 @@ from ..domain.identity import Principal, Scope
 
 if TYPE_CHECKING:
     from ..adapters.idempotency import IdempotentRunner
+    from ..domain.chat import ChatService
     from ..domain.memory_files import MemoryFilesService
     from ..domain.service import MemoryService
+    from ..domain.sessions import SessionService
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,8 @@ class Services:
     memory: MemoryService
     files: MemoryFilesService
     idempotency: IdempotentRunner | None = None
+    sessions: SessionService | None = None
+    chat: ChatService | None = None
 
 
 @dataclass(frozen=True)

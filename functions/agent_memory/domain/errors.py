@@ -99,3 +99,10 @@ class UpstreamUnavailable(DomainError):
     Safe to retry later; nothing was changed by the failed call."""
 
     code = "upstream_unavailable"
+
+
+class UpstreamFailed(DomainError):
+    """A dependency answered but failed or refused the request (502), e.g. the chat model rejected the
+    conversation or raised a model error. Retrying the same request will not help; the message says why."""
+
+    code = "upstream_failed"

@@ -26,10 +26,9 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..api.app import PREFIX, create_app
+from ..api.app import create_app
 from ..api.auth import authorizer_context_authenticator
 from ..api.context import Services
-from ..api.routes import sessions as session_routes
 from ..domain.chat import TurnResult
 from ..domain.sessions import StartedSession
 
@@ -44,11 +43,10 @@ _app: APIGatewayRestResolver | None = None
 
 def build_services() -> Services:
     """The AWS composition root (tests replace this function)."""
-    from .. import wiring
     from ..settings import get_settings
+    from ..wiring import build_aws
 
-    runtime: Any = wiring.build_aws(get_settings())  # type: ignore[attr-defined]
-    return runtime.services
+    return build_aws(get_settings())
 
 
 def services() -> Services:
@@ -118,8 +116,6 @@ def app() -> APIGatewayRestResolver:
         resolver = create_app(
             APIGatewayRestResolver(enable_validation=True), services, authorizer_context_authenticator
         )
-        # Remove once api/app.py includes the sessions router in create_app (it would register twice).
-        resolver.include_router(session_routes.router, prefix=PREFIX)
         _app = resolver
     return _app
 
@@ -128,4 +124,10 @@ def app() -> APIGatewayRestResolver:
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app().resolve(event, context)
+    current = services()
+    if current.idempotency is not None:
+        current.idempotency.register_lambda_context(context)
+    response = app().resolve(event, context)
+    if response.get("statusCode", 500) >= 500:
+        metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+    return response

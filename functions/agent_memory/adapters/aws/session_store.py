@@ -1,0 +1,233 @@
+"""`SessionStore` in the MemoryTable: a session and its turns share one partition.
+
+| item    | pk                    | sk              | other attributes                                        |
+|---------|-----------------------|-----------------|---------------------------------------------------------|
+| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at` |
+| turn    | `<t>#SES#<id>`        | `TURN#<000000>` | `doc` (JSON), `expires_at`                              |
+
+- The partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKeys` condition confines every
+  call to the caller's tenant in IAM; another tenant's session id is simply not found.
+- `expires_at` (epoch seconds) is the table's TTL attribute: DynamoDB deletes a session and its turns some time
+  after it expires. Until then the item may still be read; the service checks `expires_at` itself.
+- `status`/`ended_at` live beside the immutable `doc` and are overlaid on read, so ending a session never
+  rewrites the snapshot bytes.
+- A turn is written with one `TransactWriteItems`: a condition check that the session is open and unexpired,
+  and a put that the turn index is free. A turn therefore exists whole or not at all, and never after its
+  session ended; two concurrent turns of one session cannot both be saved at the same index.
+- Reads are strongly consistent: a Lambda instance that did not serve the previous turn still loads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ...domain.errors import ConcurrentModification, TooLarge, ValidationFailed
+from ...domain.records import is_valid_tenant
+from ...domain.session_ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
+from ._errors import error_code, upstream_errors
+
+MAX_TURN_ITEM_BYTES = 350_000
+"""DynamoDB items hold at most 400 KB; a turn's JSON above this is refused before the write."""
+
+DynamoClientFactory = Callable[[str], Any]
+Item = dict[str, dict[str, Any]]
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _epoch(moment: datetime) -> int:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp())
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+class DynamoSessionStore:
+    def __init__(self, table_name: str, client_factory: DynamoClientFactory) -> None:
+        self._table = table_name
+        self._client_factory = client_factory
+
+    def _client(self, tenant: str) -> Any:
+        if not is_valid_tenant(tenant):
+            raise ValidationFailed(f"invalid tenant id {tenant!r}")
+        return self._client_factory(tenant)
+
+    @staticmethod
+    def _pk(tenant: str, session_id: str) -> str:
+        return f"{tenant}#SES#{session_id}"
+
+    # ------------------------------------------------------------------ sessions
+
+    def create(self, session: SessionRecord) -> None:
+        item: Item = {
+            "pk": _s(self._pk(session.tenant, session.id)),
+            "sk": _s("SES"),
+            "kind": _s("session"),
+            "namespace": _s(session.namespace),
+            "status": _s(session.status.value),
+            "expires_at": _n(_epoch(session.expires_at)),
+            "doc": _s(session.model_dump_json()),
+        }
+        client = self._client(session.tenant)
+        try:
+            with upstream_errors("DynamoDB", "PutItem"):
+                client.put_item(
+                    TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+                )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            raise ConcurrentModification(
+                f"session {session.id} already exists", session_id=session.id
+            ) from error
+
+    @staticmethod
+    def _session_from_item(item: Item) -> SessionRecord:
+        data = json.loads(item["doc"]["S"])
+        data["status"] = item["status"]["S"]
+        if "ended_at" in item:
+            data["ended_at"] = item["ended_at"]["S"]
+        return SessionRecord.model_validate(data)
+
+    def get(self, tenant: str, session_id: str) -> SessionRecord | None:
+        client = self._client(tenant)
+        with upstream_errors("DynamoDB", "GetItem"):
+            response = client.get_item(
+                TableName=self._table,
+                Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return self._session_from_item(item) if item else None
+
+    def end(self, tenant: str, session_id: str, at: datetime) -> SessionRecord | None:
+        client = self._client(tenant)
+        try:
+            with upstream_errors("DynamoDB", "UpdateItem"):
+                response = client.update_item(
+                    TableName=self._table,
+                    Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
+                    UpdateExpression="SET #status = :ended, ended_at = :at",
+                    ConditionExpression="attribute_exists(pk) AND #status = :open",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={
+                        ":ended": _s(SessionStatus.ENDED.value),
+                        ":open": _s(SessionStatus.OPEN.value),
+                        ":at": _s(_iso(at)),
+                    },
+                    ReturnValues="ALL_NEW",
+                )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            # Missing, or already ended: ending is idempotent.
+            return self.get(tenant, session_id)
+        return self._session_from_item(response["Attributes"])
+
+    # ------------------------------------------------------------------ turns
+
+    def append_turn(self, turn: TurnRecord, *, now: datetime) -> None:
+        session = self.get(turn.tenant, turn.session_id)
+        if session is None:
+            raise SessionClosed(
+                f"session {turn.session_id} no longer exists; the turn was not saved",
+                session_id=turn.session_id,
+            )
+        doc = turn.model_dump_json()
+        if len(doc.encode("utf-8")) > MAX_TURN_ITEM_BYTES:
+            raise TooLarge(
+                f"this turn's messages take {len(doc.encode('utf-8')):,} bytes; one turn holds at most "
+                f"{MAX_TURN_ITEM_BYTES:,}. Send shorter messages or lower the tool-result limit",
+                limit=MAX_TURN_ITEM_BYTES,
+            )
+        pk = self._pk(turn.tenant, turn.session_id)
+        items = [
+            {
+                "ConditionCheck": {
+                    "TableName": self._table,
+                    "Key": {"pk": _s(pk), "sk": _s("SES")},
+                    "ConditionExpression": "#status = :open AND expires_at > :now",
+                    "ExpressionAttributeNames": {"#status": "status"},
+                    "ExpressionAttributeValues": {
+                        ":open": _s(SessionStatus.OPEN.value),
+                        ":now": _n(_epoch(now)),
+                    },
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": {
+                        "pk": _s(pk),
+                        "sk": _s(f"TURN#{turn.index:06d}"),
+                        "kind": _s("turn"),
+                        # Turns leave with their session.
+                        "expires_at": _n(_epoch(session.expires_at)),
+                        "doc": _s(doc),
+                    },
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        ]
+        client = self._client(turn.tenant)
+        try:
+            with upstream_errors("DynamoDB", "TransactWriteItems"):
+                client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code", "None") for r in error.response.get("CancellationReasons") or []]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                raise SessionClosed(
+                    f"session {turn.session_id} is no longer open (ended or expired); the turn was not saved",
+                    session_id=turn.session_id,
+                ) from error
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise ConcurrentModification(
+                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
+                    "message again",
+                    session_id=turn.session_id,
+                    turn=turn.index + 1,
+                ) from error
+            if "TransactionConflict" in reasons:
+                raise ConcurrentModification(
+                    f"session {turn.session_id} is being changed by another request; send the message again",
+                    session_id=turn.session_id,
+                ) from error
+            raise
+
+    def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
+        client = self._client(tenant)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :turn)",
+            "ExpressionAttributeValues": {":pk": _s(self._pk(tenant, session_id)), ":turn": _s("TURN#")},
+            "ConsistentRead": True,
+        }
+        turns: list[TurnRecord] = []
+        while True:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            turns.extend(
+                TurnRecord.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+            )
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return turns
+            request["ExclusiveStartKey"] = last

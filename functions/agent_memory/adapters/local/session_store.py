@@ -1,0 +1,169 @@
+"""`SessionStore` on one SQLite file: sessions (with their frozen snapshot) and their turns, every tenant.
+
+Rows are keyed by tenant first and every statement filters on it, as the record store does. The session and
+each turn are stored as their JSON; the columns beside them are what statements filter on. Expired sessions
+are purged (with their turns) when a new session is created, as DynamoDB's TTL does in AWS.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+from ...domain.errors import ConcurrentModification
+from ...domain.session_ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
+from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, sortable_time
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_schema_version (version INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    tenant TEXT NOT NULL,
+    id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    status TEXT NOT NULL,
+    ended_at TEXT,
+    expires_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (expires_at);
+
+CREATE TABLE IF NOT EXISTS session_turns (
+    tenant TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, session_id, idx)
+) WITHOUT ROWID;
+"""
+
+
+def _init_schema(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    row = conn.execute("SELECT MAX(version) FROM session_schema_version").fetchone()
+    stored = row[0] if row else None
+    if stored is None:
+        conn.execute("INSERT INTO session_schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+    elif stored > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the session database uses schema version {stored}, newer than this code supports "
+            f"({SCHEMA_VERSION}); upgrade agent-memory"
+        )
+
+
+class SqliteSessionStore:
+    """Sessions and turns in one SQLite file (WAL); safe for several threads and processes."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self._db = SqliteDatabase(path, _init_schema, busy_timeout_ms=busy_timeout_ms)
+        self._db.connection()  # a bad path fails at start-up, not on the first request
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ------------------------------------------------------------------ sessions
+
+    def create(self, session: SessionRecord) -> None:
+        with self._db.transaction() as conn:
+            self._purge_expired(conn, session.created_at)
+            try:
+                conn.execute(
+                    "INSERT INTO sessions (tenant, id, namespace, status, ended_at, expires_at, body) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session.tenant,
+                        session.id,
+                        session.namespace,
+                        session.status.value,
+                        sortable_time(session.ended_at) if session.ended_at else None,
+                        sortable_time(session.expires_at),
+                        session.model_dump_json(),
+                    ),
+                )
+            except sqlite3.IntegrityError as error:
+                raise ConcurrentModification(
+                    f"session {session.id} already exists", session_id=session.id
+                ) from error
+
+    @staticmethod
+    def _purge_expired(conn: sqlite3.Connection, now: datetime) -> None:
+        cutoff = sortable_time(now)
+        conn.execute(
+            "DELETE FROM session_turns WHERE (tenant, session_id) IN "
+            "(SELECT tenant, id FROM sessions WHERE expires_at <= ?)",
+            (cutoff,),
+        )
+        conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (cutoff,))
+
+    def get(self, tenant: str, session_id: str) -> SessionRecord | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT body FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id))
+            .fetchone()
+        )
+        return SessionRecord.model_validate_json(row[0]) if row else None
+
+    def end(self, tenant: str, session_id: str, at: datetime) -> SessionRecord | None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT body FROM sessions WHERE tenant = ? AND id = ?", (tenant, session_id)
+            ).fetchone()
+            if row is None:
+                return None
+            session = SessionRecord.model_validate_json(row[0])
+            if session.status is SessionStatus.ENDED:
+                return session
+            ended = session.model_copy(update={"status": SessionStatus.ENDED, "ended_at": at})
+            conn.execute(
+                "UPDATE sessions SET status = ?, ended_at = ?, body = ? WHERE tenant = ? AND id = ?",
+                (ended.status.value, sortable_time(at), ended.model_dump_json(), tenant, session_id),
+            )
+            return ended
+
+    # ------------------------------------------------------------------ turns
+
+    def append_turn(self, turn: TurnRecord, *, now: datetime) -> None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT status, expires_at FROM sessions WHERE tenant = ? AND id = ?",
+                (turn.tenant, turn.session_id),
+            ).fetchone()
+            if row is None or row[0] != SessionStatus.OPEN.value or row[1] <= sortable_time(now):
+                raise SessionClosed(
+                    f"session {turn.session_id} is no longer open (ended, expired or deleted); the turn was "
+                    "not saved",
+                    session_id=turn.session_id,
+                )
+            try:
+                conn.execute(
+                    "INSERT INTO session_turns (tenant, session_id, idx, body) VALUES (?, ?, ?, ?)",
+                    (turn.tenant, turn.session_id, turn.index, turn.model_dump_json()),
+                )
+            except sqlite3.IntegrityError as error:
+                raise ConcurrentModification(
+                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
+                    "message again",
+                    session_id=turn.session_id,
+                    turn=turn.index + 1,
+                ) from error
+
+    def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT body FROM session_turns WHERE tenant = ? AND session_id = ? ORDER BY idx",
+                (tenant, session_id),
+            )
+            .fetchall()
+        )
+        return [TurnRecord.model_validate_json(row[0]) for row in rows]

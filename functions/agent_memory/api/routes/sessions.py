@@ -1,0 +1,215 @@
+"""/v1 session routes: start a session (frozen memory snapshot + cache-stable prompt blocks), read it, end it,
+and chat in it when a chat model is configured in this runtime.
+
+Services are looked up as `ctx.services.sessions` / `ctx.services.chat`; a runtime without them answers 503
+with what to configure. A session of another tenant, or in a namespace the key may not use, is "not found".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from pydantic import BaseModel, Field
+
+from ...domain.chat import NO_MODEL_MESSAGE, ChatService
+from ...domain.errors import Forbidden, NotFound, UpstreamUnavailable
+from ...domain.identity import Scope
+from ...domain.session_ports import SessionRecord
+from ...domain.sessions import SessionService
+from ..context import RequestContext, current
+from ..models import Namespace, Strict
+
+router = Router()
+
+SystemBlocks = list[dict[str, Any]]
+
+
+class SessionStartRequest(Strict):
+    namespace: Namespace
+    base_system: Annotated[str, Field(min_length=1, max_length=200_000)] | None = Field(
+        None, description="Instructions placed before the memory snapshot; the deployment's default otherwise"
+    )
+    cache_ttl: Literal["5m", "1h"] | None = Field(
+        None, description="Prompt-cache TTL of the cache point (1h only on models that support it)"
+    )
+
+
+class SessionOut(BaseModel):
+    id: str
+    namespace: str
+    status: Literal["open", "ended", "expired"]
+    cache_ttl: Literal["5m", "1h"]
+    snapshot_sha256: str
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+
+
+class SessionStartResponse(BaseModel):
+    session: SessionOut
+    system: SystemBlocks = Field(
+        description="Bedrock Converse `system`: base text, memory snapshot, cachePoint. Send it unchanged on "
+        "every turn of the session to keep the prompt cache warm"
+    )
+    snapshot_sha256: str
+    token_monitor: dict[str, Any] | None = None
+
+
+class SessionResponse(BaseModel):
+    session: SessionOut
+    system: SystemBlocks
+    turns: int
+
+
+class TurnRequest(Strict):
+    message: Annotated[str, Field(min_length=1, description="The user's message")]
+
+
+class ToolCallOut(BaseModel):
+    name: str
+    status: Literal["success", "error"]
+    summary: str
+
+
+class TurnResponse(BaseModel):
+    session_id: str
+    turn: int
+    reply: str
+    stop_reason: str
+    model_id: str
+    usage: dict[str, int]
+    cache_hit_ratio: float
+    cost_usd: float
+    cost_without_cache_usd: float
+    model_calls: int
+    tool_calls: list[ToolCallOut]
+    sent_turns: int
+    elided_turns: int
+    summarized: bool
+    tool_limit_reached: bool
+
+
+def _sessions(ctx: RequestContext) -> SessionService:
+    service = getattr(ctx.services, "sessions", None)
+    if service is None:
+        raise UpstreamUnavailable(
+            "sessions are not enabled in this runtime: the server was built without them"
+        )
+    return service
+
+
+def _chat(ctx: RequestContext) -> ChatService:
+    service = getattr(ctx.services, "chat", None)
+    if service is None or not service.configured:
+        raise UpstreamUnavailable(NO_MODEL_MESSAGE)
+    return service
+
+
+def _visible(ctx: RequestContext, session_id: str) -> SessionRecord:
+    session = _sessions(ctx).get(ctx.principal.tenant, session_id)
+    if not ctx.principal.allows(session.namespace):
+        raise NotFound(f"no session with id {session_id!r}")
+    return session
+
+
+def _out(session: SessionRecord, now: datetime) -> SessionOut:
+    return SessionOut(
+        id=session.id,
+        namespace=session.namespace,
+        status=session.effective_status(now),  # type: ignore[arg-type]
+        cache_ttl=session.cache_ttl,
+        snapshot_sha256=session.snapshot_sha256,
+        created_at=session.created_at,
+        expires_at=session.expires_at,
+        ended_at=session.ended_at,
+    )
+
+
+def _can_write(ctx: RequestContext) -> bool:
+    try:
+        ctx.principal.require_scope(Scope.WRITE)
+    except Forbidden:
+        return False
+    return True
+
+
+@router.post(
+    "/sessions",
+    summary="Start a session: freeze the memory snapshot, get the prompt blocks",
+    tags=["sessions"],
+)
+def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
+    ctx = current(router)
+    ctx.allow(Scope.READ, body.namespace)
+    started = _sessions(ctx).start(
+        ctx.principal.tenant,
+        body.namespace,
+        actor=ctx.principal.actor,
+        base_system=body.base_system,
+        cache_ttl=body.cache_ttl,
+    )
+    response = SessionStartResponse(
+        session=_out(started.session, started.session.created_at),
+        system=started.system,
+        snapshot_sha256=started.session.snapshot_sha256,
+        token_monitor=started.tokens.as_dict() if started.tokens is not None else None,
+    )
+    return Response(status_code=201, content_type="application/json", body=response)
+
+
+@router.get(
+    "/sessions/<session_id>", summary="Read a session and its (unchanged) prompt blocks", tags=["sessions"]
+)
+def get_session(session_id: str) -> SessionResponse:
+    ctx = current(router)
+    ctx.allow(Scope.READ)
+    session = _visible(ctx, session_id)
+    sessions = _sessions(ctx)
+    return SessionResponse(
+        session=_out(session, sessions.now()),
+        system=sessions.prompt(session),
+        turns=len(sessions.history(ctx.principal.tenant, session_id)),
+    )
+
+
+@router.post("/sessions/<session_id>/end", summary="End a session (releases its snapshot)", tags=["sessions"])
+def end_session(session_id: str) -> SessionOut:
+    ctx = current(router)
+    ctx.allow(Scope.READ)
+    _visible(ctx, session_id)
+    sessions = _sessions(ctx)
+    return _out(sessions.end(ctx.principal.tenant, session_id), sessions.now())
+
+
+@router.post(
+    "/sessions/<session_id>/turns",
+    summary="Chat turn with the configured model (memory tools included)",
+    tags=["sessions"],
+)
+def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
+    ctx = current(router)
+    ctx.allow(Scope.READ)
+    chat = _chat(ctx)
+    _visible(ctx, session_id)
+    result = chat.turn(
+        ctx.principal.tenant, session_id, body.message, actor=ctx.principal.actor, can_write=_can_write(ctx)
+    )
+    return TurnResponse(
+        session_id=result.session_id,
+        turn=result.index + 1,
+        reply=result.reply,
+        stop_reason=result.stop_reason,
+        model_id=result.model_id,
+        usage=result.usage.as_bedrock(),
+        cache_hit_ratio=round(result.usage.cache_hit_ratio, 4),
+        cost_usd=round(result.cost.usd, 8),
+        cost_without_cache_usd=round(result.cost.usd_without_cache, 8),
+        model_calls=result.model_calls,
+        tool_calls=[ToolCallOut(**outcome.as_dict()) for outcome in result.tool_calls],  # type: ignore[arg-type]
+        sent_turns=result.sent_turns,
+        elided_turns=result.elided_turns,
+        summarized=result.summarized,
+        tool_limit_reached=result.tool_limit_reached,
+    )

@@ -1,0 +1,645 @@
+"""Chat over a session: the frozen prefix, the history within a budget, and memory tools the model can use.
+
+Every model call of a session sends the same prefix — the tool definitions (fixed per deployment, ordered by
+name), then the session's system blocks (base text, memory snapshot, cache point) — so the provider caches it
+on the first call and reads it on every later one. Everything that changes from turn to turn (the history,
+an elision note or summary, the new message) comes after the cache point, in `messages`.
+
+The model manages memory the way agents do: add / replace / remove entries of MEMORY.md and USER.md (the caps
+and their refusal messages come back to the model as tool errors, so it can make room), remember a record,
+recall records. Writes reach the files and records at once; the running session's snapshot never changes.
+
+A turn is persisted only when it completed (tool loop included): a model failure leaves the history as it
+was. Memory writes the model made before the failure stay written, like any other API write.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
+from .memory_files import FileView, MemoryFilesService
+from .ports import Clock
+from .prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig, TurnCost
+from .records import MemoryType, Source, SourceKind
+from .service import MemoryService, RecallInput, RememberInput
+from .session_ports import (
+    ChatModel,
+    Message,
+    ModelReply,
+    SessionRecord,
+    TokenCounter,
+    ToolUse,
+    TurnRecord,
+    Usage,
+)
+from .sessions import SessionService
+
+DEFAULT_CHAT_MODEL_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+# --------------------------------------------------------------------------- configuration
+
+
+class ContextBudget(BaseModel):
+    """Shares of the model's context window (seed design: 5 / 25 / 15 / 35 / 20 %)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system: Share = 0.05
+    memory: Share = 0.25
+    tools: Share = 0.15
+    history: Share = 0.35
+    response: Share = 0.20
+
+    @model_validator(mode="after")
+    def _at_most_whole(self) -> ContextBudget:
+        total = self.system + self.memory + self.tools + self.history + self.response
+        if total > 1.0 + 1e-9:
+            raise ValueError(f"context budget shares add up to {total:.2f}; they may not exceed 1.0")
+        if self.history <= 0 or self.response <= 0:
+            raise ValueError("the history and response shares must be positive")
+        return self
+
+    def tokens(self, window: int) -> dict[str, int]:
+        return {
+            "system": int(window * self.system),
+            "memory": int(window * self.memory),
+            "tools": int(window * self.tools),
+            "history": int(window * self.history),
+            "response": int(window * self.response),
+        }
+
+
+class ChatConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_id: Annotated[str, Field(min_length=1, max_length=2048)] = DEFAULT_CHAT_MODEL_ID
+    """Bedrock model or inference-profile id (or ARN). Also selects the prompt-cache profile and prices."""
+    count_tokens_model_id: str | None = None
+    """CountTokens takes a foundation-model id; default: `model_id` without a geographic profile prefix."""
+    max_tool_rounds: Annotated[int, Field(ge=0, le=20)] = 5
+    """Model calls that may ask for tools in one turn; the turn ends after at most this many + 1 calls."""
+    max_output_tokens: Annotated[int, Field(ge=1, le=128_000)] = 2048
+    temperature: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    budget: ContextBudget = ContextBudget()
+    context_window: Annotated[int, Field(ge=1000)] | None = None
+    """Default: the model profile's window."""
+    summarize_history: bool = False
+    """Summarise elided turns with the model (one extra call when trimming happens); else a marked elision."""
+    summary_max_tokens: Annotated[int, Field(ge=16, le=8192)] = 512
+    snapshot_ceiling_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Alert above this many snapshot tokens. Default: the budget's memory share of the window."""
+    max_message_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 20_000
+    recall_k: Annotated[int, Field(ge=1, le=50)] = 5
+    tool_result_max_chars: Annotated[int, Field(ge=200, le=100_000)] = 8_000
+
+    def foundation_model_id(self) -> str:
+        if self.count_tokens_model_id:
+            return self.count_tokens_model_id
+        prefix, dot, rest = self.model_id.partition(".")
+        # Cross-region inference profiles are `<geo>.<provider>.<model>`: us., eu., apac., global., …
+        return (
+            rest if dot and rest.count(".") >= 1 and prefix.isalpha() and len(prefix) <= 6 else self.model_id
+        )
+
+
+def build_prefix_monitor(
+    config: ChatConfig, prompt_cache: PromptCacheConfig, counter: TokenCounter, *, exact: bool
+) -> PrefixMonitor:
+    """The session token monitor for the configured chat model: its cache minimum, the deployment's tools
+    (they are part of the cached prefix) and the snapshot ceiling (configured, or the budget's memory share)."""
+    profile = prompt_cache.profile(config.model_id)
+    window = config.context_window or profile.context_window
+    return PrefixMonitor(
+        counter,
+        model_id=config.model_id,
+        profile=profile,
+        tool_config=tool_config(),
+        ceiling_tokens=config.snapshot_ceiling_tokens or config.budget.tokens(window)["memory"],
+        exact=exact,
+    )
+
+
+# --------------------------------------------------------------------------- tools
+
+_KIND = {
+    "type": "string",
+    "enum": ["memory", "user"],
+    "description": "memory = MEMORY.md (your notes about the project, environment and lessons learned); "
+    "user = USER.md (the user's profile and preferences)",
+}
+_MATCH = {
+    "type": "string",
+    "description": "A short unique substring of the one entry to change, copied from the entry",
+}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"json": {"type": "object", "properties": properties, "required": required}}
+
+
+_TOOL_SPECS: list[dict[str, Any]] = [
+    {
+        "toolSpec": {
+            "name": "memory_file_add",
+            "description": "Add one entry to MEMORY.md or USER.md. Keep entries short, factual and durable. "
+            "Refused when the file would exceed its character cap (replace or remove entries first) or the "
+            "entry is an exact duplicate. Saved at once; visible in the snapshot from the next session.",
+            "inputSchema": _object(
+                {"kind": _KIND, "content": {"type": "string", "description": "The entry text"}},
+                ["kind", "content"],
+            ),
+        }
+    },
+    {
+        "toolSpec": {
+            "name": "memory_file_replace",
+            "description": "Replace the one entry of MEMORY.md or USER.md that contains `match` with new text "
+            "(to correct it, or to merge entries and make room under the cap).",
+            "inputSchema": _object(
+                {
+                    "kind": _KIND,
+                    "match": _MATCH,
+                    "content": {"type": "string", "description": "The new text"},
+                },
+                ["kind", "match", "content"],
+            ),
+        }
+    },
+    {
+        "toolSpec": {
+            "name": "memory_file_remove",
+            "description": "Remove the one entry of MEMORY.md or USER.md that contains `match`.",
+            "inputSchema": _object({"kind": _KIND, "match": _MATCH}, ["kind", "match"]),
+        }
+    },
+    {
+        "toolSpec": {
+            "name": "remember",
+            "description": "Store a fact as a memory record of this project (searchable with recall). "
+            "Duplicates merge and contradictions supersede older records automatically.",
+            "inputSchema": _object(
+                {
+                    "content": {"type": "string", "description": "The fact, in plain language"},
+                    "type": {
+                        "type": "string",
+                        "enum": [t.value for t in MemoryType],
+                        "description": "Optional; classified automatically when omitted",
+                    },
+                },
+                ["content"],
+            ),
+        }
+    },
+    {
+        "toolSpec": {
+            "name": "recall",
+            "description": "Search this project's memory records (meaning and keywords); returns the best "
+            "matches with their ids, types and scores.",
+            "inputSchema": _object(
+                {
+                    "query": {"type": "string", "description": "What to look for"},
+                    "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many results"},
+                },
+                ["query"],
+            ),
+        }
+    },
+]
+# Part of the cached prefix: a fixed order makes the bytes identical on every call of every session.
+_TOOL_SPECS.sort(key=lambda spec: spec["toolSpec"]["name"])
+TOOL_NAMES: tuple[str, ...] = tuple(spec["toolSpec"]["name"] for spec in _TOOL_SPECS)
+_WRITE_TOOLS = frozenset({"memory_file_add", "memory_file_replace", "memory_file_remove", "remember"})
+
+
+def tool_config() -> dict[str, Any]:
+    """The Converse `toolConfig` (a fresh copy: callers may not alter the shared definitions)."""
+    return {"tools": copy.deepcopy(_TOOL_SPECS)}
+
+
+# --------------------------------------------------------------------------- history trimming
+
+
+@dataclass(frozen=True)
+class HistoryPlan:
+    keep: tuple[int, ...]
+    elided: tuple[int, ...]
+
+
+def plan_history(turn_tokens: Sequence[int], budget: int, note_tokens: int) -> HistoryPlan:
+    """Which past turns fit `budget` tokens: all of them if possible; otherwise the first exchange (it sets
+    the conversation up), then the most recent turns going back while they fit, and a note (`note_tokens`)
+    in place of the middle. Whole turns only, so a tool call is never separated from its result."""
+    count = len(turn_tokens)
+    if sum(turn_tokens) <= budget:
+        return HistoryPlan(tuple(range(count)), ())
+    remaining = budget - note_tokens
+    keep_first = count > 0 and turn_tokens[0] <= remaining
+    if keep_first:
+        remaining -= turn_tokens[0]
+    recent: list[int] = []
+    for index in range(count - 1, 0, -1):
+        if turn_tokens[index] > remaining:
+            break
+        recent.append(index)
+        remaining -= turn_tokens[index]
+    keep = ([0] if keep_first else []) + sorted(recent)
+    kept = set(keep)
+    return HistoryPlan(tuple(keep), tuple(i for i in range(count) if i not in kept))
+
+
+def _with_note(message: Message, note: str) -> Message:
+    return {"role": message["role"], "content": [{"text": note}, *message["content"]]}
+
+
+def assemble_messages(
+    turns: Sequence[Sequence[Message]], plan: HistoryPlan, note: str | None, current: Message
+) -> list[Message]:
+    """History messages of the kept turns, then the current message; the note opens the first message after
+    the elided turns (a user message: every turn starts with the user's text)."""
+    first_elided = min(plan.elided) if plan.elided else None
+    messages: list[Message] = []
+    noted = note is None
+    for index in plan.keep:
+        turn = [dict(m) for m in turns[index]]
+        if not noted and first_elided is not None and index > first_elided:
+            turn[0] = _with_note(turn[0], note or "")
+            noted = True
+        messages.extend(turn)
+    messages.append(current if noted else _with_note(current, note or ""))
+    return messages
+
+
+def _transcript(turns: Sequence[Sequence[Message]], first_number: int, limit: int) -> str:
+    """Plain text of turns for the summariser: user and assistant text, tool calls by name."""
+    lines: list[str] = []
+    for offset, turn in enumerate(turns):
+        lines.append(f"Turn {first_number + offset}:")
+        for message in turn:
+            for block in message.get("content", ()):
+                if "text" in block:
+                    lines.append(f"{message['role']}: {block['text']}")
+                elif "toolUse" in block:
+                    lines.append(f"assistant used tool {block['toolUse'].get('name')}")
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[:limit] + "\n[…transcript cut]"
+
+
+SUMMARY_SYSTEM = (
+    "Summarise the conversation turns below for the assistant that continues the conversation: the user's "
+    "goals, decisions made, facts established and open questions. At most 200 words, plain prose, no preamble."
+)
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ToolCallOutcome:
+    name: str
+    status: str
+    """`success` or `error` (the error text went back to the model)."""
+    summary: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "summary": self.summary}
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    session_id: str
+    index: int
+    reply: str
+    stop_reason: str
+    model_id: str
+    usage: Usage
+    cost: TurnCost
+    model_calls: int
+    tool_calls: list[ToolCallOutcome] = field(default_factory=list)
+    sent_turns: int = 0
+    elided_turns: int = 0
+    summarized: bool = False
+    tool_limit_reached: bool = False
+
+
+@dataclass(frozen=True)
+class _ToolContext:
+    tenant: str
+    session: SessionRecord
+    actor: str
+    can_write: bool
+    turn_index: int
+
+
+NO_MODEL_MESSAGE = (
+    "no chat model is configured in this runtime: set AGENT_MEMORY_CHAT_PROVIDER=bedrock (with AWS credentials "
+    "allowed bedrock:InvokeModel on the model in AGENT_MEMORY_CHAT) to chat here, or send the `system` blocks "
+    "from POST /v1/sessions to your own model"
+)
+
+
+class ChatService:
+    def __init__(
+        self,
+        sessions: SessionService,
+        files: MemoryFilesService,
+        memory: MemoryService,
+        model: ChatModel | None,
+        clock: Clock,
+        config: ChatConfig | None = None,
+        prompt_cache: PromptCacheConfig | None = None,
+        *,
+        estimator: TokenCounter | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self._files = files
+        self._memory = memory
+        self._model = model
+        self._clock = clock
+        self.config = config or ChatConfig()
+        self.prompt_cache = prompt_cache or PromptCacheConfig()
+        # History trimming runs on every turn, so it estimates locally instead of calling CountTokens.
+        self._estimate = estimator or CharTokenEstimator()
+        self._observers: list[Callable[[TurnResult], None]] = []
+
+    @property
+    def configured(self) -> bool:
+        return self._model is not None
+
+    @property
+    def model_id(self) -> str:
+        return self._model.model_id if self._model is not None else self.config.model_id
+
+    @property
+    def context_window(self) -> int:
+        return self.config.context_window or self.prompt_cache.profile(self.model_id).context_window
+
+    def add_observer(self, observer: Callable[[TurnResult], None]) -> None:
+        """Called after every persisted turn (the Lambda handler emits usage and cost metrics from it)."""
+        self._observers.append(observer)
+
+    # ------------------------------------------------------------------ a turn
+
+    def turn(self, tenant: str, session_id: str, message: str, *, actor: str, can_write: bool) -> TurnResult:
+        if self._model is None:
+            raise UpstreamUnavailable(NO_MODEL_MESSAGE)
+        text = self._check_message(message)
+        session = self._sessions.get(tenant, session_id)
+        self._sessions.require_open(session)
+        system = self._sessions.prompt(session)
+        history = self._sessions.history(tenant, session_id)
+        index = len(history)
+        context = _ToolContext(tenant, session, actor, can_write, index)
+
+        current: Message = {"role": "user", "content": [{"text": text}]}
+        messages, plan, summary_usage = self._context(history, current)
+        new_messages: list[Message] = [current]
+        tools = tool_config()
+        inference = self._inference_config()
+
+        usage = summary_usage
+        outcomes: list[ToolCallOutcome] = []
+        reply: ModelReply | None = None
+        limit_reached = False
+        calls = 0
+        for round_number in range(self.config.max_tool_rounds + 1):
+            reply = self._model.converse(
+                system=system, messages=messages, tool_config=tools, inference_config=inference
+            )
+            calls += 1
+            usage = usage + reply.usage
+            uses = reply.tool_uses if reply.stop_reason == "tool_use" else []
+            if not uses:
+                assistant = _assistant_message(reply.content, without_tools=True, fallback="[no reply]")
+                new_messages.append(assistant)
+                break
+            if round_number == self.config.max_tool_rounds:
+                # Unanswered tool calls would make the stored history invalid: keep only the text.
+                limit_reached = True
+                assistant = _assistant_message(
+                    reply.content,
+                    without_tools=True,
+                    fallback=f"[stopped: the limit of {self.config.max_tool_rounds} tool rounds per turn was reached]",
+                )
+                new_messages.append(assistant)
+                break
+            assistant = _assistant_message(reply.content, without_tools=False, fallback="")
+            results = [self._run_tool(use, context) for use in uses]
+            outcomes.extend(outcome for _, outcome in results)
+            tool_message: Message = {"role": "user", "content": [block for block, _ in results]}
+            new_messages.extend([assistant, tool_message])
+            messages = [*messages, assistant, tool_message]
+        assert reply is not None  # the loop runs at least once
+
+        final_text = "".join(block.get("text", "") for block in new_messages[-1]["content"])
+        cost = self.prompt_cache.cost(self.model_id, usage, session.cache_ttl)
+        record = TurnRecord(
+            tenant=tenant,
+            session_id=session_id,
+            index=index,
+            messages=new_messages,
+            usage=usage.as_bedrock(),
+            cost_usd=round(cost.usd, 8),
+            model_id=self.model_id,
+            stop_reason=reply.stop_reason,
+            tool_calls=[outcome.as_dict() for outcome in outcomes],
+            created_at=self._clock.now(),
+        )
+        self._sessions.record_turn(record)
+        result = TurnResult(
+            session_id=session_id,
+            index=index,
+            reply=final_text,
+            stop_reason=reply.stop_reason,
+            model_id=self.model_id,
+            usage=usage,
+            cost=cost,
+            model_calls=calls,
+            tool_calls=outcomes,
+            sent_turns=len(plan.keep),
+            elided_turns=len(plan.elided),
+            summarized=bool(plan.elided) and self.config.summarize_history,
+            tool_limit_reached=limit_reached,
+        )
+        for observer in self._observers:
+            observer(result)
+        return result
+
+    def _check_message(self, message: str) -> str:
+        if not isinstance(message, str) or not message.strip():
+            raise ValidationFailed("message is empty: write what you want to say")
+        limit = self.config.max_message_chars
+        if len(message) > limit:
+            raise TooLarge(
+                f"message is {len(message):,} characters; at most {limit:,} are allowed",
+                chars=len(message),
+                limit=limit,
+            )
+        return message
+
+    def _inference_config(self) -> dict[str, Any]:
+        response_budget = self.config.budget.tokens(self.context_window)["response"]
+        inference: dict[str, Any] = {"maxTokens": max(1, min(self.config.max_output_tokens, response_budget))}
+        if self.config.temperature is not None:
+            inference["temperature"] = self.config.temperature
+        return inference
+
+    # ------------------------------------------------------------------ context
+
+    def _context(
+        self, history: Sequence[TurnRecord], current: Message
+    ) -> tuple[list[Message], HistoryPlan, Usage]:
+        turns = [record.messages for record in history]
+        budget = self.config.budget.tokens(self.context_window)["history"] - self._estimate.count([current])
+        sizes = [self._estimate.count(turn) for turn in turns]
+        # Room for the note: a fixed elision line, or the summary's maximum length.
+        note_tokens = self.config.summary_max_tokens + 40 if self.config.summarize_history else 40
+        plan = plan_history(sizes, max(0, budget), note_tokens)
+        if not plan.elided:
+            return assemble_messages(turns, plan, None, current), plan, Usage()
+        first, last = plan.elided[0] + 1, plan.elided[-1] + 1  # people count turns from 1
+        span = f"turn {first}" if first == last else f"turns {first}-{last}"
+        usage = Usage()
+        if self.config.summarize_history and self._model is not None:
+            summary, usage = self._summarize([turns[i] for i in plan.elided], first)
+            note = f"[Summary of earlier {span}, omitted to fit the context budget]\n{summary}"
+        else:
+            note = (
+                f"[{len(plan.elided)} earlier {span.split(' ')[0]} omitted to fit the context budget: {span}]"
+            )
+        return assemble_messages(turns, plan, note, current), plan, usage
+
+    def _summarize(self, turns: list[list[Message]], first_number: int) -> tuple[str, Usage]:
+        assert self._model is not None
+        limit = self.config.budget.tokens(self.context_window)["history"] * 4  # ~4 characters per token
+        reply = self._model.converse(
+            system=[{"text": SUMMARY_SYSTEM}],
+            messages=[{"role": "user", "content": [{"text": _transcript(turns, first_number, limit)}]}],
+            tool_config=None,
+            inference_config={"maxTokens": self.config.summary_max_tokens},
+        )
+        return reply.text.strip() or "(no summary)", reply.usage
+
+    # ------------------------------------------------------------------ tools
+
+    def _run_tool(self, use: ToolUse, context: _ToolContext) -> tuple[dict[str, Any], ToolCallOutcome]:
+        try:
+            if use.name not in TOOL_NAMES:
+                raise ValidationFailed(f"unknown tool {use.name!r}; available: {', '.join(TOOL_NAMES)}")
+            if use.name in _WRITE_TOOLS and not context.can_write:
+                raise ValidationFailed(
+                    "this API key is read-only: memory writes are not allowed in this session"
+                )
+            payload, summary = self._dispatch(use, context)
+            status = "success"
+        except DomainError as error:
+            # Refusals (caps, duplicates, unsafe content, bad input) are information for the model, not a
+            # failed turn: it can replace or remove entries and try again.
+            payload = {"error": error.code, "message": error.message}
+            payload.update(
+                {k: v for k, v in error.details.items() if isinstance(v, str | int | float | bool)}
+            )
+            summary = f"{error.code}: {error.message}"
+            status = "error"
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        limit = self.config.tool_result_max_chars
+        if len(text) > limit:
+            text = text[:limit] + "…[cut]"
+        block = {"toolResult": {"toolUseId": use.id, "content": [{"text": text}], "status": status}}
+        return block, ToolCallOutcome(use.name, status, summary[:300])
+
+    def _dispatch(self, use: ToolUse, context: _ToolContext) -> tuple[dict[str, Any], str]:
+        args = use.input
+        tenant, namespace = context.tenant, context.session.namespace
+        if use.name == "memory_file_add":
+            view = self._files.add(tenant, namespace, _arg(args, "kind"), _arg(args, "content"))
+            return _file_payload(view, "added"), f"added to {view.path} ({view.used}/{view.limit})"
+        if use.name == "memory_file_replace":
+            view = self._files.replace(
+                tenant, namespace, _arg(args, "kind"), _arg(args, "match"), _arg(args, "content")
+            )
+            return _file_payload(view, "replaced"), f"replaced in {view.path} ({view.used}/{view.limit})"
+        if use.name == "memory_file_remove":
+            view = self._files.remove(tenant, namespace, _arg(args, "kind"), _arg(args, "match"))
+            return _file_payload(view, "removed"), f"removed from {view.path} ({view.used}/{view.limit})"
+        if use.name == "remember":
+            raw_type = args.get("type")
+            try:
+                memory_type = MemoryType(raw_type) if raw_type else None
+            except ValueError:
+                raise ValidationFailed(f"unknown memory type {raw_type!r}") from None
+            result = self._memory.remember(
+                tenant,
+                RememberInput(
+                    content=_arg(args, "content"),
+                    namespace=namespace,
+                    type=memory_type,
+                    source=Source(
+                        kind=SourceKind.TOOL,
+                        ref=f"session:{context.session.id}#turn:{context.turn_index + 1}",
+                        actor=context.actor,
+                    ),
+                ),
+                actor=context.actor,
+            )
+            record_id = result.record.id if result.record else None
+            payload = {"decision": result.decision.value, "reason": result.reason, "id": record_id}
+            return payload, f"{result.decision.value}: {result.reason}"
+        # recall
+        k = args.get("k", self.config.recall_k)
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 50:
+            raise ValidationFailed("k must be an integer from 1 to 50")
+        found = self._memory.recall(
+            tenant, RecallInput(query=_arg(args, "query"), namespaces=(namespace,), k=k)
+        ).results
+        results = [
+            {
+                "id": item.record.id,
+                "type": item.record.type.value,
+                "content": item.record.content[:1000],
+                "score": round(item.score, 3),
+            }
+            for item in found
+        ]
+        return {"results": results}, f"{len(results)} results"
+
+
+def _arg(args: Mapping[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationFailed(f"the tool input needs a non-empty string `{name}`")
+    return value
+
+
+def _file_payload(view: FileView, action: str) -> dict[str, Any]:
+    return {
+        "status": action,
+        "path": view.path,
+        "used": view.used,
+        "limit": view.limit,
+        "entries": len(view.entries),
+        "note": "saved; it appears in the memory snapshot from the next session",
+    }
+
+
+def _assistant_message(
+    content: Sequence[Mapping[str, Any]], *, without_tools: bool, fallback: str
+) -> Message:
+    """The assistant message as it goes into the history: text and (unless `without_tools`) tool calls only,
+    so the stored history stays JSON and valid for the next request. Empty content gets `fallback`."""
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if block.get("text"):
+            blocks.append({"text": block["text"]})
+        elif "toolUse" in block and not without_tools:
+            blocks.append({"toolUse": dict(block["toolUse"])})
+    if not blocks:
+        blocks = [{"text": fallback or "[no reply]"}]
+    return {"role": "assistant", "content": blocks}

@@ -1,0 +1,464 @@
+"""A small, pure model of the provider's prompt cache (Bedrock / Anthropic Claude), its prices, and a token
+monitor for the cache-stable prefix.
+
+The rules modelled (DESIGN §3; every number is configuration):
+
+- A cache point caches the whole prefix before it (tools, then system, then messages). A later request reads
+  the cache only if its prefix up to a cache point is **byte-identical** to a cached one.
+- A prefix shorter than the model's minimum cacheable length is not cached at all (1,024 tokens for the
+  Sonnet/Opus 4 class, 2,048 for Haiku 3.x, 4,096 for Haiku 4.5 and Opus 4.5+ at the time of writing).
+- An entry lives for its TTL (5 minutes by default, 1 hour where supported) and each hit refreshes it.
+- At most 4 cache points per request.
+- Prices, relative to the model's input price: cache read 0.1×, 5-minute cache write 1.25×, 1-hour write 2×.
+
+`PromptCacheSimulator` applies these rules to a sequence of requests (for the cost benchmark and tests);
+`PromptCacheConfig.cost` prices one real Bedrock usage record; `PrefixMonitor` counts the snapshot and the
+cached prefix and warns when nothing would be cached or the snapshot is above its ceiling.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import DomainError, ValidationFailed
+from .session_ports import CacheTtl, TokenCounter, Usage
+
+TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600}
+MAX_CACHE_POINTS = 4
+PER_MILLION = 1_000_000
+
+# --------------------------------------------------------------------------- configuration
+
+Multiplier = Annotated[float, Field(ge=0.0, le=10.0)]
+
+
+class ModelProfile(BaseModel):
+    """Cache rules and list prices of the models whose id matches `pattern` (fnmatch, case-insensitive;
+    Bedrock ids such as `us.anthropic.claude-sonnet-4-5-20250929-v1:0`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pattern: str
+    min_cacheable_tokens: Annotated[int, Field(ge=0, le=1_000_000)]
+    context_window: Annotated[int, Field(ge=1000, le=10_000_000)] = 200_000
+    input_usd_per_mtok: Annotated[float, Field(ge=0)]
+    output_usd_per_mtok: Annotated[float, Field(ge=0)]
+    supports_1h_ttl: bool = False
+    cache_read_multiplier: Multiplier = 0.1
+    cache_write_5m_multiplier: Multiplier = 1.25
+    cache_write_1h_multiplier: Multiplier = 2.0
+
+    def write_multiplier(self, ttl: CacheTtl) -> float:
+        return self.cache_write_1h_multiplier if ttl == "1h" else self.cache_write_5m_multiplier
+
+
+# Public list prices (USD per million tokens) and documented minimums at the time of writing. Regional and
+# cross-region inference profiles may be priced differently: override the table in configuration.
+DEFAULT_PROFILES: tuple[ModelProfile, ...] = (
+    ModelProfile(
+        pattern="*claude-opus-4-6*",
+        min_cacheable_tokens=4096,
+        input_usd_per_mtok=5.0,
+        output_usd_per_mtok=25.0,
+        supports_1h_ttl=True,
+    ),
+    ModelProfile(
+        pattern="*claude-opus-4-5*",
+        min_cacheable_tokens=4096,
+        input_usd_per_mtok=5.0,
+        output_usd_per_mtok=25.0,
+        supports_1h_ttl=True,
+    ),
+    ModelProfile(
+        pattern="*claude-opus-4-*",
+        min_cacheable_tokens=1024,
+        input_usd_per_mtok=15.0,
+        output_usd_per_mtok=75.0,
+    ),
+    ModelProfile(
+        pattern="*claude-sonnet-4-5*",
+        min_cacheable_tokens=1024,
+        input_usd_per_mtok=3.0,
+        output_usd_per_mtok=15.0,
+        supports_1h_ttl=True,
+    ),
+    ModelProfile(
+        pattern="*claude-sonnet-4-6*",
+        min_cacheable_tokens=1024,
+        input_usd_per_mtok=3.0,
+        output_usd_per_mtok=15.0,
+        supports_1h_ttl=True,
+    ),
+    ModelProfile(
+        pattern="*claude-sonnet-4*",
+        min_cacheable_tokens=1024,
+        input_usd_per_mtok=3.0,
+        output_usd_per_mtok=15.0,
+    ),
+    ModelProfile(
+        pattern="*claude-3-7-sonnet*",
+        min_cacheable_tokens=1024,
+        input_usd_per_mtok=3.0,
+        output_usd_per_mtok=15.0,
+    ),
+    ModelProfile(
+        pattern="*claude-haiku-4-5*",
+        min_cacheable_tokens=4096,
+        input_usd_per_mtok=1.0,
+        output_usd_per_mtok=5.0,
+        supports_1h_ttl=True,
+    ),
+    ModelProfile(
+        pattern="*claude-3-5-haiku*",
+        min_cacheable_tokens=2048,
+        input_usd_per_mtok=0.8,
+        output_usd_per_mtok=4.0,
+    ),
+    ModelProfile(
+        pattern="*claude-3-haiku*",
+        min_cacheable_tokens=2048,
+        input_usd_per_mtok=0.25,
+        output_usd_per_mtok=1.25,
+    ),
+)
+FALLBACK_PROFILE = ModelProfile(
+    pattern="*", min_cacheable_tokens=1024, input_usd_per_mtok=3.0, output_usd_per_mtok=15.0
+)
+"""Unknown models are priced and checked like the Sonnet class; configure a profile for yours."""
+
+
+class PromptCacheConfig(BaseModel):
+    """The model table: the first profile whose pattern matches the model id wins."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    profiles: tuple[ModelProfile, ...] = DEFAULT_PROFILES
+    fallback: ModelProfile = FALLBACK_PROFILE
+
+    def profile(self, model_id: str) -> ModelProfile:
+        lowered = model_id.lower()
+        for profile in self.profiles:
+            if fnmatch.fnmatchcase(lowered, profile.pattern.lower()):
+                return profile
+        return self.fallback
+
+    def cost(self, model_id: str, usage: Usage, ttl: CacheTtl = "5m") -> TurnCost:
+        """Price one usage record. Cache writes are priced at the TTL of the session's cache point."""
+        return price(self.profile(model_id), usage, ttl)
+
+
+# --------------------------------------------------------------------------- cost
+
+
+@dataclass(frozen=True)
+class TurnCost:
+    input_usd: float
+    cache_read_usd: float
+    cache_write_usd: float
+    output_usd: float
+    usd_without_cache: float
+    """What the same tokens would cost with no caching: every input token at the base input price."""
+
+    @property
+    def usd(self) -> float:
+        return self.input_usd + self.cache_read_usd + self.cache_write_usd + self.output_usd
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "usd": round(self.usd, 8),
+            "input_usd": round(self.input_usd, 8),
+            "cache_read_usd": round(self.cache_read_usd, 8),
+            "cache_write_usd": round(self.cache_write_usd, 8),
+            "output_usd": round(self.output_usd, 8),
+            "usd_without_cache": round(self.usd_without_cache, 8),
+        }
+
+
+def price(profile: ModelProfile, usage: Usage, ttl: CacheTtl = "5m") -> TurnCost:
+    unit = profile.input_usd_per_mtok / PER_MILLION
+    return TurnCost(
+        input_usd=usage.input_tokens * unit,
+        cache_read_usd=usage.cache_read_input_tokens * unit * profile.cache_read_multiplier,
+        cache_write_usd=usage.cache_write_input_tokens * unit * profile.write_multiplier(ttl),
+        output_usd=usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,
+        usd_without_cache=usage.total_input_tokens * unit
+        + usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,
+    )
+
+
+# --------------------------------------------------------------------------- simulator
+
+
+@dataclass(frozen=True)
+class CacheBlock:
+    """One piece of a request in prefix order (tool definitions, a system block, a message), with its exact
+    bytes, its token count and, when a cache point follows it, that cache point's TTL."""
+
+    data: bytes
+    tokens: int
+    cache_point: CacheTtl | None = None
+
+
+@dataclass(frozen=True)
+class CacheOutcome:
+    """How the provider would bill one request's input. Token positions are offsets in the prompt:
+    [0, read_end) was read from the cache, [read_end, write_end) written to it, the rest sent uncached."""
+
+    total_tokens: int
+    read_end: int
+    write_end: int
+    written_ttls: tuple[tuple[int, int, CacheTtl], ...] = ()
+    """(start, end, ttl) of each written span."""
+
+    @property
+    def read_tokens(self) -> int:
+        return self.read_end
+
+    @property
+    def write_tokens(self) -> int:
+        return self.write_end - self.read_end
+
+    @property
+    def uncached_tokens(self) -> int:
+        return self.total_tokens - self.write_end
+
+    def usage(self, output_tokens: int = 0) -> Usage:
+        return Usage(self.uncached_tokens, output_tokens, self.read_tokens, self.write_tokens)
+
+    def split(self, start: int, end: int) -> tuple[int, int, int]:
+        """Tokens of the span [start, end) that were (read, written, uncached)."""
+        read = _overlap(start, end, 0, self.read_end)
+        written = _overlap(start, end, self.read_end, self.write_end)
+        return read, written, (end - start) - read - written
+
+    def span_cost_units(self, start: int, end: int, profile: ModelProfile) -> float:
+        """Cost of the span in units of "one token at the base input price"."""
+        read = _overlap(start, end, 0, self.read_end)
+        written = 0.0
+        written_tokens = 0
+        for span_start, span_end, ttl in self.written_ttls:
+            tokens = _overlap(start, end, span_start, span_end)
+            written_tokens += tokens
+            written += tokens * profile.write_multiplier(ttl)
+        uncached = (end - start) - read - written_tokens
+        return read * profile.cache_read_multiplier + written + uncached
+
+
+def _overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> int:
+    return max(0, min(a_end, b_end) - max(a_start, b_start))
+
+
+class PromptCacheSimulator:
+    """Applies the cache rules to a sequence of requests against one cache (one account, region and model)."""
+
+    def __init__(self, min_cacheable_tokens: int, *, max_cache_points: int = MAX_CACHE_POINTS) -> None:
+        self.min_cacheable_tokens = min_cacheable_tokens
+        self.max_cache_points = max_cache_points
+        self._entries: dict[str, tuple[datetime, CacheTtl]] = {}
+
+    def send(self, blocks: Sequence[CacheBlock], at: datetime) -> CacheOutcome:
+        points: list[tuple[int, str, CacheTtl]] = []  # (prefix tokens, prefix digest, ttl) per cache point
+        digest = hashlib.sha256()
+        total = 0
+        for block in blocks:
+            digest.update(len(block.data).to_bytes(8, "big"))  # length-prefixed: block boundaries count
+            digest.update(block.data)
+            total += block.tokens
+            if block.cache_point is not None:
+                points.append((total, digest.copy().hexdigest(), block.cache_point))
+        if len(points) > self.max_cache_points:
+            raise ValidationFailed(
+                f"a request may carry at most {self.max_cache_points} cache points; this one has {len(points)}"
+            )
+
+        # The longest cached prefix wins; a hit refreshes the entry's lifetime.
+        read_end = 0
+        for tokens, key, _ in points:
+            entry = self._entries.get(key)
+            if entry is not None and at < entry[0]:
+                read_end = max(read_end, tokens)
+                self._entries[key] = (at + timedelta(seconds=TTL_SECONDS[entry[1]]), entry[1])
+
+        write_end = read_end
+        written: list[tuple[int, int, CacheTtl]] = []
+        for tokens, key, ttl in points:
+            if tokens <= read_end or tokens < self.min_cacheable_tokens:
+                continue
+            self._entries[key] = (at + timedelta(seconds=TTL_SECONDS[ttl]), ttl)
+            written.append((write_end, tokens, ttl))
+            write_end = tokens
+        return CacheOutcome(
+            total_tokens=total, read_end=read_end, write_end=write_end, written_ttls=tuple(written)
+        )
+
+
+# --------------------------------------------------------------------------- token estimation
+
+# CJK ideographs, kana, Hangul and full-width forms: about one token per character on Claude tokenizers.
+_WIDE_RE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
+)
+_MESSAGE_OVERHEAD = 3
+_CHARS_PER_TOKEN = 4
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Rough tokens of `text`: one per CJK/Hangul/full-width character, one per 4 other characters (the
+    usual rule of thumb for English on BPE tokenizers). An estimate for monitoring and trimming only: it can
+    be off by 20 % or more; Bedrock CountTokens is exact."""
+    wide = len(_WIDE_RE.findall(text))
+    return wide + math.ceil((len(text) - wide) / _CHARS_PER_TOKEN)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _block_tokens(block: Mapping[str, Any]) -> int:
+    if "cachePoint" in block:
+        return 0
+    if isinstance(block.get("text"), str) and len(block) == 1:
+        return estimate_text_tokens(block["text"])
+    return estimate_text_tokens(_compact(block))
+
+
+class CharTokenEstimator:
+    """`TokenCounter` for the local runtime (no model to ask): `estimate_text_tokens` over the text of every
+    block (structured blocks and tool definitions as their compact JSON) plus 3 tokens per message."""
+
+    def count(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Sequence[Mapping[str, Any]] | None = None,
+        tool_config: Mapping[str, Any] | None = None,
+    ) -> int:
+        tokens = sum(_block_tokens(block) for block in system or ())
+        if tool_config:
+            tokens += estimate_text_tokens(_compact(tool_config.get("tools", [])))
+        for message in messages:
+            tokens += _MESSAGE_OVERHEAD + sum(_block_tokens(block) for block in message.get("content", ()))
+        return tokens
+
+
+# --------------------------------------------------------------------------- token monitor
+
+
+@dataclass(frozen=True)
+class TokenReport:
+    """Tokens of a session's cache-stable prefix. Character caps stay the hard limit; tokens only warn."""
+
+    model_id: str
+    method: str
+    """`count_tokens` (exact, from the model provider) or `estimate` (CharTokenEstimator)."""
+    snapshot_tokens: int
+    prefix_tokens: int
+    """Tools + base system + snapshot: everything before the cache point."""
+    min_cacheable_tokens: int
+    ceiling_tokens: int
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def cacheable(self) -> bool:
+        return self.prefix_tokens >= self.min_cacheable_tokens
+
+    @property
+    def above_ceiling(self) -> bool:
+        return self.snapshot_tokens > self.ceiling_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model_id": self.model_id,
+            "method": self.method,
+            "snapshot_tokens": self.snapshot_tokens,
+            "prefix_tokens": self.prefix_tokens,
+            "min_cacheable_tokens": self.min_cacheable_tokens,
+            "ceiling_tokens": self.ceiling_tokens,
+            "cacheable": self.cacheable,
+            "above_ceiling": self.above_ceiling,
+            "warnings": list(self.warnings),
+        }
+
+
+_PROBE = ({"role": "user", "content": [{"text": "."}]},)
+"""CountTokens needs at least one message; its own tokens are measured once and subtracted."""
+
+
+class PrefixMonitor:
+    """Counts a session's snapshot and cached prefix for one model and explains what it means for caching."""
+
+    def __init__(
+        self,
+        counter: TokenCounter,
+        *,
+        model_id: str,
+        profile: ModelProfile,
+        tool_config: Mapping[str, Any] | None,
+        ceiling_tokens: int,
+        exact: bool,
+        fallback: TokenCounter | None = None,
+    ) -> None:
+        """`exact`: whether `counter` is the provider's own count (CountTokens) rather than an estimate."""
+        self._counter = counter
+        self._fallback = fallback or CharTokenEstimator()
+        self.model_id = model_id
+        self.profile = profile
+        self._tool_config = dict(tool_config) if tool_config else None
+        self.ceiling_tokens = ceiling_tokens
+        self._exact = exact
+
+    def assess(self, system: Sequence[Mapping[str, Any]], snapshot: str) -> TokenReport:
+        warnings: list[str] = []
+        method = "count_tokens" if self._exact else "estimate"
+        try:
+            snapshot_tokens, prefix_tokens = self._measure(self._counter, system, snapshot)
+        except DomainError as error:
+            # CountTokens is not offered for every model or region; an estimate still catches gross problems.
+            method = "estimate"
+            warnings.append(f"exact token count unavailable ({error.message}); figures are estimates")
+            snapshot_tokens, prefix_tokens = self._measure(self._fallback, system, snapshot)
+        minimum = self.profile.min_cacheable_tokens
+        if prefix_tokens < minimum:
+            warnings.append(
+                f"the cache-stable prefix (tools, base system prompt and memory snapshot) is {prefix_tokens:,} "
+                f"tokens, below the {minimum:,}-token minimum of {self.model_id}: nothing will be cached and every "
+                "turn pays the full input price"
+            )
+        wants_hour = any(block.get("cachePoint", {}).get("ttl") == "1h" for block in system)
+        if wants_hour and not self.profile.supports_1h_ttl:
+            warnings.append(
+                f"{self.model_id} is not known to support a 1-hour cache TTL; Bedrock may refuse the request. "
+                "Use the default 5m, or add the model to the prompt-cache profiles"
+            )
+        if snapshot_tokens > self.ceiling_tokens:
+            warnings.append(
+                f"the memory snapshot is {snapshot_tokens:,} tokens, above the configured ceiling of "
+                f"{self.ceiling_tokens:,}: consolidate MEMORY.md/USER.md or prune skills"
+            )
+        return TokenReport(
+            model_id=self.model_id,
+            method=method,
+            snapshot_tokens=snapshot_tokens,
+            prefix_tokens=prefix_tokens,
+            min_cacheable_tokens=minimum,
+            ceiling_tokens=self.ceiling_tokens,
+            warnings=tuple(warnings),
+        )
+
+    def _measure(
+        self, counter: TokenCounter, system: Sequence[Mapping[str, Any]], snapshot: str
+    ) -> tuple[int, int]:
+        probe = counter.count(_PROBE)
+        snapshot_tokens = counter.count(_PROBE, system=[{"text": snapshot}]) - probe
+        prefix_tokens = counter.count(_PROBE, system=list(system), tool_config=self._tool_config) - probe
+        return max(0, snapshot_tokens), max(0, prefix_tokens)

@@ -1,0 +1,263 @@
+"""Ports and value objects of sessions and chat: the session store, the chat model and the token counter.
+
+Kept apart from `ports.py` (the memory core's contract) so the core does not grow with the chat capability.
+Messages, system blocks and tool configurations are plain dicts in Bedrock Converse shape: that shape is the
+contract a caller who brings its own model receives, and the one the Bedrock adapter sends unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import Conflict
+from .records import is_valid_namespace, is_valid_tenant
+
+CacheTtl = Literal["5m", "1h"]
+"""Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""
+
+Message = dict[str, Any]
+"""A Converse message: `{"role": "user" | "assistant", "content": [content blocks]}`."""
+
+SystemBlock = dict[str, Any]
+"""A Converse system block: `{"text": ...}` or `{"cachePoint": {"type": "default"}}`."""
+
+SESSION_ID_PATTERN = r"^ses_[0-9a-f]{32}$"
+_SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
+
+
+def new_session_id() -> str:
+    return f"ses_{uuid.uuid4().hex}"
+
+
+def is_valid_session_id(session_id: str) -> bool:
+    return isinstance(session_id, str) and bool(_SESSION_ID_RE.match(session_id))
+
+
+class SessionClosed(Conflict):
+    """The session was ended or has expired (409): its snapshot is released; start a new session."""
+
+    code = "session_closed"
+
+
+class SessionStatus(StrEnum):
+    OPEN = "open"
+    ENDED = "ended"
+
+
+class SessionRecord(BaseModel):
+    """A session as stored. `base_system`, `snapshot` and `cache_ttl` never change after creation: they are
+    the bytes every turn sends before the cache point. Only `status` and `ended_at` change (on end)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    tenant: str
+    namespace: str
+    actor: Annotated[str, Field(max_length=128)]
+    base_system: str
+    snapshot: str
+    snapshot_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    cache_ttl: CacheTtl
+    status: SessionStatus = SessionStatus.OPEN
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not is_valid_session_id(value):
+            raise ValueError(f"invalid session id {value!r}")
+        return value
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        if not is_valid_tenant(value):
+            raise ValueError(f"invalid tenant id {value!r}")
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not is_valid_namespace(value):
+            raise ValueError(f"invalid namespace {value!r}")
+        return value
+
+    def is_expired(self, now: datetime) -> bool:
+        return now >= self.expires_at
+
+    def effective_status(self, now: datetime) -> str:
+        """`open`, `ended`, or `expired` (open but past its time to live)."""
+        if self.status is SessionStatus.OPEN and self.is_expired(now):
+            return "expired"
+        return self.status.value
+
+
+class TurnRecord(BaseModel):
+    """One completed turn: every message it added to the conversation (the user's text, the assistant's
+    tool calls, the tool results, the final answer). Written once, and only when the whole turn succeeded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: str
+    session_id: str
+    index: Annotated[int, Field(ge=0)]
+    messages: list[Message]
+    usage: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float = 0.0
+    model_id: str = ""
+    stop_reason: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    created_at: datetime
+
+
+class SessionStore(Protocol):
+    """Sessions and their turns, for all tenants, keyed by tenant first (DynamoDB in AWS, SQLite locally)."""
+
+    def create(self, session: SessionRecord) -> None:
+        """Store a new session. Raises `ConcurrentModification` if the id already exists."""
+        ...
+
+    def get(self, tenant: str, session_id: str) -> SessionRecord | None:
+        """The session of this tenant, or None (also for another tenant's id). May return an expired session
+        that the store has not purged yet; callers check `expires_at`."""
+        ...
+
+    def end(self, tenant: str, session_id: str, at: datetime) -> SessionRecord | None:
+        """Mark the session ended at `at` (idempotent: an ended session is returned unchanged). None if it
+        does not exist."""
+        ...
+
+    def append_turn(self, turn: TurnRecord, *, now: datetime) -> None:
+        """Store a turn atomically, only if the session exists, is open and unexpired at `now`, and no turn
+        with this index exists. Raises `SessionClosed` or `ConcurrentModification` otherwise."""
+        ...
+
+    def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
+        """Every turn of the session, by index."""
+        ...
+
+
+# --------------------------------------------------------------------------- the chat model
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage in Bedrock's terms. `input_tokens` excludes the cached tokens: the prompt's total input
+    is input + cache read + cache write."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_write_input_tokens + other.cache_write_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_write_input_tokens
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        """Share of the prompt's input tokens served from the cache (0 when there was no input)."""
+        total = self.total_input_tokens
+        return self.cache_read_input_tokens / total if total else 0.0
+
+    def as_bedrock(self) -> dict[str, int]:
+        return {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadInputTokens": self.cache_read_input_tokens,
+            "cacheWriteInputTokens": self.cache_write_input_tokens,
+        }
+
+    @classmethod
+    def from_bedrock(cls, usage: Mapping[str, Any]) -> Usage:
+        return cls(
+            input_tokens=int(usage.get("inputTokens", 0) or 0),
+            output_tokens=int(usage.get("outputTokens", 0) or 0),
+            cache_read_input_tokens=int(usage.get("cacheReadInputTokens", 0) or 0),
+            cache_write_input_tokens=int(usage.get("cacheWriteInputTokens", 0) or 0),
+        )
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One model response. `content` holds the assistant's blocks in Converse shape (`text`, `toolUse`)."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def text(self) -> str:
+        return "".join(block["text"] for block in self.content if "text" in block)
+
+    @property
+    def tool_uses(self) -> list[ToolUse]:
+        uses = []
+        for block in self.content:
+            use = block.get("toolUse")
+            if use is not None:
+                raw = use.get("input")
+                uses.append(
+                    ToolUse(
+                        id=str(use["toolUseId"]),
+                        name=str(use["name"]),
+                        input=raw if isinstance(raw, dict) else {},
+                    )
+                )
+        return uses
+
+
+class ChatModel(Protocol):
+    """A conversational model with tool use and prompt caching (Bedrock Converse in AWS)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def converse(
+        self,
+        *,
+        system: Sequence[SystemBlock],
+        messages: Sequence[Message],
+        tool_config: Mapping[str, Any] | None,
+        inference_config: Mapping[str, Any],
+    ) -> ModelReply:
+        """Raises `UpstreamUnavailable` when the model stays throttled or unavailable after bounded retries,
+        `UpstreamFailed` when it refuses the request or fails."""
+        ...
+
+
+class TokenCounter(Protocol):
+    """Input tokens of a Converse-shaped request (Bedrock CountTokens in AWS; an estimator locally)."""
+
+    def count(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: Sequence[Mapping[str, Any]] | None = None,
+        tool_config: Mapping[str, Any] | None = None,
+    ) -> int: ...

@@ -332,3 +332,30 @@ def test_given_touch_then_listed_by_new_access_time(tmp_path: Path):
         listed = store.list(TENANT_A, RecordQuery(last_access_before=T0 + timedelta(days=2))).items
 
     assert [r.access_count for r in listed] == [1]
+
+
+def test_given_large_corpus_when_a_query_term_is_in_most_documents_then_it_is_pruned_without_changing_the_top(
+    tmp_path,
+):
+    from agent_memory.adapters.local.search_index import PRUNE_TERMS_FROM_DOCS
+    from agent_memory.domain.ports import IndexEntry
+
+    index = LocalSearchIndex(tmp_path)
+    identity = EmbedderIdentity(name="test", dimensions=2)
+    count = PRUNE_TERMS_FROM_DOCS + 10
+    entries = [
+        IndexEntry(
+            f"r{i}", "/ns", MemoryType.DOMAIN_KNOWLEDGE, Status.ACTIVE, f"service number{i} runs", [1.0, 0.0]
+        )
+        for i in range(count)
+    ]
+    entries.append(
+        IndexEntry("target", "/ns", MemoryType.DOMAIN_KNOWLEDGE, Status.ACTIVE, "service kafka", [1.0, 0.0])
+    )
+    index.upsert("acme", identity, entries)
+    conn = index._db.connection()
+
+    assert index._informative_terms(conn, "acme", ["service", "kafka"]) == ["kafka"]
+    assert index._informative_terms(conn, "acme", ["service", "runs"]) == ["runs"]  # all common: rarest kept
+    hits = index.query_keyword("acme", "service kafka", k=3, where=IndexFilter(namespaces=("/ns",)))
+    assert hits[0].record_id == "target"

@@ -67,6 +67,12 @@ def _init_schema(conn: sqlite3.Connection) -> None:
         )
 
 
+KEYWORD_OVER_FETCH = 4
+PRUNE_TERMS_FROM_DOCS = 1000
+"""Below this many documents a tenant's keyword queries keep every term (see _informative_terms)."""
+"""Keyword queries rank an over-fetched top inside FTS5 before applying the filters (see query_keyword)."""
+
+
 def _tables(tenant: str) -> tuple[str, str]:
     """Quoted table names of a tenant. Only called with validated tenant ids (lowercase, digits, hyphens),
     and '-' -> '_' is one-to-one because tenant ids never contain '_'."""
@@ -455,6 +461,29 @@ class LocalSearchIndex:
         cache.apply(rows)
         cache.seq, cache.epoch = seq, epoch
 
+    def _informative_terms(self, conn: sqlite3.Connection, tenant: str, terms: list[str]) -> list[str]:
+        """Drop query terms that occur in more than half of the tenant's documents (keeping the rarest if all
+        do). FTS5's BM25 gives such a term an IDF of ~0 (log((N - df + 0.5) / (df + 0.5)) <= 0, clamped to
+        1e-6), so it cannot change the ranking, but matching it makes FTS5 score every document that holds it:
+        at 10k documents that was 20 ms of a 30 ms recall."""
+        if len(terms) < 2:
+            return terms
+        docs, fts = _tables(tenant)
+        total = conn.execute(f"SELECT count(*) FROM {docs}").fetchone()[0]
+        if total < PRUNE_TERMS_FROM_DOCS:
+            return terms  # small corpora are fast anyway; keep BM25's exact behaviour
+        vocab = '"vocab_' + fts.strip('"') + '"'
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, row)")
+        frequency = dict(
+            conn.execute(
+                f"SELECT term, doc FROM temp.{vocab} WHERE term IN ({placeholders(len(terms))})", terms
+            )
+        )
+        kept = [term for term in terms if frequency.get(term, 0) * 2 <= total]
+        if kept:
+            return kept
+        return [min(terms, key=lambda term: frequency.get(term, 0))]  # every term is common: keep the rarest
+
     def query_keyword(self, tenant: str, text: str, *, k: int, where: IndexFilter) -> list[Hit]:
         _check_tenant(tenant)
         _check_k(k)
@@ -465,21 +494,32 @@ class LocalSearchIndex:
         if self._state(conn, tenant) is None:
             return []
         docs, fts = _tables(tenant)
-        clauses = [f"{fts} MATCH ?"]
-        # Tokens are letters/digits only, so quoting each one is all the escaping FTS5 query syntax needs.
-        params: list[object] = [" OR ".join(f'"{term}"' for term in terms)]
+        terms = self._informative_terms(conn, tenant, terms)
+        match = " OR ".join(f'"{term}"' for term in terms)
+        filters: list[str] = []
+        params: list[object] = []
         for column, values in (
             ("namespace", where.namespaces),
             ("type", tuple(v.value for v in where.types)),
             ("status", tuple(v.value for v in where.statuses)),
         ):
             if values:
-                clauses.append(f"d.{column} IN ({placeholders(len(values))})")
+                filters.append(f"d.{column} IN ({placeholders(len(values))})")
                 params.extend(values)
+        condition = " AND ".join(filters) or "1"
+        # First rank inside FTS5 alone (no join per matching row) and filter an over-fetched top; only when
+        # the filters leave fewer than k does the exact (join-then-rank) query run.
         rows = conn.execute(
-            f"SELECT d.record_id, bm25({fts}) AS score FROM {fts} JOIN {docs} AS d ON d.rowid = {fts}.rowid "
-            f"WHERE {' AND '.join(clauses)} ORDER BY score LIMIT ?",
-            (*params, k),
+            f"SELECT d.record_id, f.score FROM (SELECT rowid, bm25({fts}) AS score FROM {fts} "
+            f"WHERE {fts} MATCH ? ORDER BY score LIMIT ?) AS f JOIN {docs} AS d ON d.rowid = f.rowid "
+            f"WHERE {condition} ORDER BY f.score LIMIT ?",
+            (match, k * KEYWORD_OVER_FETCH, *params, k),
         ).fetchall()
+        if len(rows) < k:
+            rows = conn.execute(
+                f"SELECT d.record_id, bm25({fts}) AS score FROM {fts} JOIN {docs} AS d ON d.rowid = {fts}.rowid "
+                f"WHERE {fts} MATCH ? AND {condition} ORDER BY score LIMIT ?",
+                (match, *params, k),
+            ).fetchall()
         # FTS5's bm25() is negative (lower is better); the port wants higher-is-better.
         return [Hit(record_id=record_id, score=max(0.0, -float(score))) for record_id, score in rows]

@@ -241,6 +241,7 @@ class FunctionsConfig(_Model):
     api: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
     authorizer: FunctionSizing = FunctionSizing(memory_mb=256, timeout_seconds=10)
     decay_job: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=600)
+    chat: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
 
     @model_validator(mode="after")
     def _api_gateway_limit(self) -> FunctionsConfig:
@@ -249,6 +250,11 @@ class FunctionsConfig(_Model):
             raise ValueError("functions.api.timeout_seconds must be <= 29 (API Gateway integration limit)")
         if self.authorizer.timeout_seconds > 29:
             raise ValueError("functions.authorizer.timeout_seconds must be <= 29")
+        if self.chat.timeout_seconds > 29:
+            raise ValueError(
+                "functions.chat.timeout_seconds must be <= 29 (API Gateway integration limit); lower the chat "
+                "tool rounds or output tokens (AGENT_MEMORY_CHAT) instead"
+            )
         return self
 
 
@@ -288,7 +294,8 @@ class DeploymentConfig(_Model):
     tenants: tuple[TenantConfig, ...] = ()
     embedding: EmbeddingConfig = EmbeddingConfig()
     chat_model_ids: tuple[str, ...] = ()
-    """Bedrock model (or inference profile) ids the chat function may call (used by a later stack part)."""
+    """Bedrock model or inference profile ids the chat function may call; the first is its default model.
+    Empty: no chat function is deployed (sessions still work through the API function)."""
     schedules: SchedulesConfig = SchedulesConfig()
     retention: RetentionConfig = RetentionConfig()
     api: ApiConfig = ApiConfig()

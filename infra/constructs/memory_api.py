@@ -61,6 +61,7 @@ class MemoryApi(Construct):
         *,
         api_function: lambda_.IFunction,
         authorizer_function: lambda_.IFunction,
+        chat_function: lambda_.IFunction | None = None,
         config: ApiConfig,
         access_log_retention_days: int,
         retain_logs: bool,
@@ -126,6 +127,15 @@ class MemoryApi(Construct):
         self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
             "GET", integration, **method_options
         )
+        self.session_methods: list[apigw.Method] = []
+        if chat_function is not None:
+            # Sessions and chat turns go to the chat function (explicit resources win over {proxy+}).
+            chat = apigw.LambdaIntegration(chat_function, proxy=True, allow_test_invoke=False)
+            sessions = v1.add_resource("sessions")
+            self.session_methods = [
+                sessions.add_method("ANY", chat, **method_options),
+                sessions.add_resource("{proxy+}").add_method("ANY", chat, **method_options),
+            ]
 
         # API Gateway's own 4xx/5xx answers (401 from the authorizer, 429 throttling, 413 too large) in the
         # same JSON error shape as the application's.

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, cast
 
-from aws_cdk import Acknowledgment, CfnOutput, Duration, RemovalPolicy, Stack, Tags, TimeZone, Validations
+from aws_cdk import (
+    Acknowledgment,
+    ArnFormat,
+    CfnOutput,
+    Duration,
+    RemovalPolicy,
+    Stack,
+    Tags,
+    TimeZone,
+    Validations,
+)
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -30,6 +41,7 @@ from ..constructs import (
 API_HANDLER = "agent_memory.handlers.api.handler"
 AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
 DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
+CHAT_HANDLER = "agent_memory.handlers.chat.handler"
 
 CODE_EXCLUDES = [
     "**/__pycache__",
@@ -41,6 +53,9 @@ CODE_EXCLUDES = [
     "**/tests",
 ]
 """The function code asset is the `functions/` directory minus caches and build metadata."""
+
+_INFERENCE_PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
+"""Geography prefixes of Bedrock cross-region inference profile ids (e.g. `us.anthropic.claude-...`)."""
 
 _KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 
@@ -154,6 +169,27 @@ class MemoryStack(Stack):
             **function_options,
         )
 
+        self.chat_function: ServiceFunction | None = None
+        if config.chat_model_ids:
+            self.chat_function = ServiceFunction(
+                self,
+                "ChatFunction",
+                handler=CHAT_HANDLER,
+                description="Sessions with a frozen memory snapshot and prompt-caching chat (Bedrock Converse)",
+                sizing=config.functions.chat,
+                environment={
+                    **common_environment,
+                    "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
+                    "AGENT_MEMORY_CHAT_PROVIDER": "bedrock",
+                    "AGENT_MEMORY_CHAT": json.dumps({"model_id": config.chat_model_ids[0]}),
+                },
+                filesystem=self.memory_files.mount_for("chat"),
+                **function_options,
+            )
+        tenant_functions = [self.api_function, self.decay_job_function]
+        if self.chat_function is not None:
+            tenant_functions.append(self.chat_function)
+
         self.vectors = TenantVectors(
             self,
             "Vectors",
@@ -161,10 +197,10 @@ class MemoryStack(Stack):
             memory_table=self.tables.memory,
             embedding=config.embedding,
             tenants=config.tenants,
-            trusted_roles=[self.api_function.role, self.decay_job_function.role],
+            trusted_roles=[f.role for f in tenant_functions],
             retain=retain,
         )
-        for service_function in (self.api_function, self.authorizer_function, self.decay_job_function):
+        for service_function in (self.authorizer_function, *tenant_functions):
             service_function.add_environment("AGENT_MEMORY_VECTOR_BUCKET", self.vectors.vector_bucket_name)
             service_function.add_environment(
                 "AGENT_MEMORY_TENANT_ROLE_ARN", self.vectors.tenant_access_role.role_arn
@@ -180,6 +216,25 @@ class MemoryStack(Stack):
             "dynamodb:DeleteItem",
         )
         self._grant_key_use(self.api_function.role)
+        # Embeddings are computed with each function's own role (they are not tenant data).
+        for service_function in tenant_functions:
+            service_function.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="EmbeddingModel",
+                    actions=["bedrock:InvokeModel"],
+                    resources=[self._foundation_model_arn(config.embedding.model_id, self.region)],
+                )
+            )
+        if self.chat_function is not None:
+            self._grant_chat_models(self.chat_function.role, config.chat_model_ids)
+            self.tables.idempotency.grant(
+                self.chat_function.role,
+                "dynamodb:GetItem",
+                "dynamodb:PutItem",
+                "dynamodb:UpdateItem",
+                "dynamodb:DeleteItem",
+            )
+            self._grant_key_use(self.chat_function.role)
         self.tables.api_keys.grant(self.authorizer_function.role, "dynamodb:GetItem")
         self.key.grant(self.authorizer_function.role, "kms:Decrypt", "kms:DescribeKey")
 
@@ -187,6 +242,7 @@ class MemoryStack(Stack):
             self,
             "Api",
             api_function=self.api_function.function,
+            chat_function=self.chat_function.function if self.chat_function else None,
             authorizer_function=self.authorizer_function.function,
             config=config.api,
             access_log_retention_days=config.retention.access_log_days,
@@ -250,11 +306,63 @@ class MemoryStack(Stack):
                 "Api": self.api_function,
                 "Authorizer": self.authorizer_function,
                 "DecayJob": self.decay_job_function,
+                **({"Chat": self.chat_function} if self.chat_function else {}),
             },
             dead_letter_queues=[decay_dead_letters],
         )
 
         self._outputs()
+
+    def _foundation_model_arn(self, model_id: str, region: str) -> str:
+        return self.format_arn(
+            service="bedrock",
+            region=region,
+            account="",
+            resource="foundation-model",
+            resource_name=model_id,
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+        )
+
+    def _grant_chat_models(self, role: iam.IRole, model_ids: tuple[str, ...]) -> None:
+        """Converse (bedrock:InvokeModel) on the configured models only. A cross-region inference profile
+        (`us.`, `eu.`, `apac.`, `global.` prefix) is granted with the foundation model it routes to in every
+        region the profile may pick; CountTokens (the token monitor) takes the foundation model."""
+        profiles, foundation = [], []
+        for model_id in model_ids:
+            prefix, _, rest = model_id.partition(".")
+            if prefix in _INFERENCE_PROFILE_PREFIXES:
+                profiles.append(
+                    self.format_arn(
+                        service="bedrock",
+                        resource="inference-profile",
+                        resource_name=model_id,
+                        arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                    )
+                )
+                foundation.append(self._foundation_model_arn(rest, "*"))
+            else:
+                foundation.append(self._foundation_model_arn(model_id, self.region))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="ChatModels", actions=["bedrock:InvokeModel"], resources=[*profiles, *foundation]
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="ChatTokenCounting", actions=["bedrock:CountTokens"], resources=foundation
+            )
+        )
+        for model_id in model_ids:
+            prefix, _, foundation_id = model_id.partition(".")
+            if prefix in _INFERENCE_PROFILE_PREFIXES:
+                resource = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{foundation_id}"
+                Validations.of(role).acknowledge(
+                    Acknowledgment(
+                        id=f"AwsSolutions-IAM5[Resource::{resource}]",
+                        reason="A cross-region inference profile routes to this one foundation model in any "
+                        "region of its geography; only the region is a wildcard, never the model.",
+                    )
+                )
 
     def _grant_key_use(self, role: iam.IRole) -> None:
         self.key.grant(role, *_KEY_USE_ACTIONS)

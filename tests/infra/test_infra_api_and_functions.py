@@ -37,8 +37,9 @@ def test_every_api_method_runs_the_token_authorizer(synthesized: Synthesized, te
     ((authorizer_id, authorizer),) = synthesized.of_type("AWS::ApiGateway::Authorizer").items()
     methods = synthesized.of_type("AWS::ApiGateway::Method")
 
-    # Then there are exactly the proxy and swagger methods, and no method (OPTIONS included) is open
-    assert sorted(m["Properties"]["HttpMethod"] for m in methods.values()) == ["ANY", "GET"]
+    # Then there are exactly the proxy, swagger and (chat) sessions methods, and no method (OPTIONS
+    # included) is open
+    assert sorted(m["Properties"]["HttpMethod"] for m in methods.values()) == ["ANY", "ANY", "ANY", "GET"]
     template.all_resources_properties(
         "AWS::ApiGateway::Method",
         {
@@ -58,19 +59,31 @@ def test_every_api_method_runs_the_token_authorizer(synthesized: Synthesized, te
     assert not re.match(BEARER_PATTERN, "Basic dXNlcjpwYXNz")
 
 
-def test_routes_are_v1_proxy_and_swagger_both_to_the_api_function(synthesized: Synthesized) -> None:
-    resources = {
-        k: v["Properties"]["PathPart"] for k, v in synthesized.of_type("AWS::ApiGateway::Resource").items()
-    }
+def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_chat(
+    synthesized: Synthesized,
+) -> None:
+    resources = {k: v["Properties"] for k, v in synthesized.of_type("AWS::ApiGateway::Resource").items()}
     api_function = synthesized.logical_id("AWS::Lambda::Function", "ApiFunction")
-    routes = set()
+    chat_function = synthesized.logical_id("AWS::Lambda::Function", "ChatFunction")
+
+    def path(resource_id: str) -> str:
+        props = resources[resource_id]
+        parent = props["ParentId"].get("Ref")
+        return (path(parent) if parent in resources else "") + "/" + props["PathPart"]
+
+    routes = {}
     for method in synthesized.of_type("AWS::ApiGateway::Method").values():
         props = method["Properties"]
-        routes.add((props["HttpMethod"], resources[props["ResourceId"]["Ref"]]))
         assert props["Integration"]["Type"] == "AWS_PROXY"
-        assert api_function in json.dumps(props["Integration"]["Uri"])
-    assert routes == {("ANY", "{proxy+}"), ("GET", "swagger")}
-    assert sorted(resources.values()) == ["swagger", "v1", "{proxy+}"]
+        uri = json.dumps(props["Integration"]["Uri"])
+        target = "chat" if chat_function in uri else "api" if api_function in uri else "other"
+        routes[(props["HttpMethod"], path(props["ResourceId"]["Ref"]))] = target
+    assert routes == {
+        ("ANY", "/v1/{proxy+}"): "api",
+        ("GET", "/swagger"): "api",
+        ("ANY", "/v1/sessions"): "chat",
+        ("ANY", "/v1/sessions/{proxy+}"): "chat",
+    }
 
 
 def test_stage_is_throttled_traced_and_access_logged_without_bodies(synthesized: Synthesized) -> None:
@@ -277,3 +290,40 @@ def test_every_alarm_notifies_the_encrypted_topic(synthesized: Synthesized) -> N
         and "kms:GenerateDataKey" in as_list(s["Action"])
         for s in key_policy
     )
+
+
+def test_chat_function_serves_sessions_with_bedrock_limited_to_configured_models(
+    synthesized: Synthesized,
+) -> None:
+    # Given the configured chat model (an inference profile) and the chat function
+    config = _config()
+    model_id = config.chat_model_ids[0]
+    chat = _function(synthesized, "ChatFunction")
+    environment = chat["Environment"]["Variables"]
+
+    # Then it runs the chat handler on Bedrock with the first configured model and mounts the memory files
+    assert chat["Handler"] == "agent_memory.handlers.chat.handler"
+    assert environment["AGENT_MEMORY_CHAT_PROVIDER"] == "bedrock"
+    assert json.loads(environment["AGENT_MEMORY_CHAT"]) == {"model_id": model_id}
+    assert chat["FileSystemConfigs"][0]["LocalMountPath"] == "/mnt/memory"
+
+    # And its Bedrock permissions name only the profile and the foundation model behind it
+    statements = [
+        statement
+        for policy in synthesized.of_type("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") in ("ChatModels", "ChatTokenCounting")
+    ]
+    assert {s["Sid"] for s in statements} == {"ChatModels", "ChatTokenCounting"}
+    resources = json.dumps([s["Resource"] for s in statements])
+    assert f"inference-profile/{model_id}" in resources
+    assert "foundation-model/" + model_id.split(".", 1)[1] in resources
+    assert '"*"' not in resources and "foundation-model/*" not in resources
+
+    # And /v1/sessions routes to the chat function, not the API function
+    session_resources = [
+        logical_id
+        for logical_id, resource in synthesized.of_type("AWS::ApiGateway::Resource").items()
+        if resource["Properties"]["PathPart"] == "sessions"
+    ]
+    assert len(session_resources) == 1

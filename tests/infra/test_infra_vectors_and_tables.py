@@ -81,6 +81,7 @@ def test_tenant_role_is_assumable_only_by_request_functions_with_a_tenant_sessio
     assert principals == {
         f"<{_role_of(synthesized, 'ApiFunction')}.Arn>",
         f"<{_role_of(synthesized, 'DecayJobFunction')}.Arn>",
+        f"<{_role_of(synthesized, 'ChatFunction')}.Arn>",
     }
     for statement in statements:
         # And every assumption must tag the session with `tenant` and with nothing else

@@ -322,3 +322,18 @@ def test_session_snapshot_is_frozen_while_memory_changes(api):
     assert turn.status_code == 503 and "AGENT_MEMORY_CHAT_PROVIDER" in turn.json()["message"]
     ended = client.post(f"/v1/sessions/{session_id}/end", json={})
     assert ended.status_code == 200 and ended.json()["status"] == "ended"
+
+
+def test_lambda_publishes_recall_latency_and_file_usage_metrics(api, capsys):
+    if api.runtime != "aws":
+        pytest.skip("CloudWatch metrics are published by the Lambda handler only")
+    client = api.client()
+    ns = unique_ns()
+    capsys.readouterr()
+    client.post("/v1/files/memory/entries", json={"namespace": ns, "content": "x" * 218})
+    client.post("/v1/recall", json={"query": "anything", "namespaces": [ns]})
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    usage = [m for m in emitted if "MemoryFileUsagePercent" in m]
+    assert usage and usage[0]["file"] == "MEMORY.md"
+    assert usage[0]["MemoryFileUsagePercent"] == [pytest.approx(100 * 219 / 2200)]
+    assert any("RecallLatency" in m for m in emitted)

@@ -5,11 +5,12 @@ first request, not at import, so a cold start pays only for imports."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics, Tracer, single_metric
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -71,4 +72,19 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name=f"{operation}Latency", unit=MetricUnit.Milliseconds, value=elapsed_ms)
     if response.get("statusCode", 500) >= 500:
         metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+    if path.startswith("/v1/files/") and method == "POST" and response.get("statusCode") == 200:
+        _file_usage_metric(response.get("body") or "")
     return response
+
+
+def _file_usage_metric(body: str) -> None:
+    """Usage of a capped memory file after a write, against its cap (dashboard: usage vs cap)."""
+    try:
+        view = json.loads(body)
+        percent = 100.0 * view["used"] / view["limit"]
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        return
+    with single_metric(
+        name="MemoryFileUsagePercent", unit=MetricUnit.Percent, value=percent, namespace=metrics.namespace
+    ) as metric:
+        metric.add_dimension(name="file", value=str(view.get("path", "unknown")))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,15 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 DEV_KEY_FILE = "dev-api-key.txt"
 
+MAX_CONCURRENT_REQUESTS = 16
+THREADS_PER_REQUEST = 3
+"""HttpResolverLocal runs each sync middleware (authentication, request validation) and the sync route in
+worker threads of the event loop's default executor, each blocked on the next: one request holds up to 3
+threads at once. With the default executor (cores + 4 threads) three concurrent requests can take every
+thread and wait on each other for ever. The server therefore gets its own executor of
+MAX_CONCURRENT_REQUESTS × THREADS_PER_REQUEST threads and uvicorn admits at most MAX_CONCURRENT_REQUESTS
+requests at once (503 beyond), so a request always finds the threads it needs."""
+
 
 class BodyLimit:
     """Refuse request bodies over `max_bytes` with 413 before reading them whole.
@@ -31,8 +42,21 @@ class BodyLimit:
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], max_bytes: int) -> None:
         self._app = app
         self._max = max_bytes
+        self._executor_loop: asyncio.AbstractEventLoop | None = None
+
+    def _ensure_executor(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._executor_loop is not loop:
+            loop.set_default_executor(
+                ThreadPoolExecutor(
+                    max_workers=MAX_CONCURRENT_REQUESTS * THREADS_PER_REQUEST,
+                    thread_name_prefix="agent-memory",
+                )
+            )
+            self._executor_loop = loop
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._ensure_executor()
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
@@ -125,4 +149,10 @@ def serve(settings: Settings) -> None:
         print(f"  saved to {settings.data_dir / DEV_KEY_FILE}; create more with `agent-memory keys create`")
     else:
         print(f"  API keys: {settings.keys_file} (development key in {settings.data_dir / DEV_KEY_FILE})")
-    uvicorn.run(build_asgi(settings), host=settings.host, port=settings.port, log_level="info")
+    uvicorn.run(
+        build_asgi(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        limit_concurrency=MAX_CONCURRENT_REQUESTS,
+    )

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import uvicorn
 
-from agent_memory.local_server import build_asgi
+from agent_memory.local_server import MAX_CONCURRENT_REQUESTS, build_asgi
 from agent_memory.settings import Settings
 from agent_memory.wiring import build_local
 
@@ -29,7 +29,13 @@ class LiveServer:
 
 def start_server(settings: Settings) -> tuple[uvicorn.Server, threading.Thread, str]:
     runtime = build_local(settings)
-    config = uvicorn.Config(build_asgi(settings, runtime), host="127.0.0.1", port=0, log_level="warning")
+    config = uvicorn.Config(
+        build_asgi(settings, runtime),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        limit_concurrency=MAX_CONCURRENT_REQUESTS,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

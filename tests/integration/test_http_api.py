@@ -75,3 +75,26 @@ def test_concurrent_processes_writing_memory_md_lose_nothing(live_server):
     assert sum(results) == 40
     entries = live_server.client().get("/v1/files/memory", params={"namespace": ns}).json()["entries"]
     assert sorted(entries) == sorted(f"w{w}-entry-{i}" for w in range(4) for i in range(10))
+
+
+def test_many_concurrent_requests_all_complete(live_server):
+    # Powertools runs sync middlewares and routes in nested worker threads; with too few threads for the
+    # admitted requests they wait on each other for ever. 12 clients at once must all be answered.
+    from concurrent.futures import ThreadPoolExecutor
+
+    ns = unique_ns()
+
+    def call(i: int) -> int:
+        with httpx.Client(
+            base_url=live_server.url,
+            headers={"Authorization": f"Bearer {live_server.keys['alpha']}"},
+            timeout=20,
+        ) as client:
+            response = client.post(
+                "/v1/memories", json={"content": f"Concurrent fact number {i}", "namespace": ns}
+            )
+            return response.status_code
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        statuses = list(pool.map(call, range(36)))
+    assert all(status in (200, 201) for status in statuses), statuses

@@ -337,3 +337,9 @@ def test_lambda_publishes_recall_latency_and_file_usage_metrics(api, capsys):
     assert usage and usage[0]["file"] == "MEMORY.md"
     assert usage[0]["MemoryFileUsagePercent"] == [pytest.approx(100 * 219 / 2200)]
     assert any("RecallLatency" in m for m in emitted)
+
+
+def test_unauthenticated_request_with_an_invalid_body_gets_401_not_the_schema(api):
+    response = api.client(None).post("/v1/memories", json={"unexpected": True})
+    assert response.status_code == 401
+    assert "content" not in response.text

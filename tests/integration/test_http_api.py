@@ -98,3 +98,15 @@ def test_many_concurrent_requests_all_complete(live_server):
     with ThreadPoolExecutor(max_workers=12) as pool:
         statuses = list(pool.map(call, range(36)))
     assert all(status in (200, 201) for status in statuses), statuses
+
+
+def test_a_form_encoded_body_gets_415_with_the_header_to_send(live_server):
+    client = live_server.client()
+    response = client.post(
+        "/v1/memories",
+        content=b'{"namespace": "/projects/x", "content": "y"}',
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 415
+    assert "Content-Type: application/json" in response.json()["message"]
+    assert client.get("/v1/memories", params={"namespace": "/projects/x"}).json()["items"] == []

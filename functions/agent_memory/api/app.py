@@ -89,20 +89,30 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
+        # Powertools validates the request before any middleware runs; answer as if authentication and the
+        # media type had been checked first, so an unauthenticated caller learns nothing about the request.
+        event = app.current_event
+        if not _is_public(event.path):
+            try:
+                authenticate(event)
+            except errors.DomainError as refused:
+                return error_response(status_for(refused), refused.code, refused.message)
+        unsupported = _unsupported_media(event)
+        if unsupported is not None:
+            return unsupported
         message, problems = _describe_validation(error)
         if message.startswith("the request body is not valid JSON"):
             return error_response(400, "malformed_json", message, {"problems": problems})
         return error_response(422, "invalid_request", message, {"problems": problems})
 
     def authenticate_request(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
-        path = app.current_event.path
-        if not any(path == public or path.startswith(public + "/") for public in PUBLIC_PATHS):
+        if not _is_public(app.current_event.path):
             try:
                 principal = authenticate(app.current_event)
             except errors.DomainError as error:
                 return error_response(status_for(error), error.code, error.message)
             app.append_context(request=RequestContext(principal=principal, services=services()))
-        return next_middleware(app)
+        return _unsupported_media(app.current_event) or next_middleware(app)
 
     app.use(middlewares=[authenticate_request])
 
@@ -115,6 +125,21 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     app.enable_swagger(path="/swagger", **openapi_metadata())
     return app
+
+
+def _is_public(path: str) -> bool:
+    return any(path == public or path.startswith(public + "/") for public in PUBLIC_PATHS)
+
+
+def _unsupported_media(event: BaseProxyEvent) -> Response | None:
+    content_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if event.body and content_type not in ("", "application/json"):
+        return error_response(
+            415,
+            "unsupported_media_type",
+            f"request bodies must be JSON: send 'Content-Type: application/json' (got {content_type!r})",
+        )
+    return None
 
 
 def _jsonable(details: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""/v1/admin/dream: run the dreaming sweep on demand (admin scope), or explain it with a dry run.
+
+The sweep runs synchronously in the request: fine locally and for namespaces of ordinary size; API Gateway
+answers 504 after 29 s, so large deployments rely on the scheduled Step Functions sweep."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from pydantic import BaseModel, Field
+
+from ...domain.dreaming import DreamingService, DreamReport
+from ...domain.errors import Forbidden, UpstreamUnavailable
+from ...domain.identity import Scope
+from ..context import RequestContext, current
+from ..models import Namespace, Strict
+
+router = Router()
+
+
+class DreamRequest(Strict):
+    namespace: Namespace | None = Field(
+        None, description="One namespace; omitted: every namespace of the tenant"
+    )
+    dry_run: bool = Field(False, description="Explain every decision without writing anything")
+    day: date | None = Field(None, description="Sweep day (default: today, UTC)")
+    force: bool = Field(
+        False, description="Run again although the day's sweep completed (nothing is promoted twice)"
+    )
+    explain: Annotated[int, Field(ge=0, le=1000, description="Candidates explained per namespace")] = 50
+
+
+class GateOut(BaseModel):
+    value: float
+    threshold: float
+    passed: bool
+
+
+class CandidateOut(BaseModel):
+    key: str
+    text: str
+    type: str
+    kind: str
+    decision: str = Field(description="promoted | blocked | deferred | excluded | already_promoted | failed")
+    reason: str
+    total: float
+    base: float
+    reinforcement: float
+    workload: float
+    signals: dict[str, float]
+    gates: dict[str, GateOut]
+    evidence: dict[str, Any]
+    provenance: dict[str, list[str]]
+    memory_md: str | None = None
+    record_id: str | None = None
+
+
+class DreamRun(BaseModel):
+    namespace: str
+    day: str
+    run_id: str
+    dry_run: bool
+    status: str = Field(description="completed | already_done")
+    summary: dict[str, Any]
+    workload: dict[str, Any]
+    themes: list[dict[str, Any]]
+    candidates: list[CandidateOut]
+
+
+class DreamResponse(BaseModel):
+    runs: list[DreamRun]
+
+
+@router.post("/admin/dream", summary="Run or explain the dreaming sweep (admin scope)", tags=["admin"])
+def dream(body: DreamRequest) -> DreamResponse:
+    ctx = current(router)
+    ctx.allow(Scope.ADMIN, *([body.namespace] if body.namespace else []))
+    if body.namespace is None and not ctx.principal.allows_all:
+        raise Forbidden("this API key is limited to some namespaces: name one in `namespace`")
+    service = _service(ctx)
+    tenant = ctx.principal.tenant
+    namespaces = [body.namespace] if body.namespace else service.namespaces(tenant)
+    runs = [
+        _run_out(
+            service.run(tenant, namespace, day=body.day, dry_run=body.dry_run, force=body.force), body.explain
+        )
+        for namespace in namespaces
+    ]
+    return DreamResponse(runs=runs)
+
+
+def _service(ctx: RequestContext) -> DreamingService:
+    service = getattr(ctx.services, "dreaming", None)
+    if not isinstance(service, DreamingService):
+        raise UpstreamUnavailable("dreaming is not configured on this deployment")
+    return service
+
+
+def _run_out(report: DreamReport, explain: int) -> DreamRun:
+    candidates = []
+    for outcome in report.outcomes[:explain]:
+        candidate = outcome.as_dict()
+        candidate["gates"] = {gate.name: gate.as_dict() for gate in outcome.gates}  # values and thresholds
+        candidates.append(CandidateOut.model_validate(candidate))
+    return DreamRun(
+        namespace=report.namespace,
+        day=report.day,
+        run_id=report.run_id,
+        dry_run=report.dry_run,
+        status=report.status,
+        summary=report.summary,
+        workload=report.workload,
+        themes=report.themes,
+        candidates=candidates,
+    )

@@ -68,11 +68,44 @@ OBJECTS = [
 ]
 
 
-def sentence(rng: random.Random, i: int) -> str:
-    return (
-        f"The {rng.choice(SUBJECTS)} service {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
-        f"in region {rng.choice(['eu', 'us', 'ap'])}-{i % 97} since release {i}"
-    )
+class Corpus:
+    """Synthetic memories. `zipf` (default): 8-16 words drawn from a 20,000-word vocabulary with Zipf
+    frequencies (exponent 1.1), the shape of real text, so keyword-term document frequencies are realistic.
+    `templated`: 900 combinations of one sentence template, a worst case for keyword search (every query
+    term occurs in 7-17 % of all memories)."""
+
+    def __init__(self, kind: str, rng: random.Random) -> None:
+        self.kind = kind
+        self.rng = rng
+        self.words = [f"{syllables(i)}" for i in range(20_000)]
+        self.weights = [1.0 / (rank + 1) ** 1.1 for rank in range(len(self.words))]
+
+    def sentence(self, i: int) -> str:
+        if self.kind == "templated":
+            rng = self.rng
+            return (
+                f"The {rng.choice(SUBJECTS)} service {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+                f"in region {rng.choice(['eu', 'us', 'ap'])}-{i % 97} since release {i}"
+            )
+        words = self.rng.choices(self.words, self.weights, k=self.rng.randint(8, 16))
+        return " ".join(words).capitalize() + f" (note {i})"
+
+    def query(self) -> str:
+        if self.kind == "templated":
+            return f"which service {self.rng.choice(VERBS)} {self.rng.choice(OBJECTS)}"
+        return " ".join(self.rng.choices(self.words, self.weights, k=self.rng.randint(3, 5)))
+
+
+def syllables(number: int) -> str:
+    """A pronounceable, unique pseudo-word per number (no real vocabulary file is needed)."""
+    consonants, vowels = "bdfgklmnprstvz", "aeiou"
+    word = ""
+    while True:
+        number, c = divmod(number, len(consonants))
+        number, v = divmod(number, len(vowels))
+        word += consonants[c] + vowels[v]
+        if number == 0:
+            return word
 
 
 def rss_mib() -> float:
@@ -90,14 +123,14 @@ def bulk_load(
     index: LocalSearchIndex,
     start: int,
     stop: int,
-    rng: random.Random,
+    corpus: Corpus,
 ) -> None:
     embedder = service._embedder
     now = SystemClock().now()
     for chunk in range(start, stop, 500):
         records = []
         for i in range(chunk, min(stop, chunk + 500)):
-            text = sentence(rng, i)
+            text = corpus.sentence(i)
             records.append(
                 MemoryRecord(
                     tenant=TENANT,
@@ -181,10 +214,12 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--corpus", choices=["zipf", "templated"], default="zipf")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    rng = random.Random(7)
-    queries = [f"which service {rng.choice(VERBS)} {rng.choice(OBJECTS)}" for _ in range(args.queries)]
+    corpus = Corpus(args.corpus, random.Random(7))
+    queries = [corpus.query() for _ in range(args.queries)]
+    print(f"corpus: {args.corpus} (zipf: realistic term frequencies; templated: keyword worst case)")
 
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp)
@@ -197,7 +232,7 @@ def main() -> int:
         first = min(1000, sizes[0])
         for i in range(first):
             service.remember(
-                TENANT, RememberInput(content=sentence(rng, i), namespace=NAMESPACE), actor="bench"
+                TENANT, RememberInput(content=corpus.sentence(i), namespace=NAMESPACE), actor="bench"
             )
         elapsed = time.perf_counter() - started
         print(
@@ -212,7 +247,7 @@ def main() -> int:
             f"{'db MiB':>7}"
         )
         for size in sizes:
-            bulk_load(service, store, index, loaded, size, rng)
+            bulk_load(service, store, index, loaded, size, corpus)
             loaded = size
             for query in queries[:5]:
                 service.recall(TENANT, RecallInput(query=query, namespaces=(NAMESPACE,)))  # warm caches

@@ -15,6 +15,7 @@ from .domain.errors import DomainError
 from .domain.ports import RecordQuery
 from .domain.records import MemoryType, Source, SourceKind, Status, Tier
 from .domain.service import RecallInput, RememberInput
+from .dream_cli import add_dream_parser, run_dream
 from .settings import Settings
 
 ACTOR = "cli"
@@ -129,6 +130,8 @@ def _parser() -> argparse.ArgumentParser:
 
     reindex = commands.add_parser("reindex", help="rebuild the search index from the records")
     reindex.add_argument("--namespace", "-n")
+
+    add_dream_parser(commands)
     return parser
 
 
@@ -176,6 +179,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = build_local(settings)
     memory, files, tenant = runtime.services.memory, runtime.services.files, args.tenant
     command = args.command
+    if command == "dream":
+        return run_dream(args, runtime)
     if command == "remember":
         result = memory.remember(
             tenant,

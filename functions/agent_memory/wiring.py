@@ -18,6 +18,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .domain.chat import ChatService
+    from .domain.dreaming import DreamingService
     from .domain.session_ports import SessionStore
     from .domain.sessions import SessionService
 
@@ -43,16 +44,16 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     clock = clock or SystemClock()
     data_dir = settings.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqliteRecordStore(data_dir / "memory.db")
     memory = MemoryService(
-        store=SqliteRecordStore(data_dir / "memory.db"),
+        store=store,
         index=LocalSearchIndex(data_dir / "index"),
         embedder=build_embedder(settings.embedder),
         clock=clock,
         policy=settings.policy,
     )
-    files = MemoryFilesService(
-        LocalFileStore(data_dir / "files"), settings.policy.caps, safety.first_rule, clock
-    )
+    files_root = data_dir / "files"
+    files = MemoryFilesService(LocalFileStore(files_root), settings.policy.caps, safety.first_rule, clock)
     sessions, chat = _sessions_and_chat(
         settings, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, bedrock_runtime=None
     )
@@ -63,6 +64,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
             idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
             sessions=sessions,
             chat=chat,
+            dreaming=_dreaming(memory, store, files, clock, files_root, text_model=None),
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
@@ -108,8 +110,9 @@ def build_aws(
         clock=clock,
         region_name=region,
     )
+    store = DynamoRecordStore(settings.table, ClientFactory("dynamodb", credentials, region))
     memory = MemoryService(
-        store=DynamoRecordStore(settings.table, ClientFactory("dynamodb", credentials, region)),
+        store=store,
         index=S3VectorsIndex(
             settings.vector_bucket, ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG)
         ),
@@ -140,7 +143,64 @@ def build_aws(
         clock,
         bedrock_runtime=clients.bedrock_runtime,
     )
-    return Services(memory=memory, files=files, idempotency=idempotency, sessions=sessions, chat=chat)
+    return Services(
+        memory=memory,
+        files=files,
+        idempotency=idempotency,
+        sessions=sessions,
+        chat=chat,
+        dreaming=_dreaming(
+            memory,
+            store,
+            files,
+            clock,
+            settings.files_root,
+            text_model=_dreaming_text_model(settings, clients),
+        ),
+    )
+
+
+def _dreaming(
+    memory: MemoryService,
+    store: object,
+    files: MemoryFilesService,
+    clock: Clock,
+    files_root: Path,
+    *,
+    text_model: object | None,
+) -> DreamingService:
+    """The nightly sweep over the same services; namespaces come from the memory-file directories (plus the
+    configured ones and those holding short-term records)."""
+    from .adapters.local.namespace_dirs import list_namespace_dirs
+    from .domain.dreaming import DreamingService
+    from .dreaming_settings import get_dreaming_settings
+
+    return DreamingService(
+        memory,
+        store,
+        files,
+        clock,
+        get_dreaming_settings().config,
+        text_model=text_model,
+        namespace_lister=lambda tenant: list_namespace_dirs(files_root, tenant),
+    )
+
+
+def _dreaming_text_model(settings: Settings, clients: AwsClients) -> object | None:
+    """The LLM extraction strategies run only when AGENT_MEMORY_DREAMING_MODEL_ID names a Bedrock model."""
+    from .dreaming_settings import get_dreaming_settings
+
+    model_id = get_dreaming_settings().model_id
+    if not model_id:
+        return None
+    from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG
+    from .adapters.aws.bedrock_text import BedrockTextModel
+    from .adapters.aws.clients import default_client
+
+    client = clients.bedrock_runtime or default_client(
+        "bedrock-runtime", settings.region or None, BEDROCK_CLIENT_CONFIG
+    )
+    return BedrockTextModel(client, model_id)
 
 
 def _sessions_and_chat(

@@ -20,7 +20,7 @@ from ..domain import errors
 from ..domain.identity import Principal
 from .context import RequestContext, Services
 from .models import ErrorBody
-from .routes import admin, files, memories, sessions
+from .routes import admin, dreaming, files, memories, sessions
 
 PREFIX = "/v1"
 PUBLIC_PATHS = ("/v1/health", "/swagger")
@@ -120,7 +120,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin, sessions):
+    for module in (memories, files, admin, sessions, dreaming):
         app.include_router(module.router, prefix=PREFIX)
 
     app.enable_swagger(path="/swagger", **openapi_metadata())

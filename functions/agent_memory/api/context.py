@@ -10,6 +10,7 @@ from ..domain.identity import Principal, Scope
 if TYPE_CHECKING:
     from ..adapters.idempotency import IdempotentRunner
     from ..domain.chat import ChatService
+    from ..domain.dreaming import DreamingService
     from ..domain.memory_files import MemoryFilesService
     from ..domain.service import MemoryService
     from ..domain.sessions import SessionService
@@ -22,6 +23,7 @@ class Services:
     idempotency: IdempotentRunner | None = None
     sessions: SessionService | None = None
     chat: ChatService | None = None
+    dreaming: DreamingService | None = None
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ ENTRY_SEPARATOR = f"\n{DELIMITER}\n"
 DAILY_DIR = "memory"
 SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
+DREAMS_DIR = ".dreams"
+"""The dreaming sweep's audit and state directory. Hidden on purpose: the file store's listings skip hidden
+names, so agents listing their files never see it; it is the only leading-dot segment a path may have."""
 
 ALLOWED_SUFFIXES = (".md", ".json")
 MAX_PATH_SEGMENTS = 8
@@ -84,8 +87,8 @@ def validate_file_path(path: str) -> str:
     segments = path.split("/")
     if len(segments) > MAX_PATH_SEGMENTS:
         raise ValidationFailed(f"file path {path!r} is deeper than {MAX_PATH_SEGMENTS} segments")
-    for segment in segments:
-        if not _SEGMENT_RE.match(segment):
+    for position, segment in enumerate(segments):
+        if not _valid_segment(segment, position):
             raise ValidationFailed(
                 f"file path {path!r} has an invalid segment {segment!r}: use letters, digits, '.', '_' "
                 "or '-', starting with a letter or digit"
@@ -100,10 +103,24 @@ def validate_path_prefix(prefix: str) -> str:
     if prefix == "":
         return prefix
     _check_escape(prefix.removesuffix("/"))
-    for segment in prefix.removesuffix("/").split("/"):
-        if not _SEGMENT_RE.match(segment):
+    for position, segment in enumerate(prefix.removesuffix("/").split("/")):
+        if not _valid_segment(segment, position):
             raise ValidationFailed(f"path prefix {prefix!r} has an invalid segment {segment!r}")
     return prefix
+
+
+def _valid_segment(segment: str, position: int) -> bool:
+    return bool(_SEGMENT_RE.match(segment)) or (position == 0 and segment == DREAMS_DIR)
+
+
+def validate_dreams_path(path: str) -> str:
+    """A path inside `.dreams/` (the dreaming audit directory), checked like any file path."""
+    validate_file_path(path)
+    if not path.startswith(DREAMS_DIR + "/"):
+        raise ValidationFailed(
+            f"{path!r} is not under {DREAMS_DIR}/: only the dreaming sweep's files go there"
+        )
+    return path
 
 
 def _check_escape(path: str) -> None:
@@ -210,12 +227,20 @@ class MemoryFilesService:
 
         return self._mutate(tenant, namespace, kind, edit)
 
-    def remove(self, tenant: str, namespace: str, kind: str, match: str) -> FileView:
-        """Remove the one entry containing `match`."""
+    def remove(self, tenant: str, namespace: str, kind: str, match: str, *, exact: bool = False) -> FileView:
+        """Remove the one entry containing `match`; with `exact`, the entry whose whole text is `match`
+        (whitespace-normalised), so a longer entry that merely contains it is never touched."""
         needle = _prepare_match(match)
 
         def edit(entries: list[str], path: str) -> list[str]:
-            index = _select(entries, needle, path)
+            if exact:
+                index = next((i for i, entry in enumerate(entries) if _squash(entry) == needle), None)
+                if index is None:
+                    raise NotFound(
+                        f"no entry is exactly '{_preview(needle)}' in {path}", path=path, match=needle
+                    )
+            else:
+                index = _select(entries, needle, path)
             return [*entries[:index], *entries[index + 1 :]]
 
         return self._mutate(tenant, namespace, kind, edit)
@@ -305,6 +330,27 @@ class MemoryFilesService:
         if text is None:
             raise NotFound(f"no file {path!r} in {namespace}", path=path)
         return text
+
+    # ------------------------------------------------------------------ dreaming audit files
+
+    def write_file(self, tenant: str, namespace: str, path: str, text: str) -> None:
+        """Write (replace) a file under `.dreams/` atomically. The sweep's own files only: agent-visible files
+        go through the capped, scanned entry methods above."""
+        _check_scope(tenant, namespace)
+        validate_dreams_path(path)
+        self._files.update(tenant, namespace, path, lambda _current: text)
+
+    def update_file(self, tenant: str, namespace: str, path: str, change: Callable[[str | None], str]) -> str:
+        """Read-modify-write a file under `.dreams/` under its lock (leases, the promotion ledger)."""
+        _check_scope(tenant, namespace)
+        validate_dreams_path(path)
+        return self._files.update(tenant, namespace, path, change)
+
+    def list_files(self, tenant: str, namespace: str, prefix: str) -> list[str]:
+        """Files of the namespace under `prefix` (for example `.dreams/2026-11-30/`)."""
+        _check_scope(tenant, namespace)
+        validate_path_prefix(prefix)
+        return self._files.list(tenant, namespace, prefix)
 
     # ------------------------------------------------------------------ internals
 

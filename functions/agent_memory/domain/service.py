@@ -865,6 +865,11 @@ class MemoryService:
         vectors = self._embedder.embed_documents([a, b])
         return cosine(vectors[0], vectors[1])
 
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        """Vectors of `texts` from the service's embedder in one batched call (batch similarity work such as
+        the dreaming sweep's de-duplication; `similarity` would embed pair by pair)."""
+        return self._embedder.embed_documents(list(texts)) if texts else []
+
     def _validate_input(self, item: RememberInput) -> None:
         self._check_namespace(item.namespace)
         content = item.content.strip()

@@ -5,7 +5,8 @@ function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
 
 - list_targets `{"input": {"tenants"?: [...], "time_zone"?: "Europe/Berlin", "day"?: "YYYY-MM-DD"},
   "execution": "<execution name>"}` → `{"day", "targets": [{"tenant", "namespace", "day", "run_id"}]}`.
-  Tenants: the input's, else AGENT_MEMORY_DREAMING_TENANTS. The sweep day is today in the given time zone
+  Tenants: the input's (`tenants` or `tenant`), else AGENT_MEMORY_DREAMING_TENANTS, else AGENT_MEMORY_TENANTS
+  (comma-separated, shared with the other jobs). The sweep day is today in the given time zone
   (the scheduler starts one execution per tenant at 03:00 local time). Namespaces: configuration ∪ memory-file
   directories ∪ namespaces with short-term records. The run id is derived from the execution name, so a
   retried task re-enters its own lease.
@@ -14,19 +15,20 @@ function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
   is logged and returned).
 
 Domain errors propagate with their class name as the Step Functions error (`UpstreamUnavailable` is retried,
-`SweepInProgress` goes to RecordFailure). The service is built lazily by `wiring.build_dreaming_aws`
-(see `configure` for tests).
+`SweepInProgress` goes to RecordFailure). The service is built lazily, on the first task, as
+`wiring.build_aws(settings).dreaming` (see `configure` for tests).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -36,51 +38,72 @@ from ..domain.records import is_valid_tenant
 from ..dreaming_settings import DreamingSettings, get_dreaming_settings
 
 logger = Logger(service="dreaming")
-metrics = Metrics(namespace="AgentMemory", service="dreaming")
+tracer = Tracer(service="dreaming")
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"), service="dreaming")
 
-ServiceFactory = Callable[[], tuple[DreamingService, DreamingSettings]]
+ServiceFactory = Callable[[str], DreamingService]
+"""tenant → the dreaming service for it. The AWS services are shared by all tenants: their record store and
+vector index pick STS credentials scoped to the call's tenant, so IAM confines each sweep to its tenant."""
+
 _factory: ServiceFactory | None = None
-_built: tuple[DreamingService, DreamingSettings] | None = None
+_settings: DreamingSettings | None = None
+_services: dict[str, DreamingService] = {}
+_shared: DreamingService | None = None
 
 
-def configure(factory: ServiceFactory | None) -> None:
-    """Replace how the service and its settings are built (tests, other runtimes); None restores the
-    default (`wiring.build_dreaming_aws`)."""
-    global _factory, _built
-    _factory, _built = factory, None
+def configure(factory: ServiceFactory | None, settings: DreamingSettings | None = None) -> None:
+    """Replace how services and settings are built (tests, other runtimes); `configure(None)` restores the
+    defaults (`wiring.build_aws(...).dreaming` and the environment)."""
+    global _factory, _settings, _shared
+    _factory, _settings, _shared = factory, settings, None
+    _services.clear()
 
 
-def _runtime() -> tuple[DreamingService, DreamingSettings]:
-    global _built
-    if _built is None:
-        _built = (_factory or _default_factory)()
-    return _built
+def _dreaming_settings() -> DreamingSettings:
+    return _settings or get_dreaming_settings()
 
 
-def _default_factory() -> tuple[DreamingService, DreamingSettings]:
-    from .. import wiring
-    from ..settings import get_settings
+def _service(tenant: str) -> DreamingService:
+    if not is_valid_tenant(tenant):
+        raise ValidationFailed(f"invalid tenant id {tenant!r}")
+    service = _services.get(tenant)
+    if service is None:
+        service = _services[tenant] = (_factory or _default_factory)(tenant)
+    return service
 
-    build = getattr(wiring, "build_dreaming_aws", None)
-    if build is None:
-        raise RuntimeError(
-            "wiring.build_dreaming_aws(settings, dreaming_settings) -> DreamingService is not defined: the AWS "
-            "composition of the dreaming service is missing from wiring.py"
-        )
-    dreaming_settings = get_dreaming_settings()
-    return build(get_settings(), dreaming_settings), dreaming_settings
+
+def _default_factory(tenant: str) -> DreamingService:
+    global _shared
+    if _shared is None:
+        from ..settings import get_settings
+        from ..wiring import build_aws
+
+        dreaming = getattr(build_aws(get_settings()), "dreaming", None)
+        if not isinstance(dreaming, DreamingService):
+            raise RuntimeError(
+                "wiring.build_aws does not wire Services.dreaming: the dreaming sweep cannot run in this deployment"
+            )
+        _shared = dreaming
+    return _shared
 
 
 # --------------------------------------------------------------------------- tasks
 
 
 def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
-    service, settings = _runtime()
+    settings = _dreaming_settings()
     body = event["input"] if isinstance(event.get("input"), dict) else event
-    tenants = body.get("tenants") or settings.tenants
+    # Like the other scheduled jobs: the schedule's input names the tenant(s); configuration is the fallback.
+    tenants = (
+        body.get("tenants")
+        or ([body["tenant"]] if body.get("tenant") else None)
+        or settings.tenants
+        or [t for t in os.environ.get("AGENT_MEMORY_TENANTS", "").split(",") if t]
+    )
     if not tenants:
         raise ValidationFailed(
-            "no tenant to sweep: pass {'tenants': [...]} as the execution input or set AGENT_MEMORY_DREAMING_TENANTS"
+            "no tenant to sweep: pass {'tenants': [...]} as the execution input or set "
+            "AGENT_MEMORY_DREAMING_TENANTS (or AGENT_MEMORY_TENANTS)"
         )
     bad = [tenant for tenant in tenants if not isinstance(tenant, str) or not is_valid_tenant(tenant)]
     if bad:
@@ -89,7 +112,7 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
     execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     targets: list[dict[str, str]] = []
     for tenant in dict.fromkeys(tenants):
-        for namespace in service.namespaces(tenant, settings.namespaces.get(tenant, ())):
+        for namespace in _service(tenant).namespaces(tenant, settings.namespaces.get(tenant, ())):
             targets.append(
                 {
                     "tenant": tenant,
@@ -111,8 +134,8 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def light_task(event: dict[str, Any]) -> dict[str, Any]:
-    service, _ = _runtime()
     target = _mapping(event, "target")
+    service = _service(_text(target, "tenant"))
     handle = service.begin(
         _text(target, "tenant"),
         _text(target, "namespace"),
@@ -125,30 +148,29 @@ def light_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def rem_task(event: dict[str, Any]) -> dict[str, Any]:
-    service, _ = _runtime()
     handle = SweepHandle.from_json(_mapping(event, "handle"))
-    rem = service.rem_stage(handle)
+    rem = _service(handle.tenant).rem_stage(handle)
     logger.info("rem", extra={**handle.to_json(), **rem})
     return {"rem": rem}
 
 
 def deep_task(event: dict[str, Any]) -> dict[str, Any]:
-    service, _ = _runtime()
     handle = SweepHandle.from_json(_mapping(event, "handle"))
-    report = service.deep_stage(handle)
+    report = _service(handle.tenant).deep_stage(handle)
     summary = {**report.summary, "status": report.status, "run_id": report.run_id}
     metrics.add_metric(name="DreamCandidates", unit=MetricUnit.Count, value=summary.get("candidates", 0))
     metrics.add_metric(name="DreamPromotions", unit=MetricUnit.Count, value=len(summary.get("promoted", [])))
+    metrics.flush_metrics()  # only these two tasks emit metrics, so no decorator that warns on the others
     logger.info("deep", extra={**handle.to_json(), "summary": summary})
     return {"summary": summary}
 
 
 def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
-    service, _ = _runtime()
     target = event.get("target") if isinstance(event.get("target"), dict) else {}
     error = target.get("error") if isinstance(target.get("error"), dict) else {}
     error_name, cause = str(error.get("Error", "Unknown")), str(error.get("Cause", ""))
     metrics.add_metric(name="DreamFailures", unit=MetricUnit.Count, value=1)
+    metrics.flush_metrics()
     logger.error(
         "dreaming sweep failed",
         extra={"tenant": target.get("tenant"), "namespace": target.get("namespace"), "error": error_name},
@@ -162,7 +184,7 @@ def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
             as_of="",
         )
         _date(handle.day)
-        recorded = service.record_failure(handle, error_name, cause)
+        recorded = _service(handle.tenant).record_failure(handle, error_name, cause)
     except DomainError as failure:
         logger.exception("could not record the failure")
         return {"recorded": False, "error": error_name, "reason": failure.message}
@@ -181,8 +203,8 @@ TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 # --------------------------------------------------------------------------- Lambda entry points
 
 
-@metrics.log_metrics
 @logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """One function for every task: dispatch on `event["task"]`."""
     task = event.get("task") if isinstance(event, dict) else None
@@ -192,8 +214,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def _entry(task: str) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
-    @metrics.log_metrics
     @logger.inject_lambda_context(clear_state=True)
+    @tracer.capture_lambda_handler
     def entry(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return TASKS[task](event)
 

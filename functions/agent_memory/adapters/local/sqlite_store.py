@@ -32,6 +32,8 @@ SCHEMA_VERSION = 1
 _ID_CHUNK = 500
 
 _SCHEMA = """
+-- records_by_hash_created also covers find_by_hash's ORDER BY: with (tenant, namespace, content_hash) alone
+-- SQLite chose records_by_namespace and scanned the whole namespace on every remember
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 
 CREATE TABLE IF NOT EXISTS records (
@@ -51,7 +53,8 @@ CREATE TABLE IF NOT EXISTS records (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS records_by_created ON records (tenant, created_at, id);
 CREATE INDEX IF NOT EXISTS records_by_namespace ON records (tenant, namespace, created_at, id);
-CREATE INDEX IF NOT EXISTS records_by_hash ON records (tenant, namespace, content_hash);
+DROP INDEX IF EXISTS records_by_hash;
+CREATE INDEX IF NOT EXISTS records_by_hash_created ON records (tenant, namespace, content_hash, created_at, id);
 CREATE INDEX IF NOT EXISTS records_by_access ON records (tenant, last_access_at);
 CREATE INDEX IF NOT EXISTS records_by_conflict ON records (tenant, conflict_group)
     WHERE conflict_group IS NOT NULL;

@@ -1,0 +1,1 @@
+"""Infrastructure-independent workflow definitions (Amazon States Language as data) for the CDK to deploy."""

@@ -1,0 +1,100 @@
+"""The dreaming state machine definition: structure, retries with backoff and jitter, bounded concurrency, and
+a catch per namespace that records the failure without failing the others."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_memory.workflows.dreaming_asl import (
+    LAMBDA_INVOKE,
+    DreamingFunctions,
+    RetryPolicy,
+    build_definition,
+    definition_json,
+)
+
+ARNS = DreamingFunctions(
+    list_targets="arn:aws:lambda:eu-west-1:123456789012:function:dream-list",
+    light="arn:aws:lambda:eu-west-1:123456789012:function:dream-light",
+    rem="arn:aws:lambda:eu-west-1:123456789012:function:dream-rem",
+    deep="arn:aws:lambda:eu-west-1:123456789012:function:dream-deep",
+    record_failure="arn:aws:lambda:eu-west-1:123456789012:function:dream-failure",
+)
+
+
+@pytest.fixture
+def definition() -> dict:
+    return build_definition(ARNS, max_concurrency=7)
+
+
+def tasks(definition: dict) -> dict[str, dict]:
+    found = {name: state for name, state in definition["States"].items() if state["Type"] == "Task"}
+    item = definition["States"]["SweepNamespaces"]["ItemProcessor"]["States"]
+    found.update({name: state for name, state in item.items() if state["Type"] == "Task"})
+    return found
+
+
+def test_given_functions_when_built_then_list_targets_then_a_bounded_map_of_light_rem_deep(definition):
+    assert definition["StartAt"] == "ListTargets"
+    assert definition["States"]["ListTargets"]["Next"] == "SweepNamespaces"
+    sweep = definition["States"]["SweepNamespaces"]
+    assert sweep["Type"] == "Map" and sweep["ItemsPath"] == "$.targets"
+    assert sweep["MaxConcurrency"] == 7
+    item = sweep["ItemProcessor"]
+    assert item["StartAt"] == "Light"
+    assert [item["States"][s]["Next"] for s in ("Light", "Rem", "Deep")] == ["Rem", "Deep", "ItemDone"]
+    functions = {name: state["Parameters"]["FunctionName"] for name, state in tasks(definition).items()}
+    assert functions == {
+        "ListTargets": ARNS.list_targets,
+        "Light": ARNS.light,
+        "Rem": ARNS.rem,
+        "Deep": ARNS.deep,
+        "RecordFailure": ARNS.record_failure,
+    }
+    assert all(state["Resource"] == LAMBDA_INVOKE for state in tasks(definition).values())
+
+
+def test_given_every_task_then_lambda_throttling_is_retried_with_exponential_backoff_and_full_jitter(
+    definition,
+):
+    for name, state in tasks(definition).items():
+        throttling, upstream = state["Retry"]
+        assert "Lambda.TooManyRequestsException" in throttling["ErrorEquals"], name
+        assert "Lambda.ServiceException" in throttling["ErrorEquals"], name
+        assert throttling["BackoffRate"] == 2.0 and throttling["JitterStrategy"] == "FULL"
+        assert throttling["MaxAttempts"] == 6 and throttling["MaxDelaySeconds"] == 60
+        assert upstream["ErrorEquals"] == ["UpstreamUnavailable"] and upstream["JitterStrategy"] == "FULL"
+        assert "SweepInProgress" not in throttling["ErrorEquals"] + upstream["ErrorEquals"]
+
+
+def test_given_a_failing_namespace_then_its_phase_is_caught_and_recorded_without_failing_the_map(definition):
+    item = definition["States"]["SweepNamespaces"]["ItemProcessor"]["States"]
+    for phase in ("Light", "Rem", "Deep"):
+        (catch,) = item[phase]["Catch"]
+        assert catch == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordFailure"}
+        assert item[phase]["ResultPath"] not in ("$", None)  # the target survives for RecordFailure
+    assert item["RecordFailure"]["Next"] == "ItemFailed"
+    assert item["RecordFailure"]["Catch"][0]["Next"] == "ItemFailed"
+    assert item["ItemFailed"]["End"] is True and item["ItemFailed"]["Parameters"]["status"] == "failed"
+
+
+def test_given_the_state_between_tasks_then_only_small_handles_are_passed(definition):
+    item = definition["States"]["SweepNamespaces"]["ItemProcessor"]["States"]
+    assert item["Rem"]["Parameters"]["Payload"] == {"task": "rem", "handle.$": "$.sweep.handle"}
+    assert item["Deep"]["Parameters"]["Payload"] == {"task": "deep", "handle.$": "$.sweep.handle"}
+    assert definition["States"]["ListTargets"]["Parameters"]["Payload"]["execution.$"] == "$$.Execution.Name"
+
+
+def test_given_one_function_and_options_when_serialised_then_valid_json_with_them():
+    text = definition_json(
+        DreamingFunctions.single("dreaming"), max_concurrency=2, retry=RetryPolicy(max_attempts=3)
+    )
+    parsed = json.loads(text)
+    assert parsed["States"]["SweepNamespaces"]["MaxConcurrency"] == 2
+    assert parsed["States"]["ListTargets"]["Retry"][0]["MaxAttempts"] == 3
+    with pytest.raises(ValueError, match="max_concurrency"):
+        build_definition(ARNS, max_concurrency=0)
+    with pytest.raises(ValueError, match="backoff_rate"):
+        RetryPolicy(backoff_rate=0.5)

@@ -7,13 +7,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .domain.chat import ChatConfig
+from .domain.identity import Principal, Scope
 from .domain.policy import MemoryPolicy
 from .domain.prompt_cache import PromptCacheConfig
 from .domain.sessions import SessionConfig
+
+
+class IamPrincipalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: str
+    namespaces: list[str]
+    scopes: list[Literal["read", "write", "admin"]]
 
 
 class Settings(BaseSettings):
@@ -52,7 +61,11 @@ class Settings(BaseSettings):
     prompt_cache: PromptCacheConfig = PromptCacheConfig()
     """JSON in AGENT_MEMORY_PROMPT_CACHE: model cache profiles and prices."""
 
-    @field_validator("policy", "chat", "sessions", "prompt_cache", mode="before")
+    iam_principals: dict[str, IamPrincipalConfig] = {}
+    """JSON in AGENT_MEMORY_IAM_PRINCIPALS: IAM role/user ARN → {tenant, namespaces, scopes}, for SigV4 callers
+    of the `/iam/v1/...` routes (set by the CDK stack from cdk.json `api.iam_principals`)."""
+
+    @field_validator("policy", "chat", "sessions", "prompt_cache", "iam_principals", mode="before")
     @classmethod
     def _model_from_json(cls, value: object) -> object:
         if isinstance(value, str):
@@ -62,6 +75,17 @@ class Settings(BaseSettings):
     @property
     def keys_file(self) -> Path:
         return self.data_dir / "api-keys.json"
+
+    def iam_principal_map(self) -> dict[str, Principal]:
+        return {
+            arn: Principal(
+                tenant=entry.tenant,
+                namespaces=tuple(entry.namespaces),
+                scopes=frozenset(Scope(s) for s in entry.scopes),
+                key_id=f"iam:{arn.rsplit('/', 1)[-1]}",
+            )
+            for arn, entry in self.iam_principals.items()
+        }
 
     def require_aws(self) -> None:
         missing = [name for name in ("table", "vector_bucket", "tenant_role_arn") if not getattr(self, name)]
@@ -73,3 +97,8 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+def iam_principals() -> dict[str, Principal]:
+    """The SigV4 caller map of the current settings (read lazily, on the first IAM-signed request)."""
+    return get_settings().iam_principal_map()

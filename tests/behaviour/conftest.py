@@ -23,7 +23,7 @@ from moto import mock_aws
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.domain.identity import Scope
-from agent_memory.settings import Settings
+from agent_memory.settings import Settings, get_settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
 from tests.aws import moto_s3vectors
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
@@ -75,11 +75,18 @@ class LambdaContext:
         return 29_000
 
 
-class LambdaClient:
-    """httpx-like client that turns each call into the API Gateway REST proxy event the API function gets."""
+IAM_ROLE = "arn:aws:iam::123456789012:role/agent-runner"
+IAM_PRINCIPALS = {IAM_ROLE: {"tenant": "alpha", "namespaces": ["/projects/*"], "scopes": ["read", "write"]}}
 
-    def __init__(self, who: str | None) -> None:
+
+class LambdaClient:
+    """httpx-like client that turns each call into the API Gateway REST proxy event the API function gets:
+    a bearer-key call carries the token authorizer's context; an IAM (SigV4) call comes in on /iam/v1/... with
+    the verified caller ARN in requestContext.identity."""
+
+    def __init__(self, who: str | None, iam_arn: str | None = None) -> None:
         self._who = who
+        self._iam_arn = iam_arn
 
     def _event(self, method: str, path: str, body: Any, params: dict | None, headers: dict | None) -> dict:
         authorizer = None
@@ -92,6 +99,8 @@ class LambdaClient:
                 "scopes": ",".join(scopes),
                 "key_id": f"key-{self._who}",
             }
+        if self._iam_arn:
+            path = "/iam" + path
         all_headers = {"Content-Type": "application/json", "Host": "api.example.com", **(headers or {})}
         query = {k: str(v) for k, v in (params or {}).items() if v is not None} or None
         return {
@@ -102,7 +111,7 @@ class LambdaClient:
             "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
             "queryStringParameters": query,
             "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
-            "pathParameters": {"proxy": path.removeprefix("/v1/")},
+            "pathParameters": {"proxy": path.removeprefix("/iam").removeprefix("/v1/")},
             "stageVariables": None,
             "requestContext": {
                 "resourcePath": "/v1/{proxy+}",
@@ -110,7 +119,7 @@ class LambdaClient:
                 "path": f"/prod{path}" + (f"?{urlencode(query)}" if query else ""),
                 "stage": "prod",
                 "requestId": str(uuid.uuid4()),
-                "identity": {"sourceIp": "127.0.0.1"},
+                "identity": {"sourceIp": "127.0.0.1", "userArn": self._iam_arn},
                 "authorizer": authorizer,
             },
             "body": json.dumps(body) if body is not None else None,
@@ -147,6 +156,9 @@ class AwsApi(Api):
     def client(self, who: str | None = "alpha") -> LambdaClient:
         return LambdaClient(who)
 
+    def iam_client(self, role_session_arn: str) -> LambdaClient:
+        return LambdaClient(None, iam_arn=role_session_arn)
+
 
 @pytest.fixture(scope="module", params=["local", "aws"])
 def api(request, tmp_path_factory) -> Iterator[Api]:
@@ -174,6 +186,7 @@ def _aws_api(tmp_path_factory) -> Iterator[Api]:
             "POWERTOOLS_METRICS_NAMESPACE": "AgentMemoryTest",
             "POWERTOOLS_SERVICE_NAME": "agent-memory",
             "POWERTOOLS_TRACE_DISABLED": "true",
+            "AGENT_MEMORY_IAM_PRINCIPALS": json.dumps(IAM_PRINCIPALS),
         }.items():
             patch.setenv(name, value)
         moto_s3vectors.install(patch)
@@ -205,10 +218,12 @@ def _aws_api(tmp_path_factory) -> Iterator[Api]:
                 idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
             )
             api_handler.set_services(build_aws(settings, clients, embedder=HashingEmbedder()))
+            get_settings.cache_clear()  # the IAM principal map is read from the environment on first use
             try:
                 yield AwsApi()
             finally:
                 api_handler.set_services(None)
+                get_settings.cache_clear()
 
 
 __all__ = ["Api", "Scope"]

@@ -343,3 +343,27 @@ def test_unauthenticated_request_with_an_invalid_body_gets_401_not_the_schema(ap
     response = api.client(None).post("/v1/memories", json={"unexpected": True})
     assert response.status_code == 401
     assert "content" not in response.text
+
+
+def test_sigv4_callers_act_as_their_mapped_tenant_on_the_iam_routes(api):
+    if api.runtime != "aws":
+        pytest.skip("IAM (SigV4) authentication exists only behind API Gateway")
+    session = "arn:aws:sts::123456789012:assumed-role/agent-runner/job-17"
+    runner = api.iam_client(session)
+    ns = unique_ns()
+    created = runner.post(
+        "/v1/memories", json={"content": "Nightly import finished at 04:10", "namespace": ns}
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["memory"]["tenant"] == "alpha"
+    # the same record is visible to alpha's bearer keys and invisible to beta
+    memory_id = created.json()["memory"]["id"]
+    assert api.client("alpha").get(f"/v1/memories/{memory_id}").status_code == 200
+    assert api.client("beta").get(f"/v1/memories/{memory_id}").status_code == 404
+    # the mapping's namespaces and scopes apply
+    assert runner.post("/v1/memories", json={"content": "x", "namespace": "/users/u-1"}).status_code == 403
+    assert runner.post("/v1/admin/archive-decayed", json={"namespace": ns}).status_code == 403
+    # an IAM caller that is not mapped gets nothing
+    stranger = api.iam_client("arn:aws:sts::123456789012:assumed-role/other-role/s")
+    refused = stranger.post("/v1/recall", json={"query": "import", "namespaces": [ns]})
+    assert refused.status_code == 401 and "other-role" in refused.json()["message"]

@@ -17,8 +17,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..api.app import create_app
-from ..api.auth import authorizer_context_authenticator
+from ..api.auth import IAM_PREFIX, aws_authenticator
 from ..api.context import Services
+from ..settings import iam_principals
 
 logger = Logger()
 tracer = Tracer()
@@ -44,9 +45,9 @@ def set_services(value: Services | None) -> None:
 
 
 app = create_app(
-    APIGatewayRestResolver(enable_validation=True),
+    APIGatewayRestResolver(enable_validation=True, strip_prefixes=[IAM_PREFIX]),
     services=services,
-    authenticate=authorizer_context_authenticator,
+    authenticate=aws_authenticator(iam_principals),
 )
 
 

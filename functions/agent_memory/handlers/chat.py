@@ -27,10 +27,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..api.app import create_app
-from ..api.auth import authorizer_context_authenticator
+from ..api.auth import IAM_PREFIX, aws_authenticator
 from ..api.context import Services
 from ..domain.chat import TurnResult
 from ..domain.sessions import StartedSession
+from ..settings import iam_principals
 
 logger = Logger()
 tracer = Tracer()
@@ -114,7 +115,9 @@ def app() -> APIGatewayRestResolver:
     global _app
     if _app is None:
         resolver = create_app(
-            APIGatewayRestResolver(enable_validation=True), services, authorizer_context_authenticator
+            APIGatewayRestResolver(enable_validation=True, strip_prefixes=[IAM_PREFIX]),
+            services,
+            aws_authenticator(iam_principals),
         )
         _app = resolver
     return _app

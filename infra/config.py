@@ -154,6 +154,15 @@ class EmbeddingConfig(_Model):
         return self
 
 
+def _check_schedule_expression(value: str) -> str:
+    if not (_CRON_RE.match(value) or _RATE_RE.match(value)):
+        raise ValueError(
+            f"{value!r} is not an EventBridge Scheduler expression: use 'cron(m h dom mon dow year)' "
+            "with six fields, e.g. 'cron(15 3 * * ? *)', or 'rate(1 day)'"
+        )
+    return value
+
+
 class ScheduleConfig(_Model):
     expression: str
     time_zone: str = "UTC"
@@ -167,17 +176,38 @@ class ScheduleConfig(_Model):
     @field_validator("expression")
     @classmethod
     def _expression(cls, value: str) -> str:
-        if not (_CRON_RE.match(value) or _RATE_RE.match(value)):
+        return _check_schedule_expression(value)
+
+
+class DreamingScheduleConfig(_Model):
+    """The nightly dreaming sweep: one schedule per configured tenant, evaluated in that tenant's
+    `time_zone` (so there is no time zone here)."""
+
+    expression: str = "cron(0 3 * * ? *)"
+    enabled: bool = True
+    max_concurrency: Annotated[int, Field(ge=1, le=40)] = 4
+    """Namespaces swept in parallel per execution (the state machine's Map)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_time_zone(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "time_zone" in data:
             raise ValueError(
-                f"{value!r} is not an EventBridge Scheduler expression: use 'cron(m h dom mon dow year)' "
-                "with six fields, e.g. 'cron(15 3 * * ? *)', or 'rate(1 day)'"
+                "has no 'time_zone': the sweep runs in each tenant's own time zone (tenants[].time_zone)"
             )
-        return value
+        return data
+
+    @field_validator("expression")
+    @classmethod
+    def _expression(cls, value: str) -> str:
+        return _check_schedule_expression(value)
 
 
 class SchedulesConfig(_Model):
     decay: ScheduleConfig = ScheduleConfig(expression="cron(15 3 * * ? *)")
     """The forgetting job (archive records whose strength fell below the threshold)."""
+    dreaming: DreamingScheduleConfig = DreamingScheduleConfig()
+    """The dreaming sweep (Light -> REM -> Deep consolidation), started per tenant."""
 
 
 class RetentionConfig(_Model):
@@ -242,6 +272,8 @@ class FunctionsConfig(_Model):
     authorizer: FunctionSizing = FunctionSizing(memory_mb=256, timeout_seconds=10)
     decay_job: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=600)
     chat: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
+    dreaming: FunctionSizing = FunctionSizing(memory_mb=2048, timeout_seconds=900)
+    """Each Step Functions task of the sweep (one stage of one namespace) runs within this timeout."""
 
     @model_validator(mode="after")
     def _api_gateway_limit(self) -> FunctionsConfig:

@@ -1,6 +1,7 @@
 """One construct per concern, each named for what it provides."""
 
 from .access_logs import AccessLogs
+from .dreaming_workflow import DreamingWorkflow
 from .memory_api import MemoryApi
 from .memory_files import MEMORY_MOUNT_PATH, MemoryFiles
 from .memory_tables import MemoryTables
@@ -12,6 +13,7 @@ from .tenant_vectors import TenantVectors
 __all__ = [
     "MEMORY_MOUNT_PATH",
     "AccessLogs",
+    "DreamingWorkflow",
     "MemoryApi",
     "MemoryFiles",
     "MemoryTables",

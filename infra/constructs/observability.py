@@ -12,9 +12,11 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ..config import AlarmsConfig
+from .dreaming_workflow import DREAMING_METRICS_SERVICE
 from .memory_api import MemoryApi
 from .service_function import METRICS_NAMESPACE, SERVICE_NAME, ServiceFunction
 
@@ -25,11 +27,14 @@ FILE_USAGE_METRIC = "MemoryFileUsagePercent"
 CAPPED_FILES = ("MEMORY.md", "USER.md")
 
 _PERIOD = Duration.minutes(5)
+_DREAMING_PERIOD = Duration.hours(1)
+"""The sweep runs once a night per tenant: hourly sums keep each night's run readable on the dashboard."""
 
 
 class Observability(Construct):
     """A CloudWatch dashboard (API latency and errors, recall latency, memory-file usage against the cap,
-    throttles, dead letters) and alarms that notify an SNS topic encrypted with the service key."""
+    throttles, dead letters, dreaming sweeps) and alarms that notify an SNS topic encrypted with the service
+    key."""
 
     def __init__(
         self,
@@ -41,6 +46,7 @@ class Observability(Construct):
         api: MemoryApi,
         functions: Mapping[str, ServiceFunction],
         dead_letter_queues: Sequence[sqs.IQueue],
+        dreaming_state_machine: sfn.IStateMachine | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -157,6 +163,33 @@ class Observability(Construct):
                 f"Events failed after all retries and wait in {queue.node.path}; inspect and redrive them.",
             )
 
+        def dreaming_metric(name: str, period: Duration, label: str | None = None) -> cloudwatch.Metric:
+            return cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=name,
+                dimensions_map={"service": DREAMING_METRICS_SERVICE},
+                statistic="Sum",
+                period=period,
+                label=label,
+            )
+
+        if dreaming_state_machine is not None:
+            alarm(
+                "DreamingExecutionsFailed",
+                dreaming_state_machine.metric_failed(period=_PERIOD, statistic="Sum"),
+                1,
+                "A dreaming sweep execution failed (listing its targets or the state machine itself); "
+                "open the execution in the Step Functions console.",
+            )
+            # A namespace's failure is caught inside the Map, so the execution still succeeds: only the
+            # handler's DreamFailures metric shows it.
+            alarm(
+                "DreamingNamespaceFailures",
+                dreaming_metric("DreamFailures", _PERIOD),
+                1,
+                "The dreaming sweep of a namespace failed; see .dreams/<day>/failure.json in its files.",
+            )
+
         self.dashboard = cloudwatch.Dashboard(
             self,
             "Dashboard",
@@ -225,3 +258,30 @@ class Observability(Construct):
             ),
             cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12),
         )
+        if dreaming_state_machine is not None:
+            self.dashboard.add_widgets(
+                cloudwatch.GraphWidget(
+                    title="Dreaming: promotions, candidates, failed namespaces (per hour)",
+                    left=[
+                        dreaming_metric(name, _DREAMING_PERIOD, label=name)
+                        for name in ("DreamPromotions", "DreamCandidates")
+                    ],
+                    right=[dreaming_metric("DreamFailures", _DREAMING_PERIOD, label="DreamFailures")],
+                    width=12,
+                ),
+                cloudwatch.GraphWidget(
+                    title="Dreaming executions",
+                    left=[
+                        dreaming_state_machine.metric_started(
+                            period=_DREAMING_PERIOD, statistic="Sum", label="started"
+                        ),
+                        dreaming_state_machine.metric_succeeded(
+                            period=_DREAMING_PERIOD, statistic="Sum", label="succeeded"
+                        ),
+                        dreaming_state_machine.metric_failed(
+                            period=_DREAMING_PERIOD, statistic="Sum", label="failed"
+                        ),
+                    ],
+                    width=12,
+                ),
+            )

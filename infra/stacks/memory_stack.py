@@ -29,6 +29,7 @@ from ..config import DeploymentConfig
 from ..constructs import (
     MEMORY_MOUNT_PATH,
     AccessLogs,
+    DreamingWorkflow,
     MemoryApi,
     MemoryFiles,
     MemoryTables,
@@ -186,7 +187,26 @@ class MemoryStack(Stack):
                 filesystem=self.memory_files.mount_for("chat"),
                 **function_options,
             )
-        tenant_functions = [self.api_function, self.decay_job_function]
+
+        # Created before the rest of the jobs: its function is one of the tenant role's trusted roles.
+        self.schedule_group = scheduler.ScheduleGroup(
+            self, "JobSchedules", schedule_group_name=f"{self.stack_name}-jobs"
+        )
+        self.dreaming = DreamingWorkflow(
+            self,
+            "DreamingWorkflow",
+            config=config.schedules.dreaming,
+            tenants=config.tenants,
+            schedule_group=self.schedule_group,
+            sizing=config.functions.dreaming,
+            environment={**common_environment, "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
+            filesystem=self.memory_files.mount_for("dreaming"),
+            dead_letter_retention_days=config.retention.dead_letter_days,
+            **function_options,
+        )
+        self.dreaming_function = self.dreaming.function
+
+        tenant_functions = [self.api_function, self.decay_job_function, self.dreaming_function]
         if self.chat_function is not None:
             tenant_functions.append(self.chat_function)
 
@@ -216,6 +236,7 @@ class MemoryStack(Stack):
             "dynamodb:DeleteItem",
         )
         self._grant_key_use(self.api_function.role)
+        self._grant_key_use(self.dreaming_function.role)
         # Embeddings are computed with each function's own role (they are not tenant data).
         for service_function in tenant_functions:
             service_function.role.add_to_principal_policy(
@@ -249,9 +270,6 @@ class MemoryStack(Stack):
             retain_logs=retain,
         )
 
-        self.schedule_group = scheduler.ScheduleGroup(
-            self, "JobSchedules", schedule_group_name=f"{self.stack_name}-jobs"
-        )
         decay = config.schedules.decay
         decay_dead_letters = self.decay_job_function.dead_letter_queue
         if decay_dead_letters is None:  # asynchronous=True above always creates it
@@ -306,9 +324,11 @@ class MemoryStack(Stack):
                 "Api": self.api_function,
                 "Authorizer": self.authorizer_function,
                 "DecayJob": self.decay_job_function,
+                "Dreaming": self.dreaming_function,
                 **({"Chat": self.chat_function} if self.chat_function else {}),
             },
-            dead_letter_queues=[decay_dead_letters],
+            dead_letter_queues=[decay_dead_letters, self.dreaming.dead_letter_queue],
+            dreaming_state_machine=self.dreaming.state_machine,
         )
 
         self._outputs()
@@ -379,6 +399,10 @@ class MemoryStack(Stack):
             "FileSystemId": (self.memory_files.file_system.attr_file_system_id, "S3 Files file system"),
             "DashboardName": (self.observability.dashboard.dashboard_name, "CloudWatch dashboard"),
             "AlarmTopicArn": (self.observability.topic.topic_arn, "Subscribe on-call to this SNS topic"),
+            "DreamingStateMachineArn": (
+                self.dreaming.state_machine.state_machine_arn,
+                "Dreaming sweep state machine (started nightly per tenant)",
+            ),
         }
         for name, (value, description) in outputs.items():
             CfnOutput(self, name, value=value, description=description)

@@ -25,6 +25,8 @@ TEST_TENANTS = [
 TEST_DIMENSIONS = 512
 TEST_METRIC = "cosine"
 TEST_SCHEDULE = {"expression": "cron(40 2 * * ? *)", "time_zone": "Europe/Berlin", "enabled": True}
+TEST_DREAMING = {"expression": "cron(0 3 * * ? *)", "enabled": True, "max_concurrency": 7}
+"""The dreaming sweep at 03:00 in each tenant's time zone; 7 parallel namespaces (the default is 4)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def infra_test_context() -> dict[str, Any]:
         "dimensions": TEST_DIMENSIONS,
         "distance_metric": TEST_METRIC,
     }
-    deployment["schedules"] = {"decay": TEST_SCHEDULE}
+    deployment["schedules"] = {"decay": TEST_SCHEDULE, "dreaming": TEST_DREAMING}
     deployment["alarms"] = {**deployment.get("alarms", {}), "email": "oncall@example.com"}
     context["skip-layer-build"] = "true"  # no pip/PyPI during tests; the bundler has its own tests
     return context

@@ -16,6 +16,7 @@ SERVICE_FUNCTIONS = {
     "ApiFunction": "agent_memory.handlers.api.handler",
     "AuthorizerFunction": "agent_memory.handlers.authorizer.handler",
     "DecayJobFunction": "agent_memory.handlers.jobs.archive_decayed_handler",
+    "DreamingFunction": "agent_memory.handlers.dreaming.handler",
 }
 
 
@@ -217,7 +218,11 @@ def test_decay_job_runs_daily_from_scheduler_with_retries_and_a_dead_letter_queu
     assert invoke_config["Properties"]["MaximumRetryAttempts"] == 2
     assert invoke_config["Properties"]["FunctionName"] == {"Ref": function_id}
 
-    (schedule,) = synthesized.of_type("AWS::Scheduler::Schedule").values()
+    (schedule,) = [
+        s
+        for s in synthesized.of_type("AWS::Scheduler::Schedule").values()
+        if s["Properties"]["Target"]["Arn"] == {"Fn::GetAtt": [function_id, "Arn"]}
+    ]
     (group_id,) = synthesized.of_type("AWS::Scheduler::ScheduleGroup")
     schedule_props = schedule["Properties"]
     # Then the expression and time zone come from config, and failures land in the same DLQ

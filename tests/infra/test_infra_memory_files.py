@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from infra_support import Synthesized, as_list, policy_statements, render
 
-MOUNTING_FUNCTIONS = ("ApiFunction", "DecayJobFunction", "ChatFunction")
+MOUNTING_FUNCTIONS = ("ApiFunction", "DecayJobFunction", "ChatFunction", "DreamingFunction")
 
 
 def _file_system(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:

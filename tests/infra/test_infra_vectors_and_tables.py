@@ -76,12 +76,13 @@ def test_tenant_role_is_assumable_only_by_request_functions_with_a_tenant_sessio
     trust = synthesized.resources[_tenant_role(synthesized)]["Properties"]["AssumeRolePolicyDocument"]
     statements = [render(s) for s in trust["Statement"]]
 
-    # Then only the API and decay-job roles are trusted, never the authorizer
+    # Then only the roles of the functions that work on tenant data are trusted, never the authorizer
     principals = {p for s in statements for p in as_list(s["Principal"]["AWS"])}
     assert principals == {
         f"<{_role_of(synthesized, 'ApiFunction')}.Arn>",
         f"<{_role_of(synthesized, 'DecayJobFunction')}.Arn>",
         f"<{_role_of(synthesized, 'ChatFunction')}.Arn>",
+        f"<{_role_of(synthesized, 'DreamingFunction')}.Arn>",
     }
     for statement in statements:
         # And every assumption must tag the session with `tenant` and with nothing else
@@ -138,7 +139,7 @@ def test_request_functions_may_assume_the_tenant_role_and_the_authorizer_may_not
     synthesized: Synthesized,
 ) -> None:
     tenant_role = f"<{_tenant_role(synthesized)}.Arn>"
-    for function in ("ApiFunction", "DecayJobFunction"):
+    for function in ("ApiFunction", "DecayJobFunction", "DreamingFunction"):
         statements = policy_statements(synthesized, _role_of(synthesized, function))
         assume = [s for s in statements if "sts:AssumeRole" in as_list(s["Action"])]
         assert len(assume) == 1 and assume[0]["Resource"] == tenant_role
@@ -150,7 +151,7 @@ def test_request_functions_may_assume_the_tenant_role_and_the_authorizer_may_not
 
 def test_function_roles_reach_tenant_data_only_through_the_tenant_role(synthesized: Synthesized) -> None:
     memory_table = synthesized.logical_id("AWS::DynamoDB::Table", "TablesMemory")
-    for function in ("ApiFunction", "AuthorizerFunction", "DecayJobFunction"):
+    for function in ("ApiFunction", "AuthorizerFunction", "DecayJobFunction", "DreamingFunction"):
         statements = policy_statements(synthesized, _role_of(synthesized, function))
         resources = {r for s in statements for r in as_list(s["Resource"])}
         assert not any(memory_table in r for r in resources), function

@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -187,6 +187,9 @@ class DreamingScheduleConfig(_Model):
     enabled: bool = True
     max_concurrency: Annotated[int, Field(ge=1, le=40)] = 4
     """Namespaces swept in parallel per execution (the state machine's Map)."""
+    on_demand: bool = False
+    """Let `POST /v1/admin/dream/start` start the state machine. Needs the Step Functions interface endpoint
+    (added automatically; about $14.60/month in 2 AZs), which is why it is off by default."""
 
     @model_validator(mode="before")
     @classmethod
@@ -227,6 +230,15 @@ class RetentionConfig(_Model):
         return value
 
 
+class IamPrincipalConfig(_Model):
+    """A caller inside AWS that signs requests with SigV4 on `/iam/v1/...` instead of using an API key."""
+
+    principal_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")]
+    tenant: Annotated[str, Field(pattern=r"^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$")]
+    namespaces: Annotated[tuple[str, ...], Field(min_length=1)]
+    scopes: Annotated[tuple[Literal["read", "write", "admin"], ...], Field(min_length=1)]
+
+
 class ApiConfig(_Model):
     stage_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,64}$")] = "live"
     throttle_rate_per_second: Annotated[float, Field(gt=0, le=10_000)] = 50
@@ -242,6 +254,9 @@ class ApiConfig(_Model):
     """ERROR-level execution logs; needs the account-wide API Gateway CloudWatch role (created if missing)."""
     create_cloudwatch_role: bool = True
     waf_web_acl_arn: str | None = None
+    iam_principals: tuple[IamPrincipalConfig, ...] = ()
+    """SigV4 callers and the tenant each acts as. Non-empty: the API also serves `/iam/v1/{proxy+}` with IAM
+    authorization (the caller's IAM policy needs execute-api:Invoke on it)."""
 
 
 class NetworkConfig(_Model):

@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     prompt_cache: PromptCacheConfig = PromptCacheConfig()
     """JSON in AGENT_MEMORY_PROMPT_CACHE: model cache profiles and prices."""
 
+    dreaming_state_machine_arn: str = ""
+    """Set by the CDK stack when on-demand dreaming is enabled: POST /v1/admin/dream/start starts it."""
     iam_principals: dict[str, IamPrincipalConfig] = {}
     """JSON in AGENT_MEMORY_IAM_PRINCIPALS: IAM role/user ARN → {tenant, namespaces, scopes}, for SigV4 callers
     of the `/iam/v1/...` routes (set by the CDK stack from cdk.json `api.iam_principals`)."""

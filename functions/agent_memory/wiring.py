@@ -12,7 +12,7 @@ from .adapters.clock import SystemClock
 from .api.context import Services
 from .domain import safety
 from .domain.memory_files import MemoryFilesService
-from .domain.ports import Clock, Embedder
+from .domain.ports import Clock, DreamLauncher, Embedder
 from .domain.service import MemoryService
 from .settings import Settings
 
@@ -78,6 +78,7 @@ class AwsClients:
     sts: object | None = None
     bedrock_runtime: object | None = None
     idempotency_dynamodb: object | None = None
+    stepfunctions: object | None = None
 
 
 def build_aws(
@@ -157,7 +158,19 @@ def build_aws(
             settings.files_root,
             text_model=_dreaming_text_model(settings, clients),
         ),
+        dream_launcher=_dream_launcher(settings, clients),
     )
+
+
+def _dream_launcher(settings: Settings, clients: AwsClients) -> DreamLauncher | None:
+    """On-demand dreaming in AWS starts the state machine (the schedules start it nightly)."""
+    if not settings.dreaming_state_machine_arn:
+        return None
+    from .adapters.aws.clients import default_client
+    from .adapters.aws.stepfunctions import StepFunctionsDreamLauncher
+
+    client = clients.stepfunctions or default_client("stepfunctions", settings.region or None)
+    return StepFunctionsDreamLauncher(client, settings.dreaming_state_machine_arn)
 
 
 def _dreaming(

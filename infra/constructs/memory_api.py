@@ -127,6 +127,21 @@ class MemoryApi(Construct):
         self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
             "GET", integration, **method_options
         )
+        self.iam_method: apigw.Method | None = None
+        if config.iam_principals:
+            # Callers inside AWS sign with SigV4; API Gateway verifies the signature and passes the caller's
+            # ARN, which the API function maps to a tenant (AGENT_MEMORY_IAM_PRINCIPALS).
+            self.iam_method = (
+                self.rest_api.root.add_resource("iam")
+                .add_resource("v1")
+                .add_resource("{proxy+}")
+                .add_method(
+                    "ANY",
+                    integration,
+                    authorization_type=apigw.AuthorizationType.IAM,
+                    request_validator=self.request_validator,
+                )
+            )
         self.session_methods: list[apigw.Method] = []
         if chat_function is not None:
             # Sessions and chat turns go to the chat function (explicit resources win over {proxy+}).

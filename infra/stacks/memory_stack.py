@@ -89,8 +89,14 @@ class MemoryStack(Stack):
         self.access_logs = AccessLogs(
             self, "AccessLogs", retention_days=config.retention.access_log_days, retain=retain
         )
+        network_config = config.network
+        if config.schedules.dreaming.on_demand and "states" not in network_config.interface_endpoints:
+            # The API function starts the dreaming state machine on demand: it needs a route to Step Functions.
+            network_config = network_config.model_copy(
+                update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
+            )
         self.network = Network(
-            self, "Network", config=config.network, flow_logs_bucket=self.access_logs.bucket
+            self, "Network", config=network_config, flow_logs_bucket=self.access_logs.bucket
         )
         self.tables = MemoryTables(self, "Tables", key=self.key, retain=retain)
         self.memory_files = MemoryFiles(
@@ -258,6 +264,26 @@ class MemoryStack(Stack):
             self._grant_key_use(self.chat_function.role)
         self.tables.api_keys.grant(self.authorizer_function.role, "dynamodb:GetItem")
         self.key.grant(self.authorizer_function.role, "kms:Decrypt", "kms:DescribeKey")
+
+        if config.schedules.dreaming.on_demand:
+            self.dreaming.state_machine.grant_start_execution(self.api_function.role)
+            self.api_function.add_environment(
+                "AGENT_MEMORY_DREAMING_STATE_MACHINE_ARN", self.dreaming.state_machine.state_machine_arn
+            )
+        if config.api.iam_principals:
+            self.api_function.add_environment(
+                "AGENT_MEMORY_IAM_PRINCIPALS",
+                json.dumps(
+                    {
+                        p.principal_arn: {
+                            "tenant": p.tenant,
+                            "namespaces": list(p.namespaces),
+                            "scopes": list(p.scopes),
+                        }
+                        for p in config.api.iam_principals
+                    }
+                ),
+            )
 
         self.api = MemoryApi(
             self,

@@ -198,6 +198,21 @@ def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world,
         )
         assert {t["namespace"] for t in listed["targets"]} == {NS, INFRA}
         assert all(t["run_id"].startswith("sfn-exec-1-") for t in listed["targets"])
+        # an on-demand start may name the namespaces to sweep
+        chosen = dreaming_handlers.handler(
+            {
+                "task": "list_targets",
+                "input": {"tenants": [TENANT], "namespaces": [INFRA]},
+                "execution": "e2",
+            },
+            FakeContext(),
+        )
+        assert [t["namespace"] for t in chosen["targets"]] == [INFRA]
+        with pytest.raises(Exception, match="namespaces must be a list"):
+            dreaming_handlers.handler(
+                {"task": "list_targets", "input": {"tenants": [TENANT], "namespaces": ["../x"]}},
+                FakeContext(),
+            )
         unusable = dreaming_handlers.handler(
             {"task": "record_failure", "target": {"tenant": TENANT}}, FakeContext()
         )

@@ -152,6 +152,7 @@ class LambdaClient:
 
 class AwsApi(Api):
     runtime = "aws"
+    stepfunctions: Any = None
 
     def client(self, who: str | None = "alpha") -> LambdaClient:
         return LambdaClient(who)
@@ -204,7 +205,14 @@ def _aws_api(tmp_path_factory) -> Iterator[Api]:
                 RoleName="TenantAccessRole",
                 AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
             )["Role"]["Arn"]
+            stepfunctions = boto3.client("stepfunctions", region_name=REGION)
+            state_machine = stepfunctions.create_state_machine(
+                name="dreaming",
+                definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+                roleArn=role,
+            )["stateMachineArn"]
             settings = Settings(
+                dreaming_state_machine_arn=state_machine,
                 runtime="aws",
                 table=TABLE,
                 idempotency_table="IdempotencyTable",
@@ -216,11 +224,14 @@ def _aws_api(tmp_path_factory) -> Iterator[Api]:
             clients = AwsClients(
                 sts=boto3.client("sts", region_name=REGION),
                 idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
+                stepfunctions=stepfunctions,
             )
             api_handler.set_services(build_aws(settings, clients, embedder=HashingEmbedder()))
             get_settings.cache_clear()  # the IAM principal map is read from the environment on first use
             try:
-                yield AwsApi()
+                aws_api = AwsApi()
+                aws_api.stepfunctions = stepfunctions
+                yield aws_api
             finally:
                 api_handler.set_services(None)
                 get_settings.cache_clear()

@@ -367,3 +367,16 @@ def test_sigv4_callers_act_as_their_mapped_tenant_on_the_iam_routes(api):
     stranger = api.iam_client("arn:aws:sts::123456789012:assumed-role/other-role/s")
     refused = stranger.post("/v1/recall", json={"query": "import", "namespaces": [ns]})
     assert refused.status_code == 401 and "other-role" in refused.json()["message"]
+
+
+def test_dreaming_can_be_started_on_demand_where_a_workflow_exists(api):
+    client = api.client()
+    ns = unique_ns()
+    response = client.post("/v1/admin/dream/start", json={"namespaces": [ns]})
+    if api.runtime == "local":
+        assert response.status_code == 503 and "agent-memory dream" in response.json()["message"]
+        return
+    assert response.status_code == 202, response.text
+    execution = api.stepfunctions.describe_execution(executionArn=response.json()["execution"])
+    assert json.loads(execution["input"]) == {"tenants": ["alpha"], "namespaces": [ns]}
+    assert api.client("alpha-billing-ro").post("/v1/admin/dream/start", json={}).status_code == 403

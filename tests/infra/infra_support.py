@@ -25,7 +25,13 @@ TEST_TENANTS = [
 TEST_DIMENSIONS = 512
 TEST_METRIC = "cosine"
 TEST_SCHEDULE = {"expression": "cron(40 2 * * ? *)", "time_zone": "Europe/Berlin", "enabled": True}
-TEST_DREAMING = {"expression": "cron(0 3 * * ? *)", "enabled": True, "max_concurrency": 7}
+TEST_DREAMING = {"expression": "cron(0 3 * * ? *)", "enabled": True, "max_concurrency": 7, "on_demand": True}
+TEST_IAM_PRINCIPAL = {
+    "principal_arn": "arn:aws:iam::123456789012:role/agent-runner",
+    "tenant": "acme",
+    "namespaces": ["/projects/*"],
+    "scopes": ["read", "write"],
+}
 """The dreaming sweep at 03:00 in each tenant's time zone; 7 parallel namespaces (the default is 4)."""
 
 
@@ -67,6 +73,7 @@ def infra_test_context() -> dict[str, Any]:
     }
     deployment["schedules"] = {"decay": TEST_SCHEDULE, "dreaming": TEST_DREAMING}
     deployment["alarms"] = {**deployment.get("alarms", {}), "email": "oncall@example.com"}
+    deployment["api"] = {**deployment.get("api", {}), "iam_principals": [TEST_IAM_PRINCIPAL]}
     context["skip-layer-build"] = "true"  # no pip/PyPI during tests; the bundler has its own tests
     return context
 

@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any
 
-from aws_cdk.assertions import Match
 from infra_support import TEST_SCHEDULE, TEST_TENANTS, Synthesized, as_list, render
 
 from infra.config import DeploymentConfig, load_cdk_json_context
@@ -33,23 +32,39 @@ def _function(synthesized: Synthesized, name: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- API
 
 
-def test_every_api_method_runs_the_token_authorizer(synthesized: Synthesized, template: Any) -> None:
+def test_every_api_method_is_authenticated_by_the_token_authorizer_or_iam(synthesized: Synthesized) -> None:
     # Given the REST API's methods and its one authorizer
     ((authorizer_id, authorizer),) = synthesized.of_type("AWS::ApiGateway::Authorizer").items()
     methods = synthesized.of_type("AWS::ApiGateway::Method")
+    resources = {k: v["Properties"] for k, v in synthesized.of_type("AWS::ApiGateway::Resource").items()}
 
-    # Then there are exactly the proxy, swagger and (chat) sessions methods, and no method (OPTIONS
-    # included) is open
-    assert sorted(m["Properties"]["HttpMethod"] for m in methods.values()) == ["ANY", "ANY", "ANY", "GET"]
-    template.all_resources_properties(
-        "AWS::ApiGateway::Method",
-        {
-            "AuthorizationType": "CUSTOM",
-            "AuthorizerId": {"Ref": authorizer_id},
-            "RequestParameters": {"method.request.header.Authorization": True},
-            "RequestValidatorId": Match.any_value(),
-        },
-    )
+    def path(resource_id: str) -> str:
+        props = resources[resource_id]
+        parent = props["ParentId"].get("Ref")
+        return (path(parent) if parent in resources else "") + "/" + props["PathPart"]
+
+    # Then there are exactly the proxy, swagger, sessions and SigV4 methods, and no method (OPTIONS
+    # included) is open: the /iam routes require IAM, every other route the bearer-key authorizer
+    by_path = {
+        (m["Properties"]["HttpMethod"], path(m["Properties"]["ResourceId"]["Ref"])): m
+        for m in methods.values()
+    }
+    assert set(by_path) == {
+        ("ANY", "/v1/{proxy+}"),
+        ("GET", "/swagger"),
+        ("ANY", "/v1/sessions"),
+        ("ANY", "/v1/sessions/{proxy+}"),
+        ("ANY", "/iam/v1/{proxy+}"),
+    }
+    for (_, route), method in by_path.items():
+        props = method["Properties"]
+        if route.startswith("/iam/"):
+            assert props["AuthorizationType"] == "AWS_IAM"
+        else:
+            assert props["AuthorizationType"] == "CUSTOM"
+            assert props["AuthorizerId"] == {"Ref": authorizer_id}
+            assert props["RequestParameters"] == {"method.request.header.Authorization": True}
+        assert "RequestValidatorId" in props
     # And the authorizer reads the bearer key from the Authorization header, rejecting other shapes early
     props = authorizer["Properties"]
     assert props["Type"] == "TOKEN"
@@ -84,6 +99,7 @@ def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_cha
         ("GET", "/swagger"): "api",
         ("ANY", "/v1/sessions"): "chat",
         ("ANY", "/v1/sessions/{proxy+}"): "chat",
+        ("ANY", "/iam/v1/{proxy+}"): "api",
     }
 
 
@@ -332,3 +348,30 @@ def test_chat_function_serves_sessions_with_bedrock_limited_to_configured_models
         if resource["Properties"]["PathPart"] == "sessions"
     ]
     assert len(session_resources) == 1
+
+
+def test_sigv4_principals_and_on_demand_dreaming_reach_the_api_function(synthesized: Synthesized) -> None:
+    from infra_support import TEST_IAM_PRINCIPAL
+
+    environment = _function(synthesized, "ApiFunction")["Environment"]["Variables"]
+    principals = json.loads(environment["AGENT_MEMORY_IAM_PRINCIPALS"])
+    assert principals == {
+        TEST_IAM_PRINCIPAL["principal_arn"]: {
+            "tenant": "acme",
+            "namespaces": ["/projects/*"],
+            "scopes": ["read", "write"],
+        }
+    }
+    # on-demand dreaming: the state machine's ARN, the right to start it, and a route to Step Functions
+    assert "AGENT_MEMORY_DREAMING_STATE_MACHINE_ARN" in environment
+    api_role = synthesized.logical_id("AWS::IAM::Role", "ApiFunctionRole")
+    statements = json.dumps(
+        [
+            policy["Properties"]["PolicyDocument"]
+            for policy in synthesized.of_type("AWS::IAM::Policy").values()
+            if {"Ref": api_role} in policy["Properties"]["Roles"]
+        ]
+    )
+    assert "states:StartExecution" in statements
+    endpoints = json.dumps(list(synthesized.of_type("AWS::EC2::VPCEndpoint").values()))
+    assert ".states" in endpoints

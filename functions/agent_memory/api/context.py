@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..domain.chat import ChatService
     from ..domain.dreaming import DreamingService
     from ..domain.memory_files import MemoryFilesService
+    from ..domain.ports import DreamLauncher
     from ..domain.service import MemoryService
     from ..domain.sessions import SessionService
 
@@ -24,6 +25,7 @@ class Services:
     sessions: SessionService | None = None
     chat: ChatService | None = None
     dreaming: DreamingService | None = None
+    dream_launcher: DreamLauncher | None = None
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,14 @@ class FileStore(Protocol):
     def append(self, tenant: str, namespace: str, path: str, text: str) -> None: ...
 
     def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]: ...
+
+
+# --------------------------------------------------------------------------- workflows
+
+
+class DreamLauncher(Protocol):
+    """Starts the dreaming workflow asynchronously (Step Functions in AWS) for one tenant."""
+
+    def start(self, tenant: str, namespaces: Sequence[str]) -> str:
+        """Start a sweep of `namespaces` (all of the tenant's when empty); returns the execution's id."""
+        ...

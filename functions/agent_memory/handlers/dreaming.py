@@ -34,7 +34,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.dreaming import DreamingService, SweepHandle
 from ..domain.errors import DomainError, ValidationFailed
-from ..domain.records import is_valid_tenant
+from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..dreaming_settings import DreamingSettings, get_dreaming_settings
 
 logger = Logger(service="dreaming")
@@ -108,11 +108,16 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
     bad = [tenant for tenant in tenants if not isinstance(tenant, str) or not is_valid_tenant(tenant)]
     if bad:
         raise ValidationFailed(f"invalid tenant ids {bad}")
+    only = body.get("namespaces") or []
+    if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
+        raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
     day = _sweep_day(body)
     execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     targets: list[dict[str, str]] = []
     for tenant in dict.fromkeys(tenants):
-        for namespace in _service(tenant).namespaces(tenant, settings.namespaces.get(tenant, ())):
+        # An on-demand start may name the namespaces to sweep; otherwise every namespace of the tenant.
+        namespaces = only or _service(tenant).namespaces(tenant, settings.namespaces.get(tenant, ()))
+        for namespace in namespaces:
             targets.append(
                 {
                     "tenant": tenant,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from pydantic import BaseModel, Field
 
 from ...domain.dreaming import DreamingService, DreamReport
@@ -89,6 +89,41 @@ def dream(body: DreamRequest) -> DreamResponse:
         for namespace in namespaces
     ]
     return DreamResponse(runs=runs)
+
+
+class DreamStartRequest(Strict):
+    namespaces: Annotated[list[Namespace], Field(max_length=100)] = Field(
+        default_factory=list, description="Namespaces to sweep; all of the tenant's when empty"
+    )
+
+
+class DreamStarted(BaseModel):
+    execution: str
+    namespaces: list[str]
+
+
+@router.post(
+    "/admin/dream/start",
+    summary="Start the dreaming workflow now, asynchronously (AWS; admin scope)",
+    tags=["admin"],
+)
+def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
+    ctx = current(router)
+    ctx.allow(Scope.ADMIN, *body.namespaces)
+    if not body.namespaces and not ctx.principal.allows_all:
+        raise Forbidden("this API key is limited to some namespaces: name them in `namespaces`")
+    launcher = ctx.services.dream_launcher
+    if launcher is None:
+        raise UpstreamUnavailable(
+            "this deployment runs dreaming synchronously: use POST /v1/admin/dream or `agent-memory dream` "
+            "(in AWS, enable schedules.dreaming.on_demand in cdk.json)"
+        )
+    execution = launcher.start(ctx.principal.tenant, body.namespaces)
+    return Response(
+        status_code=202,
+        content_type="application/json",
+        body=DreamStarted(execution=execution, namespaces=body.namespaces),
+    )
 
 
 def _service(ctx: RequestContext) -> DreamingService:

@@ -6,11 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: setup run test lint format synth bench openapi clean
+.PHONY: setup run test lint format synth bench openapi lock clean
 
-$(STAMP): requirements.txt layers/requirements.txt pyproject.toml package.json
+$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml package.json
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@if [ -f package-lock.json ]; then npm ci --silent --no-audit --no-fund; fi
 	@touch $(STAMP)
@@ -39,9 +39,20 @@ synth: setup
 bench: setup
 	$(BIN)/python bench/recall_latency.py
 	$(BIN)/python bench/retrieval_quality.py
+	$(BIN)/python bench/prompt_cache.py
+	$(BIN)/python bench/dreaming.py
+	$(BIN)/python bench/cold_start.py
 
 openapi: setup
 	$(BIN)/python -m agent_memory.api.openapi > docs/openapi.json
+
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet -r requirements.txt
+	(echo "# Every package the developer environment resolves to, pinned (regenerate: make lock)."; \
+	 echo "# requirements.txt names what we depend on; this file fixes the transitive versions too."; \
+	 .lock-venv/bin/python -m pip freeze) > constraints.txt
+	rm -rf .lock-venv
 
 clean:
 	rm -rf $(VENV) node_modules cdk.out .pytest_cache

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$"
 """Tenant ids (3-40 chars) are part of S3 Vectors index names (`mem-<tenant>`, at most 63 chars) and the
@@ -78,6 +78,22 @@ def is_valid_namespace(namespace: str) -> bool:
     return bool(_NAMESPACE_RE.match(namespace)) and ".." not in namespace.split("/")
 
 
+def _checked_tenant(value: str) -> str:
+    if not is_valid_tenant(value):
+        raise ValueError(f"invalid tenant id {value!r}")
+    return value
+
+
+def _checked_namespace(value: str) -> str:
+    if not is_valid_namespace(value):
+        raise ValueError(f"invalid namespace {value!r}: use a path like /projects/billing")
+    return value
+
+
+TenantId = Annotated[str, AfterValidator(_checked_tenant)]
+NamespacePath = Annotated[str, AfterValidator(_checked_namespace)]
+
+
 def normalize_content(content: str) -> str:
     """Canonical form used for hashing: NFKC, trimmed, inner whitespace collapsed, case folded."""
     text = unicodedata.normalize("NFKC", content)
@@ -110,8 +126,8 @@ class MemoryRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     id: str = Field(default_factory=new_record_id)
-    tenant: str
-    namespace: str
+    tenant: TenantId
+    namespace: NamespacePath
     type: MemoryType
     content: str
     score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
@@ -138,20 +154,6 @@ class MemoryRecord(BaseModel):
     metadata: Metadata = Field(default_factory=dict)
     status_reason: str = ""
     version: Annotated[int, Field(ge=0)] = 0
-
-    @field_validator("tenant")
-    @classmethod
-    def _tenant(cls, value: str) -> str:
-        if not is_valid_tenant(value):
-            raise ValueError(f"invalid tenant id {value!r}")
-        return value
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str) -> str:
-        if not is_valid_namespace(value):
-            raise ValueError(f"invalid namespace {value!r}: use a path like /projects/billing")
-        return value
 
     def is_valid_at(self, moment: datetime) -> bool:
         """True when the fact held in the world at `moment` (valid_from ≤ moment < valid_to)."""

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import Conflict
-from .records import is_valid_namespace, is_valid_tenant
+from .records import NamespacePath, TenantId
 
 CacheTtl = Literal["5m", "1h"]
 """Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""
@@ -59,8 +59,8 @@ class SessionRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
-    tenant: str
-    namespace: str
+    tenant: TenantId
+    namespace: NamespacePath
     actor: Annotated[str, Field(max_length=128)]
     base_system: str
     snapshot: str
@@ -76,20 +76,6 @@ class SessionRecord(BaseModel):
     def _id(cls, value: str) -> str:
         if not is_valid_session_id(value):
             raise ValueError(f"invalid session id {value!r}")
-        return value
-
-    @field_validator("tenant")
-    @classmethod
-    def _tenant(cls, value: str) -> str:
-        if not is_valid_tenant(value):
-            raise ValueError(f"invalid tenant id {value!r}")
-        return value
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str) -> str:
-        if not is_valid_namespace(value):
-            raise ValueError(f"invalid namespace {value!r}")
         return value
 
     def is_expired(self, now: datetime) -> bool:

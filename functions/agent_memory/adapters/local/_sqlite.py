@@ -152,3 +152,26 @@ def decode_cursor(cursor: str, kind: str, types: tuple[type, ...]) -> list[Any]:
     ):
         raise ValidationFailed("invalid page cursor: it does not belong to this listing")
     return value[1:]
+
+
+def versioned_schema(
+    schema: str, version: int, what: str, version_table: str = "schema_version"
+) -> Callable[[sqlite3.Connection], None]:
+    """A schema initialiser: run the `;`-separated DDL (idempotent CREATE ... IF NOT EXISTS statements), then
+    record `version`, refusing a database written by newer code (its schema may mean something else)."""
+
+    def init(conn: sqlite3.Connection) -> None:
+        for statement in schema.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        row = conn.execute(f"SELECT MAX(version) FROM {version_table}").fetchone()
+        stored = row[0] if row else None
+        if stored is None:
+            conn.execute(f"INSERT INTO {version_table} (version) VALUES (?)", (version,))
+        elif stored > version:
+            raise RuntimeError(
+                f"the {what} database uses schema version {stored}, newer than this code supports "
+                f"({version}); upgrade agent-memory"
+            )
+
+    return init

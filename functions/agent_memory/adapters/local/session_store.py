@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ...domain.errors import ConcurrentModification
 from ...domain.session_ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
-from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, sortable_time
+from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, sortable_time, versioned_schema
 
 SCHEMA_VERSION = 1
 
@@ -41,27 +41,14 @@ CREATE TABLE IF NOT EXISTS session_turns (
 ) WITHOUT ROWID;
 """
 
-
-def _init_schema(conn: sqlite3.Connection) -> None:
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    row = conn.execute("SELECT MAX(version) FROM session_schema_version").fetchone()
-    stored = row[0] if row else None
-    if stored is None:
-        conn.execute("INSERT INTO session_schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    elif stored > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"the session database uses schema version {stored}, newer than this code supports "
-            f"({SCHEMA_VERSION}); upgrade agent-memory"
-        )
+_INIT_SCHEMA = versioned_schema(_SCHEMA, SCHEMA_VERSION, "session", "session_schema_version")
 
 
 class SqliteSessionStore:
     """Sessions and turns in one SQLite file (WAL); safe for several threads and processes."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
-        self._db = SqliteDatabase(path, _init_schema, busy_timeout_ms=busy_timeout_ms)
+        self._db = SqliteDatabase(path, _INIT_SCHEMA, busy_timeout_ms=busy_timeout_ms)
         self._db.connection()  # a bad path fails at start-up, not on the first request
 
     @property

@@ -24,6 +24,7 @@ from ._sqlite import (
     encode_cursor,
     placeholders,
     sortable_time,
+    versioned_schema,
 )
 
 SCHEMA_VERSION = 1
@@ -84,6 +85,8 @@ CREATE TABLE IF NOT EXISTS recalls (
 CREATE INDEX IF NOT EXISTS recalls_by_namespace ON recalls (tenant, namespace, at, seq);
 """
 
+_INIT_SCHEMA = versioned_schema(_SCHEMA, SCHEMA_VERSION, "record")
+
 _RECORD_COLUMNS = (
     "tenant, id, namespace, type, status, tier, content_hash, created_at, last_access_at, conflict_group, "
     "version, body"
@@ -91,21 +94,6 @@ _RECORD_COLUMNS = (
 
 # The JSON form pydantic gives a datetime inside a record, so touch() writes what model_dump_json would.
 _DATETIME_JSON = TypeAdapter(datetime)
-
-
-def _init_schema(conn: sqlite3.Connection) -> None:
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    stored = row[0] if row else None
-    if stored is None:
-        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-    elif stored > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"the record database uses schema version {stored}, newer than this code supports "
-            f"({SCHEMA_VERSION}); upgrade agent-memory"
-        )
 
 
 def _record_row(record: MemoryRecord) -> tuple[object, ...]:
@@ -140,7 +128,7 @@ class SqliteRecordStore:
     processes on the same file: writers serialise on SQLite's write lock (`BEGIN IMMEDIATE`)."""
 
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
-        self._db = SqliteDatabase(path, _init_schema, busy_timeout_ms=busy_timeout_ms)
+        self._db = SqliteDatabase(path, _INIT_SCHEMA, busy_timeout_ms=busy_timeout_ms)
         # Open (and create the schema) now, so a bad path fails at start-up rather than on the first request.
         self._db.connection()
 

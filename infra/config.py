@@ -187,6 +187,9 @@ class DreamingScheduleConfig(_Model):
     enabled: bool = True
     max_concurrency: Annotated[int, Field(ge=1, le=40)] = 4
     """Namespaces swept in parallel per execution (the state machine's Map)."""
+    model_id: str | None = None
+    """Bedrock model (or inference profile) for the LLM extraction strategies of the Light phase; unset:
+    the rule-based extractor only. Select the strategy with AGENT_MEMORY_DREAMING_CONFIG's `extractor`."""
     on_demand: bool = False
     """Let `POST /v1/admin/dream/start` start the state machine. Needs the Step Functions interface endpoint
     (added automatically; about $14.60/month in 2 AZs), which is why it is off by default."""

@@ -64,7 +64,14 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
             idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
             sessions=sessions,
             chat=chat,
-            dreaming=_dreaming(memory, store, files, clock, files_root, text_model=None),
+            dreaming=_dreaming(
+                memory,
+                store,
+                files,
+                clock,
+                files_root,
+                text_model=_dreaming_text_model(settings, AwsClients()),
+            ),
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
@@ -200,7 +207,8 @@ def _dreaming(
 
 
 def _dreaming_text_model(settings: Settings, clients: AwsClients) -> object | None:
-    """The LLM extraction strategies run only when AGENT_MEMORY_DREAMING_MODEL_ID names a Bedrock model."""
+    """The LLM extraction strategies run only when AGENT_MEMORY_DREAMING_MODEL_ID names a Bedrock model (in
+    either runtime; locally it uses the machine's AWS credentials)."""
     from .dreaming_settings import get_dreaming_settings
 
     model_id = get_dreaming_settings().model_id

@@ -205,12 +205,28 @@ class MemoryStack(Stack):
             tenants=config.tenants,
             schedule_group=self.schedule_group,
             sizing=config.functions.dreaming,
-            environment={**common_environment, "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
+            environment={
+                **common_environment,
+                "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
+                **(
+                    {"AGENT_MEMORY_DREAMING_MODEL_ID": config.schedules.dreaming.model_id}
+                    if config.schedules.dreaming.model_id
+                    else {}
+                ),
+            },
             filesystem=self.memory_files.mount_for("dreaming"),
             dead_letter_retention_days=config.retention.dead_letter_days,
             **function_options,
         )
         self.dreaming_function = self.dreaming.function
+        if config.schedules.dreaming.model_id:
+            # The LLM extraction strategies of the Light phase call this model (Converse).
+            self._grant_chat_models(
+                self.dreaming_function.role,
+                (config.schedules.dreaming.model_id,),
+                sid="DreamingExtraction",
+                count_tokens=False,
+            )
 
         tenant_functions = [self.api_function, self.decay_job_function, self.dreaming_function]
         if self.chat_function is not None:
@@ -369,7 +385,9 @@ class MemoryStack(Stack):
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
-    def _grant_chat_models(self, role: iam.IRole, model_ids: tuple[str, ...]) -> None:
+    def _grant_chat_models(
+        self, role: iam.IRole, model_ids: tuple[str, ...], *, sid: str = "Chat", count_tokens: bool = True
+    ) -> None:
         """Converse (bedrock:InvokeModel) on the configured models only. A cross-region inference profile
         (`us.`, `eu.`, `apac.`, `global.` prefix) is granted with the foundation model it routes to in every
         region the profile may pick; CountTokens (the token monitor) takes the foundation model."""
@@ -390,14 +408,15 @@ class MemoryStack(Stack):
                 foundation.append(self._foundation_model_arn(model_id, self.region))
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                sid="ChatModels", actions=["bedrock:InvokeModel"], resources=[*profiles, *foundation]
+                sid=f"{sid}Models", actions=["bedrock:InvokeModel"], resources=[*profiles, *foundation]
             )
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="ChatTokenCounting", actions=["bedrock:CountTokens"], resources=foundation
+        if count_tokens:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid=f"{sid}TokenCounting", actions=["bedrock:CountTokens"], resources=foundation
+                )
             )
-        )
         for model_id in model_ids:
             prefix, _, foundation_id = model_id.partition(".")
             if prefix in _INFERENCE_PROFILE_PREFIXES:

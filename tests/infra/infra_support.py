@@ -25,7 +25,14 @@ TEST_TENANTS = [
 TEST_DIMENSIONS = 512
 TEST_METRIC = "cosine"
 TEST_SCHEDULE = {"expression": "cron(40 2 * * ? *)", "time_zone": "Europe/Berlin", "enabled": True}
-TEST_DREAMING = {"expression": "cron(0 3 * * ? *)", "enabled": True, "max_concurrency": 7, "on_demand": True}
+TEST_DREAMING_MODEL = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
+TEST_DREAMING = {
+    "expression": "cron(0 3 * * ? *)",
+    "enabled": True,
+    "max_concurrency": 7,
+    "on_demand": True,
+    "model_id": TEST_DREAMING_MODEL,
+}
 TEST_IAM_PRINCIPAL = {
     "principal_arn": "arn:aws:iam::123456789012:role/agent-runner",
     "tenant": "acme",

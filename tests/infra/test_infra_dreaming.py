@@ -207,9 +207,9 @@ def test_dreaming_function_embeds_and_uses_the_key_with_its_own_role(synthesized
     key_id = synthesized.logical_id("AWS::KMS::Key", "DataKey")
     (key_use,) = [s for s in statements if s["Resource"] == f"<{key_id}.Arn>"]
     assert {"kms:Decrypt", "kms:GenerateDataKey"} <= set(as_list(key_use["Action"]))
-    # Bedrock beyond the embedding model is not granted (the LLM extractor is not configured here)
+    # Bedrock beyond the embedding model: only the configured extraction model, for InvokeModel
     bedrock = [s for s in statements if any(a.startswith("bedrock:") for a in as_list(s["Action"]))]
-    assert bedrock == [embedding]
+    assert sorted(s["Sid"] for s in bedrock) == ["DreamingExtractionModels", "EmbeddingModel"]
 
 
 # ---------------------------------------------------------------- schedules
@@ -407,3 +407,24 @@ def test_bad_dreaming_settings_are_refused_with_the_key_and_the_fix(
     with pytest.raises(ConfigError) as caught:
         DeploymentConfig.from_context({"schedules": {"dreaming": dreaming}})
     assert expected in str(caught.value)
+
+
+def test_the_llm_extraction_model_is_configured_and_the_only_model_the_sweep_may_call(
+    synthesized: Synthesized,
+) -> None:
+    from infra_support import TEST_DREAMING_MODEL
+
+    function_id = synthesized.logical_id("AWS::Lambda::Function", "DreamingFunction")
+    environment = synthesized.resources[function_id]["Properties"]["Environment"]["Variables"]
+    assert environment["AGENT_MEMORY_DREAMING_MODEL_ID"] == TEST_DREAMING_MODEL
+    statements = [
+        statement
+        for policy in synthesized.of_type("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == "DreamingExtractionModels"
+    ]
+    assert len(statements) == 1
+    resources = json.dumps(statements[0]["Resource"])
+    assert f"inference-profile/{TEST_DREAMING_MODEL}" in resources
+    assert "foundation-model/" + TEST_DREAMING_MODEL.split(".", 1)[1] in resources
+    assert statements[0]["Action"] == "bedrock:InvokeModel"

@@ -105,30 +105,16 @@ def main() -> int:
     print(f"code asset (functions/, unzipped): {code / 2**20:.2f} MiB")
     if args.no_layer:
         return 0
+    # The layer exactly as `cdk synth` builds it (infra/bundling.py): pip for arm64 CPython 3.14, then the
+    # packages the Lambda runtime already ships (boto3, botocore, ...) removed.
+    sys.path.insert(0, str(ROOT))
+    from infra.bundling import LayerBuildError, PipLayerBundler
+
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "python"
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-compile",
-            "--target",
-            str(target),
-            "--platform",
-            "manylinux2014_aarch64",
-            "--implementation",
-            "cp",
-            "--python-version",
-            "3.14",
-            "--only-binary=:all:",
-            "-r",
-            str(ROOT / "layers" / "requirements.txt"),
-        ]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            print(f"layer build failed (needs PyPI):\n{result.stderr[-2000:]}", file=sys.stderr)
+        try:
+            target = PipLayerBundler(ROOT / "layers" / "requirements.txt").build(Path(tmp))
+        except LayerBuildError as error:
+            print(f"layer build failed (needs PyPI):\n{error}", file=sys.stderr)
             return 1
         size, forbidden = tree_size(target)
         print(

@@ -6,16 +6,18 @@ answers 504 after 29 s, so large deployments rely on the scheduled Step Function
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from pydantic import BaseModel, Field
 
-from ...domain.dreaming import DreamingService, DreamReport
 from ...domain.errors import Forbidden, UpstreamUnavailable
 from ...domain.identity import Scope
 from ..context import RequestContext, current
 from ..models import Namespace, Strict
+
+if TYPE_CHECKING:  # the sweep's code is loaded on the first dream request, not on every cold start
+    from ...domain.dreaming import DreamingService, DreamReport
 
 router = Router()
 
@@ -128,6 +130,8 @@ def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
 
 def _service(ctx: RequestContext) -> DreamingService:
     service = getattr(ctx.services, "dreaming", None)
+    from ...domain.dreaming import DreamingService
+
     if not isinstance(service, DreamingService):
         raise UpstreamUnavailable("dreaming is not configured on this deployment")
     return service

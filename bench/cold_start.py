@@ -108,6 +108,7 @@ def main() -> int:
     # The layer exactly as `cdk synth` builds it (infra/bundling.py): pip for arm64 CPython 3.14, then the
     # packages the Lambda runtime already ships (boto3, botocore, ...) removed.
     sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")  # infra imports aws_cdk
     from infra.bundling import LayerBuildError, PipLayerBundler
 
     with tempfile.TemporaryDirectory() as tmp:

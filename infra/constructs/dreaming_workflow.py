@@ -14,14 +14,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as scheduler_targets
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from agent_memory.workflows.dreaming_asl import DreamingFunctions, definition_json
 
 from ..config import DreamingScheduleConfig, FunctionSizing, TenantConfig
-from .service_function import ServiceFunction
+from .service_function import ServiceFunction, dead_letter_queue
 
 DREAMING_HANDLER = "agent_memory.handlers.dreaming.handler"
 """One function serves every task of the state machine; it dispatches on the payload's `task`."""
@@ -126,18 +125,8 @@ class DreamingWorkflow(Construct):
             ),
         )
 
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "ScheduleDeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(dead_letter_retention_days),
-        )
-        Validations.of(self.dead_letter_queue).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-SQS3",
-                reason="This queue is itself the dead-letter queue of the dreaming schedules.",
-            )
+        self.dead_letter_queue = dead_letter_queue(
+            self, "ScheduleDeadLetterQueue", dead_letter_retention_days, "the dreaming schedules"
         )
 
         # Its own role, so this schedule may start this state machine and nothing else.

@@ -360,15 +360,9 @@ class MemoryService:
         retired.updated_at = now
         retired.version = old.version + 1
         record.supersedes = old.id
-        self._commit(
-            [RecordWrite(record, None), RecordWrite(retired, old.version)],
-            [
-                self._change(record, ChangeOperation.CREATE, actor, reason=reason),
-                self._change(retired, ChangeOperation.SUPERSEDE, actor, before=before, reason=reason),
-            ],
+        self._add_beside(
+            record, vector, retired, old.version, ChangeOperation.SUPERSEDE, actor, before, reason
         )
-        self._index_record(record.tenant, record, vector)
-        self._index.set_status(record.tenant, [old.id], Status.SUPERSEDED)
         return RememberResult(Decision.SUPERSEDED, reason, record, related=[retired])
 
     def _open_conflict(
@@ -391,21 +385,36 @@ class MemoryService:
         record.status = Status.PENDING
         record.conflict_group = group
         record.status_reason = f"in conflict with {old.id}: {reason}"
-        self._commit(
-            [RecordWrite(record, None), RecordWrite(held, old.version)],
-            [
-                self._change(record, ChangeOperation.CREATE, actor, reason=reason),
-                self._change(held, ChangeOperation.CONFLICT, actor, before=before, reason=reason),
-            ],
-        )
-        self._index_record(record.tenant, record, vector)
-        self._index.set_status(record.tenant, [old.id], Status.PENDING)
+        self._add_beside(record, vector, held, old.version, ChangeOperation.CONFLICT, actor, before, reason)
         return RememberResult(
             Decision.PENDING,
             f"possible contradiction, both held as pending in conflict group {group}: {reason}",
             record,
             related=[held],
         )
+
+    def _add_beside(
+        self,
+        record: MemoryRecord,
+        vector: Vector,
+        changed: MemoryRecord,
+        expected_version: int,
+        operation: ChangeOperation,
+        actor: str,
+        before: dict[str, Any],
+        reason: str,
+    ) -> None:
+        """Create `record` and rewrite the existing record it relates to (superseded or held in conflict) in
+        one atomic commit, then index the new one and update the old one's status in the index."""
+        self._commit(
+            [RecordWrite(record, None), RecordWrite(changed, expected_version)],
+            [
+                self._change(record, ChangeOperation.CREATE, actor, reason=reason),
+                self._change(changed, operation, actor, before=before, reason=reason),
+            ],
+        )
+        self._index_record(record.tenant, record, vector)
+        self._index.set_status(record.tenant, [changed.id], changed.status)
 
     # ------------------------------------------------------------------ recall
 

@@ -59,15 +59,18 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     )
 
 
-def _describe_validation(error: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+def _validation_response(error: RequestValidationError) -> Response:
+    """400 for a body that is not JSON at all, 422 naming each field that breaks the schema."""
     problems = []
     for item in error.errors():
         location = ".".join(str(part) for part in item.get("loc", ()) if part != "body") or "body"
         problems.append({"field": location, "problem": item.get("msg", "invalid"), "type": item.get("type")})
     if any(p["type"] == "json_invalid" for p in problems):
-        return "the request body is not valid JSON", problems
+        return error_response(
+            400, "malformed_json", "the request body is not valid JSON", {"problems": problems}
+        )
     summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
-    return f"invalid request: {summary}", problems
+    return error_response(422, "invalid_request", f"invalid request: {summary}", {"problems": problems})
 
 
 def openapi_metadata() -> dict[str, Any]:
@@ -97,13 +100,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
                 authenticate(event)
             except errors.DomainError as refused:
                 return error_response(status_for(refused), refused.code, refused.message)
-        unsupported = _unsupported_media(event)
-        if unsupported is not None:
-            return unsupported
-        message, problems = _describe_validation(error)
-        if message.startswith("the request body is not valid JSON"):
-            return error_response(400, "malformed_json", message, {"problems": problems})
-        return error_response(422, "invalid_request", message, {"problems": problems})
+        return _unsupported_media(event) or _validation_response(error)
 
     def authenticate_request(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
         if not _is_public(app.current_event.path):

@@ -460,12 +460,14 @@ class LocalSearchIndex:
         if total < PRUNE_TERMS_FROM_DOCS:
             return terms  # small corpora are fast anyway; keep BM25's exact behaviour
         vocab = '"vocab_' + fts.strip('"') + '"'
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, row)")
-        frequency = dict(
-            conn.execute(
-                f"SELECT term, doc FROM temp.{vocab} WHERE term IN ({placeholders(len(terms))})", terms
-            )
-        )
+        lookup = f"SELECT term, doc FROM temp.{vocab} WHERE term IN ({placeholders(len(terms))})"
+        try:
+            rows = conn.execute(lookup, terms).fetchall()
+        except sqlite3.OperationalError:
+            # First lookup on this connection: the fts5vocab view lives in the connection's temp schema.
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {fts}, row)")
+            rows = conn.execute(lookup, terms).fetchall()
+        frequency = dict(rows)
         kept = [term for term in terms if frequency.get(term, 0) * 2 <= total]
         if kept:
             return kept

@@ -350,15 +350,7 @@ class MemoryService:
         reason: str,
     ) -> RememberResult:
         before = old.public_dict()
-        retired = old.model_copy(deep=True)
-        retired.status = Status.SUPERSEDED
-        retired.status_reason = reason
-        retired.valid_to = record.valid_from
-        retired.expired_at = now
-        retired.superseded_by = record.id
-        retired.conflict_group = None
-        retired.updated_at = now
-        retired.version = old.version + 1
+        retired = _retired(old, Status.SUPERSEDED, record.id, reason, now, valid_to=record.valid_from)
         record.supersedes = old.id
         self._add_beside(
             record, vector, retired, old.version, ChangeOperation.SUPERSEDE, actor, before, reason
@@ -640,14 +632,14 @@ class MemoryService:
         corrected.supersedes = old.id
         corrected.source = Source(kind=old.source.kind, ref=f"correction of {old.id}", actor=actor)
         corrected.sources = [corrected.source]
-        retired = old.model_copy(deep=True)
-        retired.status = Status.ARCHIVED
-        retired.status_reason = f"corrected by {corrected.id}" + (f": {reason}" if reason else "")
-        retired.valid_to = now
-        retired.expired_at = now
-        retired.superseded_by = corrected.id
-        retired.updated_at = now
-        retired.version = old.version + 1
+        retired = _retired(
+            old,
+            Status.ARCHIVED,
+            corrected.id,
+            f"corrected by {corrected.id}" + (f": {reason}" if reason else ""),
+            now,
+            valid_to=now,
+        )
         vector = self._embedder.embed_documents([corrected.content])[0]
         self._ensure_tenant(tenant)
         self._commit(
@@ -761,21 +753,24 @@ class MemoryService:
         entries: list[ChangeEntry] = []
         resolved: list[MemoryRecord] = []
         for record in members:
-            changed = record.model_copy(deep=True)
-            changed.conflict_group = None
-            changed.updated_at = now
-            changed.version = record.version + 1
             if record.id in keep:
+                changed = record.model_copy(deep=True)
+                changed.conflict_group = None
+                changed.updated_at = now
+                changed.version = record.version + 1
                 changed.status = Status.ACTIVE
                 changed.status_reason = f"kept when resolving {group}" + (f": {reason}" if reason else "")
                 if record.id == winner.id and changed.supersedes is None and first_loser:
                     changed.supersedes = first_loser  # so history can walk from the winner to the loser
             else:
-                changed.status = Status.SUPERSEDED
-                changed.status_reason = f"superseded by {winner.id} when resolving {group}"
-                changed.valid_to = now
-                changed.expired_at = now
-                changed.superseded_by = winner.id
+                changed = _retired(
+                    record,
+                    Status.SUPERSEDED,
+                    winner.id,
+                    f"superseded by {winner.id} when resolving {group}",
+                    now,
+                    valid_to=now,
+                )
             writes.append(RecordWrite(changed, record.version))
             entries.append(
                 self._change(
@@ -974,3 +969,20 @@ class MemoryService:
             before=before,
             after=record.public_dict(),
         )
+
+
+def _retired(
+    old: MemoryRecord, status: Status, successor: str, reason: str, now: datetime, *, valid_to: datetime
+) -> MemoryRecord:
+    """The next version of a record that a newer one replaces (supersede, correct, conflict resolution): it
+    stops being true at `valid_to` and current at `now`, links to its successor, and is never deleted."""
+    retired = old.model_copy(deep=True)
+    retired.status = status
+    retired.status_reason = reason
+    retired.valid_to = valid_to
+    retired.expired_at = now
+    retired.superseded_by = successor
+    retired.conflict_group = None
+    retired.updated_at = now
+    retired.version = old.version + 1
+    return retired

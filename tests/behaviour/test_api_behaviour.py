@@ -380,3 +380,13 @@ def test_dreaming_can_be_started_on_demand_where_a_workflow_exists(api):
     execution = api.stepfunctions.describe_execution(executionArn=response.json()["execution"])
     assert json.loads(execution["input"]) == {"tenants": ["alpha"], "namespaces": [ns]}
     assert api.client("alpha-billing-ro").post("/v1/admin/dream/start", json={}).status_code == 403
+
+
+def test_the_openapi_document_is_served_with_the_stage_as_its_server(api):
+    document = api.client().get("/swagger", params={"format": "json"})
+    assert document.status_code == 200
+    spec = document.json()
+    assert "/v1/memories" in spec["paths"] and spec["security"] == [{"bearer": []}]
+    # Behind API Gateway the document's server is the stage (the local event and server have none), so
+    # "Try it out" in the Swagger UI calls the right URL.
+    assert spec["servers"] == [{"url": "/prod" if api.runtime == "aws" else "/"}]

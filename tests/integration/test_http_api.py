@@ -52,6 +52,12 @@ def test_openapi_and_swagger_are_served(live_server):
     assert spec.status_code == 200
     paths = spec.json()["paths"]
     assert "/v1/memories" in paths and "/v1/recall" in paths and "/v1/files/{kind}/entries" in paths
+    assert spec.json()["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    assert "/swagger" not in paths and "/v1/health" in paths
+    page = anonymous.get("/swagger")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    # The bundled Swagger UI (no CDN) with this API's document inlined.
+    assert "SwaggerUIBundle" in page.text and '"/v1/recall"' in page.text and "<script" in page.text
 
 
 def _writer(url: str, key: str, namespace: str, worker: int, count: int) -> int:

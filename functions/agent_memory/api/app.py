@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
 from .. import __version__
@@ -74,6 +73,8 @@ def _validation_response(error: RequestValidationError) -> Response:
 
 
 def openapi_metadata() -> dict[str, Any]:
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
     return {
         "title": "Agent Memory API",
         "version": __version__,
@@ -120,8 +121,41 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     for module in (memories, files, admin, sessions, dreaming):
         app.include_router(module.router, prefix=PREFIX)
 
-    app.enable_swagger(path="/swagger", **openapi_metadata())
+    @app.get("/swagger", include_in_schema=False)
+    def swagger() -> Response[str]:
+        return _swagger(app)
+
     return app
+
+
+def _swagger(app: ApiGatewayResolver) -> Response[str]:
+    """The OpenAPI document (`?format=json`) or the Swagger UI page, both built on request.
+
+    Written here rather than with `enable_swagger()` because that method imports Powertools' OpenAPI object
+    model when the route is registered, which is 150–190 ms of every Lambda cold start on this machine
+    (bench/cold_start.py), although only /swagger needs it. The page itself is Powertools' own: the same
+    schema generator, HTML template and bundled Swagger UI assets, loaded only here."""
+    from pathlib import Path
+
+    from aws_lambda_powertools.event_handler.openapi import swagger_ui
+    from aws_lambda_powertools.event_handler.openapi.models import Server
+    from aws_lambda_powertools.event_handler.openapi.swagger_ui import generate_swagger_html
+
+    base_path = app._get_base_path()  # the stage prefix, when the API is called without a custom domain
+    spec = app.get_openapi_json_schema(servers=[Server(url=base_path or "/")], **openapi_metadata())
+    # `</` inside the inlined JSON would close the page's <script> element.
+    spec = spec.replace("</", "<\\/")
+    if (app.current_event.query_string_parameters or {}).get("format") == "json":
+        return Response(status_code=200, content_type="application/json", body=spec)
+    assets = Path(swagger_ui.__file__).parent
+    page = generate_swagger_html(
+        spec,
+        (assets / "swagger-ui-bundle.min.js").read_text(encoding="utf-8"),
+        (assets / "swagger-ui.min.css").read_text(encoding="utf-8"),
+        "",
+        None,
+    )
+    return Response(status_code=200, content_type="text/html", body=page)
 
 
 def _is_public(path: str) -> bool:

@@ -18,30 +18,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..api.app import create_app
 from ..api.auth import IAM_PREFIX, aws_authenticator
-from ..api.context import Services
 from ..settings import iam_principals
+from ._runtime import TRACED_LIBRARIES, LazyServices
 
 logger = Logger()
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_LIBRARIES)
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"))
 
-_services: Services | None = None
-
-
-def services() -> Services:
-    global _services
-    if _services is None:
-        from ..settings import get_settings
-        from ..wiring import build_aws
-
-        _services = build_aws(get_settings())
-    return _services
-
-
-def set_services(value: Services | None) -> None:
-    """For tests: run the handler on services built with moto/Stubber clients."""
-    global _services
-    _services = value
+services = LazyServices()
+set_services = services.set  # for tests: run the handler on services built with moto/Stubber clients
 
 
 app = create_app(

@@ -32,9 +32,10 @@ from ..api.context import Services
 from ..domain.chat import TurnResult
 from ..domain.sessions import StartedSession
 from ..settings import iam_principals
+from ._runtime import TRACED_LIBRARIES, build_aws_services
 
 logger = Logger()
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_LIBRARIES)
 # A missing namespace would make every metrics flush fail the request: default to the stack's namespace.
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "AgentMemory")
 
@@ -44,10 +45,7 @@ _app: APIGatewayRestResolver | None = None
 
 def build_services() -> Services:
     """The AWS composition root (tests replace this function)."""
-    from ..settings import get_settings
-    from ..wiring import build_aws
-
-    return build_aws(get_settings())
+    return build_aws_services()
 
 
 def services() -> Services:

@@ -36,9 +36,10 @@ from ..domain.dreaming import DreamingService, SweepHandle
 from ..domain.errors import DomainError, ValidationFailed
 from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..dreaming_settings import DreamingSettings, get_dreaming_settings
+from ._runtime import TRACED_LIBRARIES
 
 logger = Logger(service="dreaming")
-tracer = Tracer(service="dreaming")
+tracer = Tracer(patch_modules=TRACED_LIBRARIES, service="dreaming")
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"), service="dreaming")
 
 ServiceFactory = Callable[[str], DreamingService]

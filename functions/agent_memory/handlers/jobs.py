@@ -11,11 +11,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.records import is_valid_tenant
-from .api import services
+from ._runtime import TRACED_LIBRARIES, LazyServices
 
 logger = Logger()
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_LIBRARIES)
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"))
+services = LazyServices()
 
 
 def _tenants(event: dict[str, Any]) -> list[str]:

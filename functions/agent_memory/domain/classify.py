@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from .errors import ValidationFailed
+from .patterns import LazyPattern, lazy
 from .records import MemoryType
 
 PRIORITY: tuple[MemoryType, ...] = (
@@ -49,12 +50,12 @@ class Classification:
 class _Cue:
     type: MemoryType
     name: str
-    regex: re.Pattern[str]
+    regex: LazyPattern
     weight: float
 
 
 def _cue(memory_type: MemoryType, name: str, pattern: str, weight: float) -> _Cue:
-    return _Cue(memory_type, name, re.compile(pattern, re.IGNORECASE | re.MULTILINE), weight)
+    return _Cue(memory_type, name, lazy(pattern, re.IGNORECASE | re.MULTILINE), weight)
 
 
 _PREF, _CORR, _PROJ = MemoryType.USER_PREFERENCE, MemoryType.CORRECTION, MemoryType.PROJECT_STATE

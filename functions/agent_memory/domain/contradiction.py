@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import ValidationFailed
+from .patterns import LazyPattern, lazy
 
 Kind = Literal["none", "supersedes", "uncertain"]
 
@@ -43,18 +44,18 @@ class Assessment:
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CONTRACTIONS = (
-    (re.compile(r"\bwon't\b"), "will not"),
-    (re.compile(r"\bcan't\b"), "can not"),
-    (re.compile(r"\bshan't\b"), "shall not"),
-    (re.compile(r"\b(\w+)n't\b"), r"\1 not"),
-    (re.compile(r"\bcannot\b"), "can not"),
-    (re.compile(r"\bi'm\b"), "i am"),
-    (re.compile(r"\b(we|they|you)'re\b"), r"\1 are"),
-    (re.compile(r"\b(i|we|they|you)'ve\b"), r"\1 have"),
-    (re.compile(r"\b(it|that|he|she|there|what|who)'s\b"), r"\1 is"),
-    (re.compile(r"(\w)'s\b"), r"\1"),  # possessive: "the user's timezone" -> "the user timezone"
+    (lazy(r"\bwon't\b"), "will not"),
+    (lazy(r"\bcan't\b"), "can not"),
+    (lazy(r"\bshan't\b"), "shall not"),
+    (lazy(r"\b(\w+)n't\b"), r"\1 not"),
+    (lazy(r"\bcannot\b"), "can not"),
+    (lazy(r"\bi'm\b"), "i am"),
+    (lazy(r"\b(we|they|you)'re\b"), r"\1 are"),
+    (lazy(r"\b(i|we|they|you)'ve\b"), r"\1 have"),
+    (lazy(r"\b(it|that|he|she|there|what|who)'s\b"), r"\1 is"),
+    (lazy(r"(\w)'s\b"), r"\1"),  # possessive: "the user's timezone" -> "the user timezone"
 )
-_TRAILING_RE = re.compile(r"[\s.!?。！？~…]+$")
+_TRAILING_RE = lazy(r"[\s.!?。！？~…]+$")
 
 
 def _normalize(text: str) -> str:
@@ -75,7 +76,7 @@ class _Token:
     end: int
 
 
-_TOKEN_RE = re.compile(
+_TOKEN_RE = lazy(
     r"(?P<zhpron>用户|使用者|我们|咱们|他们|她们)"
     r"|(?P<zhfiller>现在|目前|当前|已经|一直|还是)"
     rf"|(?P<han>[{_HAN}])"
@@ -166,7 +167,7 @@ def _render(tokens: list[_Token]) -> str:
     return out
 
 
-_HAN_RE = re.compile(f"[{_HAN}]")
+_HAN_RE = lazy(f"[{_HAN}]")
 
 
 def _is_han(char: str) -> bool:
@@ -226,33 +227,33 @@ _ZH_CHANGE = (
 
 # Each pattern captures A (what is replaced) and C (what replaces it) as named groups. The second element names
 # the side that stands before the match instead ("C instead of A": "c"), read from the clause's last words.
-_REPLACEMENTS: tuple[tuple[re.Pattern[str], str | None], ...] = (
-    (re.compile(rf"\b{_MOVE_VERBS}\s+(?:[a-z0-9'-]+\s+){{0,3}}?from\s+{_A}\s+(?:to|over\s+to|onto|into)\s+{_C}"), None),
-    (re.compile(rf"\breplac(?:e|ed|es|ing)\s+{_A}\s+(?:with|by)\s+{_C}"), None),
-    (re.compile(rf"\b(?:dropped|ditched|abandoned|dumped|deprecated|retired|removed|gave\s+up)\s+{_A}\s+"
+_REPLACEMENTS: tuple[tuple[LazyPattern, str | None], ...] = (
+    (lazy(rf"\b{_MOVE_VERBS}\s+(?:[a-z0-9'-]+\s+){{0,3}}?from\s+{_A}\s+(?:to|over\s+to|onto|into)\s+{_C}"), None),
+    (lazy(rf"\breplac(?:e|ed|es|ing)\s+{_A}\s+(?:with|by)\s+{_C}"), None),
+    (lazy(rf"\b(?:dropped|ditched|abandoned|dumped|deprecated|retired|removed|gave\s+up)\s+{_A}\s+"
                 rf"(?:for|in\s+favou?r\s+of)\s+{_C}"), None),
-    (re.compile(rf"\bnot\s+(?!only\b){_A},?\s+but\s+(?:rather\s+)?{_C}"), None),
-    (re.compile(r"(?P<a>[^\s,;]{1,60})\s*(?:->|→|=>)\s*(?P<c>[^\s,;]{1,60})"), None),
-    (re.compile(rf"\s(?:was|were|has\s+been|have\s+been|is\s+being|got|is|are)\s+(?:being\s+)?replaced\s+(?:with|by)\s+{_C}"), "a"),
-    (re.compile(rf"\s(?:has\s+|have\s+|had\s+)?replaced\s+{_A_GREEDY}"), "c"),
-    (re.compile(rf"\s+instead\s+of\s+{_A_GREEDY}"), "c"),
-    (re.compile(rf"从\s*{_ZA}\s*{_ZH_CHANGE}了?\s*{_ZC}"), None),
-    (re.compile(rf"把\s*{_ZA}\s*{_ZH_CHANGE}了?\s*{_ZC}"), None),
-    (re.compile(rf"用\s*{_ZC_LAZY}\s*(?:代替|替代|替换|取代)了?\s*{_ZA_GREEDY}"), None),
-    (re.compile(rf"不是\s*{_ZA}\s*[,，]?\s*而是\s*{_ZC}"), None),
-    (re.compile(rf"不(?:再)?(?:用|使用)\s*{_ZA}\s*了\s*[,，]?\s*(?:改用|换成|换用|转用|用)\s*{_ZC}"), None),
-    (re.compile(rf"(?:被|已被|已经被)\s*{_ZC_LAZY}\s*(?:取代|替代|替换|代替)"), "a"),
-    (re.compile(rf"(?:取代|替代|替换|代替)了\s*{_ZA_GREEDY}"), "c"),
+    (lazy(rf"\bnot\s+(?!only\b){_A},?\s+but\s+(?:rather\s+)?{_C}"), None),
+    (lazy(r"(?P<a>[^\s,;]{1,60})\s*(?:->|→|=>)\s*(?P<c>[^\s,;]{1,60})"), None),
+    (lazy(rf"\s(?:was|were|has\s+been|have\s+been|is\s+being|got|is|are)\s+(?:being\s+)?replaced\s+(?:with|by)\s+{_C}"), "a"),
+    (lazy(rf"\s(?:has\s+|have\s+|had\s+)?replaced\s+{_A_GREEDY}"), "c"),
+    (lazy(rf"\s+instead\s+of\s+{_A_GREEDY}"), "c"),
+    (lazy(rf"从\s*{_ZA}\s*{_ZH_CHANGE}了?\s*{_ZC}"), None),
+    (lazy(rf"把\s*{_ZA}\s*{_ZH_CHANGE}了?\s*{_ZC}"), None),
+    (lazy(rf"用\s*{_ZC_LAZY}\s*(?:代替|替代|替换|取代)了?\s*{_ZA_GREEDY}"), None),
+    (lazy(rf"不是\s*{_ZA}\s*[,，]?\s*而是\s*{_ZC}"), None),
+    (lazy(rf"不(?:再)?(?:用|使用)\s*{_ZA}\s*了\s*[,，]?\s*(?:改用|换成|换用|转用|用)\s*{_ZC}"), None),
+    (lazy(rf"(?:被|已被|已经被)\s*{_ZC_LAZY}\s*(?:取代|替代|替换|代替)"), "a"),
+    (lazy(rf"(?:取代|替代|替换|代替)了\s*{_ZA_GREEDY}"), "c"),
 )  # fmt: skip
 
-_CLAUSE_END_RE = re.compile(
+_CLAUSE_END_RE = lazy(
     r"\.\s|\s(?:and|but|because|since|as|so|which|who|after|when|last|yesterday|this|in\s+\d{4})\b|"
     r"[，。；、]|但是?|因为|所以|并且|而且|了$"
 )
-_CLAUSE_START_RE = re.compile(
+_CLAUSE_START_RE = lazy(
     r".*(?:[,;:.!?，。；：！？]|\b(?:and|but|because|so|then)\b|但是?|因为|所以)\s*", re.DOTALL
 )
-_LEADING_NOISE_RE = re.compile(
+_LEADING_NOISE_RE = lazy(
     r"^(?:(?:the|a|an|our|my|their|its|now|we|i|they|he|she|it|use|uses|using|used|prefer|prefers|chose|"
     r"choose|picked|went\s+with|drink|drinks|run|runs|on)\s+)+"
 )
@@ -348,25 +349,25 @@ def _same_phrase(first: str, second: str) -> bool:
 
 # --------------------------------------------------------------------------- 2. negation flip
 
-_NEGATION_RE = re.compile(
+_NEGATION_RE = lazy(
     r"\b(?:(?:does|do|did|is|are|was|were|will|would|can|could|should|has|have|had|am)\s+)?"
     r"(?:no\s+longer|not\s+any\s*more|never\s+again|never|not(?!\s+only\b)|no\s+more|stopped|quit|quitted|"
     r"gave\s+up(?:\s+on)?|ceased\s+to)\b"
     r"|(?:已经|现在|早就|早已)?(?:再也不|不再|不会再|没有再|停止了?|放弃了?|戒掉了?|戒了|没有|没(?!错)|"
     r"(?<![差对了])不(?!错|过|同|少|仅|但|断|久|管|论|然|如|止|得不|光|只|好意思))"
 )
-_SCOPE_END_RE = re.compile(
+_SCOPE_END_RE = lazy(
     r"[,;.!?，。；！？]|\s(?:but|however|because|since|although|though|while|whereas)\b|但是?|不过|因为|而且|可是"
 )
-_ZH_VERB_RE = re.compile(
+_ZH_VERB_RE = lazy(
     r"^(?:喜欢|爱用|爱喝|爱吃|爱|使用|采用|用|喝|吃|抽|玩|看|听|穿|开|住|需要|想要|想|要|支持|偏好|相信|做|去|参加|吸|养)"
 )
 # Negative meaning without a negation cue: "emoji-free", "without", "no emoji", 无, 免.
-_IMPLICIT_NEGATIVE_RE = re.compile(
+_IMPLICIT_NEGATIVE_RE = lazy(
     r"\w-free\b|\bwithout\b|\bno\s+(?!longer\b|more\b)\w+|\bnone\b|\bnothing\b|无|免"
 )
-_BE_NEGATION_RE = re.compile(r"(?:is|are|was|were|am)\s")
-_COORDINATION_RE = re.compile(r"\b(?:and|or)\b|&|[,、]|和|与|以及|还有|及")
+_BE_NEGATION_RE = lazy(r"(?:is|are|was|were|am)\s")
+_COORDINATION_RE = lazy(r"\b(?:and|or)\b|&|[,、]|和|与|以及|还有|及")
 
 
 @dataclass(frozen=True)
@@ -479,14 +480,14 @@ def _verb(scope_text: str, scope_tokens: list[_Token]) -> _Token | None:
 
 # --------------------------------------------------------------------------- 3. value change
 
-_EN_CHANGE_RE = re.compile(
+_EN_CHANGE_RE = lazy(
     r"\b(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|got\s+|is\s+being\s+|just\s+|been\s+)?"
     r"(?:moved|changed|pushed(?:\s+back)?|postponed|updated|shifted|rescheduled|bumped|slipped|extended|delayed|"
     r"brought\s+forward|reset|set|renamed|upgraded|downgraded|switched|increased|decreased|raised|lowered|"
     r"reduced|cut)\s+to\b"
     r"|\b(?:is|are)\s+(?:now|actually)\b|\bnow\s+(?:is|are)\b"
 )
-_ZH_CHANGE_RE = re.compile(
+_ZH_CHANGE_RE = lazy(
     r"(?:已经|已|被)?(?:改到|改为|改成|改在|推迟到|推迟至|推迟为|提前到|提前至|延期到|延期至|延后到|调整为|调整到|"
     r"调到|变成|变为|更新为|更改为|换成|换为|现在是|已改为|升级到|升级为|降到|涨到|提高到)"
 )
@@ -557,7 +558,7 @@ def _is_copula(token: _Token) -> bool:
 
 # --------------------------------------------------------------------------- 4. replacement without the old value
 
-_SWITCH_TO_RE = re.compile(
+_SWITCH_TO_RE = lazy(
     r"\b(?:switched|switching|migrated|migrating|moved|moving|transitioned|changed|upgraded)\s+"
     r"(?:[a-z0-9'-]+\s+){0,3}?(?:over\s+)?to\s+" + _C
     + r"|\bnow\s+(?:use|uses|using|on|runs\s+on|running\s+on|prefer|prefers|drink|drinks)\s+" + _phrase("c2", lazy=False)
@@ -565,7 +566,7 @@ _SWITCH_TO_RE = re.compile(
     + r"|(?:改用|换成|换用|转用|改成|切换到|迁移到|迁到|换到|开始用|开始使用|现在用|现在使用)了?\s*"
     + _phrase("c4", lazy=False, zh=True)
 )  # fmt: skip
-_USAGE_RE = re.compile(
+_USAGE_RE = lazy(
     r"\b(?:use|uses|using|used|on|runs?\s+on|running|hosted|deployed|with|via|prefers?|drinks?|stores?|"
     r"backed\s+by|built\s+(?:on|with)|written\s+in)\b|用|使用|采用|基于|跑在|部署在|托管在|喝|偏好"
 )

@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from .patterns import LazyPattern, lazy
+
 Severity = Literal["block", "quarantine"]
 
 INVISIBLE_UNICODE = "invisible_unicode"
@@ -53,17 +55,17 @@ class SafetyFinding:
 
 _ZWNJ, _ZWJ, _LRM, _RLM, _BOM = "\u200c", "\u200d", "\u200e", "\u200f", "\ufeff"
 
-_INVISIBLE_RE = re.compile(
+_INVISIBLE_RE = lazy(
     "[\u200b-\u200f\u2060-\u2064\ufeff\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
 )
-_VARIATION_SELECTOR_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_VARIATION_SELECTOR_RE = lazy("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 # The only legitimate use of tag characters: emoji subdivision flags (🏴 + lowercase tag letters + CANCEL TAG).
-_TAG_FLAG_RE = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,8}\U000e007f")
-_BIDI_RE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_TAG_FLAG_RE = lazy("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,8}\U000e007f")
+_BIDI_RE = lazy("[\u202a-\u202e\u2066-\u2069]")
 # Right-to-left letters: LRM/RLM are ordinary punctuation-like marks in Hebrew and Arabic text.
-_RTL_LETTER_RE = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_RTL_LETTER_RE = lazy("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # Everything the text rules should not be fooled by ("ig\u200bnore previous instructions").
-_STRIP_RE = re.compile(
+_STRIP_RE = lazy(
     "[\u00ad\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069"
     "\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef]"
 )
@@ -166,12 +168,12 @@ def _summarise(what: str, counts: dict[str, int], first: int) -> str:
 class _Pattern:
     rule: str
     label: str
-    regex: re.Pattern[str]
+    regex: LazyPattern
     severity: Severity
 
 
 def _p(rule: str, label: str, pattern: str, severity: Severity = "block", flags: int = 0) -> _Pattern:
-    return _Pattern(rule, label, re.compile(pattern, re.IGNORECASE | flags), severity)
+    return _Pattern(rule, label, lazy(pattern, re.IGNORECASE | flags), severity)
 
 
 # Words that make "instructions" the object of an override ("ignore all previous instructions").
@@ -303,7 +305,7 @@ _INJECTION_PATTERNS: tuple[_Pattern, ...] = (
 )
 
 # Things that must never leave the user's machine, named in an exfiltration order.
-_SENSITIVE = re.compile(
+_SENSITIVE = lazy(
     r"secrets?|credentials?|passwords?|passwd|tokens?|api[\s_-]?keys?|private\s+keys?|\.env\b|"
     r"env(?:ironment)?\s+variables|ssh\s+keys?|id_rsa|cookies?|session|conversation|chat\s+(?:history|log)|"
     r"memor(?:y|ies)|user\s+data|personal\s+data|~/\.aws|\.ssh|密码|密钥|令牌|凭证|凭据|聊天记录|对话记录|记忆|个人信息",
@@ -401,38 +403,36 @@ def _snippet(matched: str, limit: int = 60) -> str:
 @dataclass(frozen=True)
 class _SecretPattern:
     label: str
-    regex: re.Pattern[str]
+    regex: LazyPattern
 
 
 # Secret values are never echoed in a finding: details are logged and returned to callers.
 _SECRET_PATTERNS: tuple[_SecretPattern, ...] = (
-    _SecretPattern("AWS access key id (AKIA…/ASIA…)", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b")),
+    _SecretPattern("AWS access key id (AKIA…/ASIA…)", lazy(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b")),
     _SecretPattern(
         "private key (PEM header)",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
+        lazy(r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"),
     ),
-    _SecretPattern("GitHub token (ghp_…/gho_…/ghs_…)", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b")),
-    _SecretPattern(
-        "GitHub fine-grained token (github_pat_…)", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}")
-    ),
-    _SecretPattern("Slack token (xox…-)", re.compile(r"\bxox[abprs]-[A-Za-z0-9][A-Za-z0-9-]{9,250}")),
-    _SecretPattern("Anthropic API key (sk-ant-…)", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,300}")),
+    _SecretPattern("GitHub token (ghp_…/gho_…/ghs_…)", lazy(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b")),
+    _SecretPattern("GitHub fine-grained token (github_pat_…)", lazy(r"\bgithub_pat_[A-Za-z0-9_]{22,255}")),
+    _SecretPattern("Slack token (xox…-)", lazy(r"\bxox[abprs]-[A-Za-z0-9][A-Za-z0-9-]{9,250}")),
+    _SecretPattern("Anthropic API key (sk-ant-…)", lazy(r"\bsk-ant-[A-Za-z0-9_-]{20,300}")),
     _SecretPattern(
         "Stripe secret key (sk_live_…/rk_live_…)",
-        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}"),
+        lazy(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}"),
     ),
-    _SecretPattern("Google API key (AIza…)", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    _SecretPattern("Google API key (AIza…)", lazy(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     _SecretPattern(
         "JSON Web Token (eyJ….eyJ….)",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{0,4096}"),
+        lazy(r"\beyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{0,4096}"),
     ),
 )
 
 # "sk-learn-is-a-python-library" must not look like an OpenAI key: the body is checked for randomness below.
-_OPENAI_KEY_RE = re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,300})")
-_AWS_SECRET_RE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_SECRET_WORD_RE = re.compile(r"secret|私钥|密钥", re.IGNORECASE)
-_ASSIGNMENT_RE = re.compile(
+_OPENAI_KEY_RE = lazy(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,300})")
+_AWS_SECRET_RE = lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_SECRET_WORD_RE = lazy(r"secret|私钥|密钥", re.IGNORECASE)
+_ASSIGNMENT_RE = lazy(
     r"\b(?P<key>password|passwd|pwd|passphrase|secret|secret[_-]?key|client[_-]?secret|api[_-]?key|apikey|"
     r"access[_-]?key|access[_-]?token|auth[_-]?token|bearer[_-]?token|private[_-]?key|token)"
     r"[\"']?\s*[:=]\s*[\"']?(?P<value>[^\s\"'`,;]{4,200})"
@@ -440,14 +440,14 @@ _ASSIGNMENT_RE = re.compile(
     re.IGNORECASE,
 )
 # Assignments whose value is a reference or a placeholder, not a secret.
-_PLACEHOLDER_RE = re.compile(
+_PLACEHOLDER_RE = lazy(
     r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|<[^>]*>|\*+|x{3,}|\.{3,}|…|"
     r"(?:none|null|nil|redacted|hidden|masked|changeme|placeholder|example|tbd|todo|n/a|undefined|"
     r"required|optional|string|secret|password)|"
     r"(?:os\.environ|process\.env|env\.|secrets\.|vault:|ssm:|arn:aws:secretsmanager:|\{\{\s*secrets\.).*)$",
     re.IGNORECASE,
 )
-_SYMBOL_RE = re.compile(r"[!@#$%^&*+/=?~]")
+_SYMBOL_RE = lazy(r"[!@#$%^&*+/=?~]")
 
 
 def _looks_random(token: str) -> bool:

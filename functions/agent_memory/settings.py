@@ -7,17 +7,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .domain.chat import ChatConfig
 from .domain.identity import Principal, Scope
+from .domain.model import Model
 from .domain.policy import MemoryPolicy
 from .domain.prompt_cache import PromptCacheConfig
 from .domain.sessions import SessionConfig
 
 
-class IamPrincipalConfig(BaseModel):
+class IamPrincipalConfig(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tenant: str

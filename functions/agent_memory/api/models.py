@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from ..domain.model import Model
 from ..domain.records import (
     NAMESPACE_PATTERN,
     ChangeEntry,
@@ -31,7 +32,7 @@ Namespace = Annotated[
 ]
 
 
-class Strict(BaseModel):
+class Strict(Model):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -56,7 +57,7 @@ class RememberBatchRequest(Strict):
     items: Annotated[list[RememberRequest], Field(min_length=1)]
 
 
-class RememberResponse(BaseModel):
+class RememberResponse(Model):
     decision: Literal["added", "merged", "reactivated", "superseded", "pending", "quarantined", "rejected"]
     reason: str
     rule: str | None = None
@@ -64,7 +65,7 @@ class RememberResponse(BaseModel):
     related: list[MemoryRecord] = Field(default_factory=list)
 
 
-class RememberBatchResponse(BaseModel):
+class RememberBatchResponse(Model):
     results: list[RememberResponse]
     counts: dict[str, int]
 
@@ -80,7 +81,7 @@ class RecallRequest(Strict):
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
 
 
-class RecallHit(BaseModel):
+class RecallHit(Model):
     memory: MemoryRecord
     score: float
     relevance: float
@@ -93,12 +94,12 @@ class RecallHit(BaseModel):
     keyword_rank: int | None
 
 
-class RecallResponse(BaseModel):
+class RecallResponse(Model):
     query_hash: str
     results: list[RecallHit]
 
 
-class MemoryPage(BaseModel):
+class MemoryPage(Model):
     items: list[MemoryRecord]
     next_cursor: str | None = None
 
@@ -117,7 +118,7 @@ class CorrectRequest(Strict):
     reason: Annotated[str, Field(max_length=500)] = ""
 
 
-class CorrectResponse(BaseModel):
+class CorrectResponse(Model):
     previous: MemoryRecord
     memory: MemoryRecord
 
@@ -126,22 +127,22 @@ class ReasonRequest(Strict):
     reason: Annotated[str, Field(max_length=500)] = ""
 
 
-class HistoryResponse(BaseModel):
+class HistoryResponse(Model):
     lineage: list[MemoryRecord]
     changes: list[ChangeEntry]
 
 
-class ChangePage(BaseModel):
+class ChangePage(Model):
     items: list[ChangeEntry]
     next_cursor: str | None = None
 
 
-class ConflictOut(BaseModel):
+class ConflictOut(Model):
     group: str
     memories: list[MemoryRecord]
 
 
-class ConflictList(BaseModel):
+class ConflictList(Model):
     conflicts: list[ConflictOut]
 
 
@@ -150,7 +151,7 @@ class ResolveRequest(Strict):
     reason: Annotated[str, Field(max_length=500)] = ""
 
 
-class ResolveResponse(BaseModel):
+class ResolveResponse(Model):
     memories: list[MemoryRecord]
 
 
@@ -173,7 +174,7 @@ class FileEntryRemove(Strict):
     match: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
-class FileOut(BaseModel):
+class FileOut(Model):
     kind: str
     path: str
     entries: list[str]
@@ -187,12 +188,12 @@ class DailyAppend(Strict):
     text: Annotated[str, Field(min_length=1)]
 
 
-class DailyOut(BaseModel):
+class DailyOut(Model):
     path: str
     text: str
 
 
-class StatsResponse(BaseModel):
+class StatsResponse(Model):
     namespace: str
     by_status: dict[str, int]
     by_tier: dict[str, int]
@@ -205,13 +206,13 @@ class DecayRequest(Strict):
     dry_run: bool = False
 
 
-class DecayResponse(BaseModel):
+class DecayResponse(Model):
     dry_run: bool
     examined: int
     archived: list[MemoryRecord]
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(Model):
     error: str
     message: str
     details: dict = Field(default_factory=dict)

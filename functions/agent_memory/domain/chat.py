@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
 from .memory_files import FileView, MemoryFilesService
+from .model import Model
 from .ports import Clock
 from .prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig, TurnCost
 from .records import MemoryType, Source, SourceKind
@@ -48,7 +49,7 @@ Share = Annotated[float, Field(ge=0.0, le=1.0)]
 # --------------------------------------------------------------------------- configuration
 
 
-class ContextBudget(BaseModel):
+class ContextBudget(Model):
     """Shares of the model's context window (seed design: 5 / 25 / 15 / 35 / 20 %)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -78,7 +79,7 @@ class ContextBudget(BaseModel):
         }
 
 
-class ChatConfig(BaseModel):
+class ChatConfig(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model_id: Annotated[str, Field(min_length=1, max_length=2048)] = DEFAULT_CHAT_MODEL_ID

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .extraction import STRATEGIES
+from .model import Model
 from .records import MemoryType
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveDays = Annotated[float, Field(gt=0, le=3650)]
 
 
-class _Frozen(BaseModel):
+class _Frozen(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

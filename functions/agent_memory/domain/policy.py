@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from .model import Model
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-class RecallWeights(BaseModel):
+class RecallWeights(Model):
     """Re-ranking weights applied after reciprocal-rank fusion. They need not sum to 1; they are normalised."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -27,7 +29,7 @@ class RecallWeights(BaseModel):
         return self
 
 
-class FileCaps(BaseModel):
+class FileCaps(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     memory_md: Annotated[int, Field(ge=100, le=100_000)] = 2200
@@ -36,7 +38,7 @@ class FileCaps(BaseModel):
     skill_md: Annotated[int, Field(ge=100, le=1_000_000)] = 20_000
 
 
-class SimilarityProfile(BaseModel):
+class SimilarityProfile(Model):
     """Cosine thresholds depend on the embedder: multilingual-e5 scores unrelated sentences about 0.75 and
     different facts on one subject 0.91-0.95, while the hashing embedder scores them 0.1 and 0.5-0.8
     (measured by tests/unit/test_similarity_profiles.py on the same sentence pairs)."""
@@ -57,7 +59,7 @@ DEFAULT_SIMILARITY_PROFILES: dict[str, SimilarityProfile] = {
 FALLBACK_SIMILARITY_PROFILE = SimilarityProfile(near_duplicate=0.92, contradiction=0.6)
 
 
-class MemoryPolicy(BaseModel):
+class MemoryPolicy(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # validation limits

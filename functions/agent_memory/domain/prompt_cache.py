@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .errors import DomainError, ValidationFailed
+from .model import Model
 from .session_ports import CacheTtl, TokenCounter, Usage
 
 TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600}
@@ -42,7 +43,7 @@ PER_MILLION = 1_000_000
 Multiplier = Annotated[float, Field(ge=0.0, le=10.0)]
 
 
-class ModelProfile(BaseModel):
+class ModelProfile(Model):
     """Cache rules and list prices of the models whose id matches `pattern` (fnmatch, case-insensitive;
     Bedrock ids such as `us.anthropic.claude-sonnet-4-5-20250929-v1:0`)."""
 
@@ -137,7 +138,7 @@ FALLBACK_PROFILE = ModelProfile(
 """Unknown models are priced and checked like the Sonnet class; configure a profile for yours."""
 
 
-class PromptCacheConfig(BaseModel):
+class PromptCacheConfig(Model):
     """The model table: the first profile whose pattern matches the model id wins."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -12,7 +12,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
+
+from .model import Model
 
 TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$"
 """Tenant ids (3-40 chars) are part of S3 Vectors index names (`mem-<tenant>`, at most 63 chars) and the
@@ -60,7 +62,7 @@ class SourceKind(StrEnum):
     IMPORT = "import"
 
 
-class Source(BaseModel):
+class Source(Model):
     """Provenance: where a memory came from (a tool call, a conversation turn, a file line range)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -119,7 +121,7 @@ def sortable_id(prefix: str) -> str:
     return f"{prefix}_{time.time_ns():020d}{uuid.uuid4().hex[:12]}"
 
 
-class MemoryRecord(BaseModel):
+class MemoryRecord(Model):
     """One memory. Bi-temporal: valid_* is when it was true in the world, recorded_at/expired_at is when the
     service held it as current. Nothing is deleted: superseded and archived records keep their history."""
 
@@ -171,7 +173,7 @@ class MemoryRecord(BaseModel):
         return self.model_dump(mode="json")
 
 
-class EmbedderIdentity(BaseModel):
+class EmbedderIdentity(Model):
     """Which model produced a vector. Vectors of different identities are never mixed in one index."""
 
     model_config = ConfigDict(frozen=True)
@@ -199,7 +201,7 @@ class ChangeOperation(StrEnum):
     DECAY = "decay"
 
 
-class ChangeEntry(BaseModel):
+class ChangeEntry(Model):
     """One mutation of one record: who, when, what, and the record before/after (None when absent)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -216,7 +218,7 @@ class ChangeEntry(BaseModel):
     after: dict[str, Any] | None = None
 
 
-class RecallLogEntry(BaseModel):
+class RecallLogEntry(Model):
     """One recall: kept for consolidation (dreaming) — which query (hashed), what came back, how it scored."""
 
     model_config = ConfigDict(extra="forbid")

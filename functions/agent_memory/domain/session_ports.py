@@ -15,9 +15,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from .errors import Conflict
+from .model import Model
 from .records import NamespacePath, TenantId
 
 CacheTtl = Literal["5m", "1h"]
@@ -52,7 +53,7 @@ class SessionStatus(StrEnum):
     ENDED = "ended"
 
 
-class SessionRecord(BaseModel):
+class SessionRecord(Model):
     """A session as stored. `base_system`, `snapshot` and `cache_ttl` never change after creation: they are
     the bytes every turn sends before the cache point. Only `status` and `ended_at` change (on end)."""
 
@@ -88,7 +89,7 @@ class SessionRecord(BaseModel):
         return self.status.value
 
 
-class TurnRecord(BaseModel):
+class TurnRecord(Model):
     """One completed turn: every message it added to the conversation (the user's text, the assistant's
     tool calls, the tool results, the final answer). Written once, and only when the whole turn succeeded."""
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from . import safety
 from .errors import NotFound, ValidationFailed
 from .memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesService
+from .model import Model
 from .ports import Clock
 from .prompt_cache import TokenReport
 from .records import is_valid_namespace, is_valid_tenant
@@ -50,7 +51,7 @@ DEFAULT_BASE_SYSTEM = (
 Scanner = Callable[[str], str | None]
 
 
-class SessionConfig(BaseModel):
+class SessionConfig(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     ttl_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0

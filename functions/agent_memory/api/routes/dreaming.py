@@ -9,10 +9,11 @@ from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ...domain.errors import Forbidden, UpstreamUnavailable
 from ...domain.identity import Scope
+from ...domain.model import Model
 from ..context import RequestContext, current
 from ..models import Namespace, Strict
 
@@ -34,13 +35,13 @@ class DreamRequest(Strict):
     explain: Annotated[int, Field(ge=0, le=1000, description="Candidates explained per namespace")] = 50
 
 
-class GateOut(BaseModel):
+class GateOut(Model):
     value: float
     threshold: float
     passed: bool
 
 
-class CandidateOut(BaseModel):
+class CandidateOut(Model):
     key: str
     text: str
     type: str
@@ -59,7 +60,7 @@ class CandidateOut(BaseModel):
     record_id: str | None = None
 
 
-class DreamRun(BaseModel):
+class DreamRun(Model):
     namespace: str
     day: str
     run_id: str
@@ -71,7 +72,7 @@ class DreamRun(BaseModel):
     candidates: list[CandidateOut]
 
 
-class DreamResponse(BaseModel):
+class DreamResponse(Model):
     runs: list[DreamRun]
 
 
@@ -99,7 +100,7 @@ class DreamStartRequest(Strict):
     )
 
 
-class DreamStarted(BaseModel):
+class DreamStarted(Model):
     execution: str
     namespaces: list[str]
 

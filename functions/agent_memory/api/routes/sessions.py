@@ -11,11 +11,12 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ...domain.chat import NO_MODEL_MESSAGE, ChatService
 from ...domain.errors import Forbidden, NotFound, UpstreamUnavailable
 from ...domain.identity import Scope
+from ...domain.model import Model
 from ...domain.session_ports import SessionRecord
 from ...domain.sessions import SessionService
 from ..context import RequestContext, current
@@ -36,7 +37,7 @@ class SessionStartRequest(Strict):
     )
 
 
-class SessionOut(BaseModel):
+class SessionOut(Model):
     id: str
     namespace: str
     status: Literal["open", "ended", "expired"]
@@ -47,7 +48,7 @@ class SessionOut(BaseModel):
     ended_at: datetime | None = None
 
 
-class SessionStartResponse(BaseModel):
+class SessionStartResponse(Model):
     session: SessionOut
     system: SystemBlocks = Field(
         description="Bedrock Converse `system`: base text, memory snapshot, cachePoint. Send it unchanged on "
@@ -57,7 +58,7 @@ class SessionStartResponse(BaseModel):
     token_monitor: dict[str, Any] | None = None
 
 
-class SessionResponse(BaseModel):
+class SessionResponse(Model):
     session: SessionOut
     system: SystemBlocks
     turns: int
@@ -67,13 +68,13 @@ class TurnRequest(Strict):
     message: Annotated[str, Field(min_length=1, description="The user's message")]
 
 
-class ToolCallOut(BaseModel):
+class ToolCallOut(Model):
     name: str
     status: Literal["success", "error"]
     summary: str
 
 
-class TurnResponse(BaseModel):
+class TurnResponse(Model):
     session_id: str
     turn: int
     reply: str

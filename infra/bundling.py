@@ -1,12 +1,19 @@
-"""Docker-free build of the Lambda dependencies layer.
+"""Docker-free build of the Lambda assets: the dependencies layer and the function code.
 
-CDK asks the local bundler first; this one runs the host's pip with `--platform manylinux2014_aarch64
+CDK asks the local bundler first; the layer's runs the host's pip with `--platform manylinux2014_aarch64
 --only-binary=:all:` so the wheels match the arm64 Python 3.14 runtime whatever the build machine is.
-There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output."""
+There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output.
+
+Bytecode: Lambda's /var/task and /opt are read-only, so modules shipped without `__pycache__/*.cpython-314.pyc`
+are compiled again at every cold start; bench/cold_start.py measures that at about twice the import time.
+Only a Python 3.14 interpreter can write that bytecode, so when the build machine has one (`python3.14` on
+PATH, or the path in AGENT_MEMORY_BYTECODE_PYTHON) both assets are compiled with it; otherwise synth says so
+on stderr and the assets ship source only, as before."""
 
 from __future__ import annotations
 
 import email.parser
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +27,12 @@ from aws_cdk import aws_lambda as lambda_
 
 LAMBDA_PYTHON_VERSION = "3.14"
 LAMBDA_PLATFORM = "manylinux2014_aarch64"
+
+BYTECODE_PYTHON_ENV = "AGENT_MEMORY_BYTECODE_PYTHON"
+
+CODE_IGNORED = ("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", ".mypy_cache", ".ruff_cache", "tests")
+"""What the function code asset leaves out of `functions/`: caches and build metadata."""
+CODE_EXCLUDES = [f"**/{name}" for name in CODE_IGNORED]
 
 RUNTIME_PROVIDED = frozenset(
     {"boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"}
@@ -51,6 +64,7 @@ class PipLayerBundler:
         drop_distributions: Iterable[str] = RUNTIME_PROVIDED,
         extra_pip_args: Sequence[str] = (),
         timeout_seconds: int = 900,
+        bytecode_python: str | None = None,
     ) -> None:
         self.requirements = Path(requirements).resolve()
         self.python = python
@@ -59,6 +73,7 @@ class PipLayerBundler:
         self.drop_distributions = frozenset(_normalize(d) for d in drop_distributions)
         self.extra_pip_args = tuple(extra_pip_args)
         self.timeout_seconds = timeout_seconds
+        self.bytecode_python = bytecode_python
 
     def pip_command(self, target: Path) -> list[str]:
         return [
@@ -125,6 +140,8 @@ class PipLayerBundler:
         shutil.rmtree(target / "bin", ignore_errors=True)
         for cache in list(target.rglob("__pycache__")):
             shutil.rmtree(cache, ignore_errors=True)
+        if self.bytecode_python:
+            compile_bytecode(self.bytecode_python, target)
         return target
 
     def _drop_runtime_provided(self, target: Path) -> None:
@@ -152,6 +169,117 @@ class PipLayerBundler:
                 directory.rmdir()
 
 
+def _python_version(python: str) -> str | None:
+    try:
+        result = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def runtime_python(
+    version: str = LAMBDA_PYTHON_VERSION, *, environ: Any = os.environ, which: Any = shutil.which
+) -> str | None:
+    """An interpreter of the Lambda runtime's Python version on this machine, or None.
+
+    AGENT_MEMORY_BYTECODE_PYTHON names one explicitly (a wrong version is then an error); otherwise
+    `python<version>` on PATH is used when present."""
+    explicit = environ.get(BYTECODE_PYTHON_ENV)
+    candidate = explicit or which(f"python{version}")
+    if not candidate:
+        return None
+    found = _python_version(candidate)
+    if found == version:
+        return candidate
+    if explicit:
+        raise LayerBuildError(
+            f"{BYTECODE_PYTHON_ENV}={explicit} is Python {found or '(not runnable)'}, but the functions run on "
+            f"Python {version}: bytecode is specific to one Python version. Point it at a {version} interpreter "
+            "or unset it."
+        )
+    return None
+
+
+def compile_bytecode(python: str, root: Path) -> None:
+    """Write `__pycache__/<module>.cpython-XY.pyc` for every module under `root` with `python`.
+
+    Unchecked-hash pycs are used without comparing the source's timestamp, which asset staging and zipping do
+    not preserve; they are rebuilt on every synth, so they cannot go stale."""
+    command = [
+        python,
+        "-m",
+        "compileall",
+        "-q",
+        "-j",
+        "0",
+        "--invalidation-mode",
+        "unchecked-hash",
+        str(root),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    if result.returncode != 0:
+        raise LayerBuildError(
+            f"compiling the Lambda bytecode failed.\ncommand: {' '.join(command)}\n"
+            f"output:\n{result.stdout}{result.stderr}"
+        )
+
+
+def _announce_missing_bytecode_python() -> None:
+    if getattr(_announce_missing_bytecode_python, "done", False):
+        return
+    _announce_missing_bytecode_python.done = True  # type: ignore[attr-defined]
+    print(
+        f"note: no Python {LAMBDA_PYTHON_VERSION} on this machine (python{LAMBDA_PYTHON_VERSION} on PATH or "
+        f"{BYTECODE_PYTHON_ENV}): the Lambda code and layer ship without bytecode, so each cold start compiles "
+        "them (about twice the import time, bench/cold_start.py).",
+        file=sys.stderr,
+    )
+
+
+@jsii.implements(ILocalBundling)
+class CodeBundler:
+    """The function code asset: `functions/` without caches and tests, compiled with `bytecode_python`."""
+
+    def __init__(self, source: Path, bytecode_python: str) -> None:
+        self.source = Path(source).resolve()
+        self.bytecode_python = bytecode_python
+
+    # jsii calls back with (output_dir, BundlingOptions) positionally; only the output dir matters here.
+    def try_bundle(self, output_dir: str, _options: Any = None, **_kwargs: Any) -> bool:
+        self.build(Path(output_dir))
+        return True
+
+    def build(self, output_dir: Path) -> Path:
+        shutil.copytree(
+            self.source, output_dir, ignore=shutil.ignore_patterns(*CODE_IGNORED), dirs_exist_ok=True
+        )
+        compile_bytecode(self.bytecode_python, output_dir)
+        return output_dir
+
+
+def function_code(functions_dir: Path, *, bytecode_python: str | None = None) -> lambda_.Code:
+    """The function code asset, with bytecode when a runtime-version interpreter is available."""
+    functions_dir = Path(functions_dir).resolve()
+    python = bytecode_python or runtime_python()
+    if python is None:
+        _announce_missing_bytecode_python()
+        return lambda_.Code.from_asset(str(functions_dir), exclude=CODE_EXCLUDES)
+    return lambda_.Code.from_asset(
+        str(functions_dir),
+        exclude=CODE_EXCLUDES,
+        bundling=BundlingOptions(
+            image=lambda_.Runtime.PYTHON_3_14.bundling_image,  # required by the API, never run
+            local=CodeBundler(functions_dir, python),
+        ),
+    )
+
+
 def directory_size_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
 
@@ -159,6 +287,10 @@ def directory_size_bytes(root: Path) -> int:
 def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.Code:
     """The asset for the dependencies layer: `layer_dir/requirements.txt` built by `PipLayerBundler`."""
     layer_dir = Path(layer_dir).resolve()
+    if "bytecode_python" not in bundler_options:
+        bundler_options["bytecode_python"] = runtime_python()
+        if bundler_options["bytecode_python"] is None:
+            _announce_missing_bytecode_python()
     return lambda_.Code.from_asset(
         str(layer_dir),
         bundling=BundlingOptions(

@@ -24,7 +24,7 @@ from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as scheduler_targets
 from constructs import Construct
 
-from ..bundling import dependencies_layer_code
+from ..bundling import dependencies_layer_code, function_code
 from ..config import DeploymentConfig
 from ..constructs import (
     MEMORY_MOUNT_PATH,
@@ -44,16 +44,6 @@ AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
 DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
 CHAT_HANDLER = "agent_memory.handlers.chat.handler"
 
-CODE_EXCLUDES = [
-    "**/__pycache__",
-    "**/*.pyc",
-    "*.egg-info",
-    "**/.pytest_cache",
-    "**/.mypy_cache",
-    "**/.ruff_cache",
-    "**/tests",
-]
-"""The function code asset is the `functions/` directory minus caches and build metadata."""
 
 _INFERENCE_PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
 """Geography prefixes of Bedrock cross-region inference profile ids (e.g. `us.anthropic.claude-...`)."""
@@ -111,7 +101,7 @@ class MemoryStack(Stack):
             retain=retain,
         )
 
-        code = lambda_.Code.from_asset(str(project_root / "functions"), exclude=CODE_EXCLUDES)
+        code = function_code(project_root / "functions")
         self.layer = lambda_.LayerVersion(
             self,
             "DependenciesLayer",

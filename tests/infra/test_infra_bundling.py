@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
 import sys
 import textwrap
 import zipfile
@@ -15,12 +16,19 @@ from aws_cdk import aws_lambda as lambda_
 from infra_support import ROOT
 
 from infra.bundling import (
+    BYTECODE_PYTHON_ENV,
     LAMBDA_PLATFORM,
+    CodeBundler,
     LayerBuildError,
     PipLayerBundler,
     dependencies_layer_code,
     directory_size_bytes,
+    function_code,
+    runtime_python,
 )
+
+HOST_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+HOST_TAG = sys.implementation.cache_tag  # e.g. cpython-311; the runtime's would be cpython-314
 
 LAYER_LIMIT_BYTES = 25 * 1024 * 1024
 
@@ -180,3 +188,100 @@ def test_real_layer_fits_lambda_and_ships_no_model_or_runtime_duplicates(tmp_pat
         for path in target.rglob("*"):
             zipped.write(path, Path("python") / path.relative_to(target))
     assert archive.stat().st_size < 50 * 1024 * 1024
+
+
+# ------------------------------------------------------------------------------------------- bytecode
+# The tests stand the host interpreter in for the runtime's (only a 3.14 interpreter can write 3.14 bytecode).
+
+
+def test_runtime_python_is_found_on_path_or_named_and_a_wrong_version_is_refused(tmp_path: Path) -> None:
+    on_path = {f"python{HOST_VERSION}": sys.executable}
+    assert runtime_python(HOST_VERSION, environ={}, which=on_path.get) == sys.executable
+    assert (
+        runtime_python("3.14" if HOST_VERSION != "3.14" else "3.13", environ={}, which=lambda _: None) is None
+    )
+    # An interpreter found on PATH but of another version is ignored; a named one is an error.
+    assert runtime_python("3.99", environ={}, which=lambda _: sys.executable) is None
+    with pytest.raises(LayerBuildError, match=f"{BYTECODE_PYTHON_ENV}=.* is Python {HOST_VERSION}.*3.99"):
+        runtime_python("3.99", environ={BYTECODE_PYTHON_ENV: sys.executable}, which=lambda _: None)
+
+
+def _pyc_flags(pyc: Path) -> int:
+    return int.from_bytes(pyc.read_bytes()[4:8], "little")
+
+
+def test_code_bundle_leaves_out_tests_and_caches_and_ships_bytecode_that_is_used(tmp_path: Path) -> None:
+    # Given a source tree with a package, its tests and a stale cache
+    source = tmp_path / "functions"
+    (source / "pkg" / "tests").mkdir(parents=True)
+    (source / "pkg" / "__pycache__").mkdir()
+    (source / "pkg" / "__init__.py").write_text("")
+    (source / "pkg" / "mod.py").write_text("VALUE = 'compiled'\n")
+    (source / "pkg" / "tests" / "test_mod.py").write_text("")
+    (source / "pkg" / "__pycache__" / "stale.cpython-39.pyc").write_bytes(b"old")
+
+    # When it is bundled with an interpreter of the (stand-in) runtime version
+    out = CodeBundler(source, sys.executable).build(tmp_path / "asset")
+
+    # Then tests and old caches are gone and every module has unchecked-hash bytecode (flags 0b01)
+    assert (
+        not (out / "pkg" / "tests").exists()
+        and not (out / "pkg" / "__pycache__" / "stale.cpython-39.pyc").exists()
+    )
+    pyc = out / "pkg" / "__pycache__" / f"mod.{HOST_TAG}.pyc"
+    assert pyc.is_file() and _pyc_flags(pyc) == 0b01
+    # And a read-only runtime (-B) uses that bytecode without looking at the source: edit the source, and the
+    # import still returns what was compiled.
+    (out / "pkg" / "mod.py").write_text("VALUE = 'edited after the build'\n")
+    result = subprocess.run(
+        [sys.executable, "-B", "-c", "import pkg.mod; print(pkg.mod.VALUE)"],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "compiled"
+
+
+def test_layer_build_compiles_bytecode_when_given_a_runtime_interpreter(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pydantic\n")
+    bundler = PipLayerBundler(
+        requirements, python=_fake_python(tmp_path, _INSTALLING_PIP), bytecode_python=sys.executable
+    )
+    target = bundler.build(tmp_path / "layer")
+    pyc = target / "pydantic" / "__pycache__" / f"__init__.{HOST_TAG}.pyc"
+    assert pyc.is_file() and _pyc_flags(pyc) == 0b01
+    # Only bytecode for the runtime's interpreter: the host caches pip left behind are still removed.
+    assert sorted(p.name for p in target.rglob("*.pyc")) == [f"__init__.{HOST_TAG}.pyc"]
+
+
+def test_bytecode_compile_failure_fails_the_build_with_the_compiler_output(tmp_path: Path) -> None:
+    source = tmp_path / "functions"
+    source.mkdir()
+    (source / "broken.py").write_text("def nope(:\n")
+    with pytest.raises(LayerBuildError, match="compiling the Lambda bytecode failed"):
+        CodeBundler(source, sys.executable).build(tmp_path / "asset")
+
+
+def test_cdk_stages_the_function_code_through_the_code_bundler(tmp_path: Path) -> None:
+    source = tmp_path / "functions"
+    (source / "pkg").mkdir(parents=True)
+    (source / "pkg" / "__init__.py").write_text("")
+    (source / "pkg" / "handler.py").write_text("def handler(event, context):\n    return event\n")
+    outdir = tmp_path / "cdk.out"
+    app = cdk.App(outdir=str(outdir))
+    stack = cdk.Stack(app, "CodeOnly")
+    lambda_.Function(
+        stack,
+        "Fn",
+        runtime=lambda_.Runtime.PYTHON_3_14,
+        handler="pkg.handler.handler",
+        code=function_code(source, bytecode_python=sys.executable),
+    )
+    app.synth()
+    manifest = json.loads((outdir / "CodeOnly.assets.json").read_text())
+    (asset,) = [a for a in manifest["files"].values() if a["source"]["packaging"] == "zip"]
+    staged = outdir / asset["source"]["path"]
+    assert (staged / "pkg" / "handler.py").is_file()
+    assert (staged / "pkg" / "__pycache__" / f"handler.{HOST_TAG}.pyc").is_file()

@@ -21,6 +21,7 @@ from agent_memory.domain.errors import NotFound, UpstreamFailed, UpstreamUnavail
 from agent_memory.domain.prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig
 from agent_memory.domain.sessions import SessionService
 from agent_memory.handlers import chat as chat_handler
+from agent_memory.handlers._runtime import LazyServices
 from tests.aws.support import REGION, TABLE
 from tests.contract.chat_fakes import FakeLambdaContext, api_event, build_stack
 from tests.contract.session_store_contract import SessionStoreContract, make_session, make_turn
@@ -402,8 +403,8 @@ def handler_stack(tmp_path, clock, bedrock, session_store, monkeypatch):
     )
     stack = make_aws_stack(tmp_path, clock, bedrock, session_store, monitor)
     built = ChatServices(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat)
-    monkeypatch.setattr(chat_handler, "build_services", lambda: built)
-    monkeypatch.setattr(chat_handler, "_services", None)
+    # A fresh lazy holder: the first request observes these services (the metrics observers), as in Lambda.
+    monkeypatch.setattr(chat_handler, "services", LazyServices(lambda: chat_handler.observe(built)))
     monkeypatch.setattr(chat_handler, "_app", None)
     return built
 

@@ -32,14 +32,13 @@ from ..api.context import Services
 from ..domain.chat import TurnResult
 from ..domain.sessions import StartedSession
 from ..settings import iam_principals
-from ._runtime import TRACED_LIBRARIES, build_aws_services
+from ._runtime import TRACED_LIBRARIES, LazyServices, build_aws_services
 
 logger = Logger()
 tracer = Tracer(patch_modules=TRACED_LIBRARIES)
 # A missing namespace would make every metrics flush fail the request: default to the stack's namespace.
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "AgentMemory")
 
-_services: Services | None = None
 _app: APIGatewayRestResolver | None = None
 
 
@@ -48,22 +47,17 @@ def build_services() -> Services:
     return build_aws_services()
 
 
-def services() -> Services:
-    global _services
-    if _services is None:
-        built = build_services()
-        observe(built)
-        _services = built
-    return _services
-
-
-def observe(built: Services) -> None:
+def observe(built: Services) -> Services:
     session_service = getattr(built, "sessions", None)
     chat_service = getattr(built, "chat", None)
     if session_service is not None:
         session_service.add_observer(record_session_metrics)
     if chat_service is not None:
         chat_service.add_observer(record_turn_metrics)
+    return built
+
+
+services = LazyServices(lambda: observe(build_services()))
 
 
 def record_turn_metrics(result: TurnResult) -> None:

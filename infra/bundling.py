@@ -13,6 +13,7 @@ on stderr and the assets ship source only, as before."""
 from __future__ import annotations
 
 import email.parser
+import functools
 import os
 import shutil
 import subprocess
@@ -230,16 +231,18 @@ def compile_bytecode(python: str, root: Path) -> None:
         )
 
 
-def _announce_missing_bytecode_python() -> None:
-    if getattr(_announce_missing_bytecode_python, "done", False):
-        return
-    _announce_missing_bytecode_python.done = True  # type: ignore[attr-defined]
-    print(
-        f"note: no Python {LAMBDA_PYTHON_VERSION} on this machine (python{LAMBDA_PYTHON_VERSION} on PATH or "
-        f"{BYTECODE_PYTHON_ENV}): the Lambda code and layer ship without bytecode, so each cold start compiles "
-        "them (about twice the import time, bench/cold_start.py).",
-        file=sys.stderr,
-    )
+@functools.cache
+def detected_bytecode_python() -> str | None:
+    """`runtime_python()` once per synth (both assets use it); says on stderr when there is none."""
+    python = runtime_python()
+    if python is None:
+        print(
+            f"note: no Python {LAMBDA_PYTHON_VERSION} on this machine (python{LAMBDA_PYTHON_VERSION} on PATH or "
+            f"{BYTECODE_PYTHON_ENV}): the Lambda code and layer ship without bytecode, so each cold start "
+            "compiles them (about twice the import time, bench/cold_start.py).",
+            file=sys.stderr,
+        )
+    return python
 
 
 @jsii.implements(ILocalBundling)
@@ -266,9 +269,8 @@ class CodeBundler:
 def function_code(functions_dir: Path, *, bytecode_python: str | None = None) -> lambda_.Code:
     """The function code asset, with bytecode when a runtime-version interpreter is available."""
     functions_dir = Path(functions_dir).resolve()
-    python = bytecode_python or runtime_python()
+    python = bytecode_python or detected_bytecode_python()
     if python is None:
-        _announce_missing_bytecode_python()
         return lambda_.Code.from_asset(str(functions_dir), exclude=CODE_EXCLUDES)
     return lambda_.Code.from_asset(
         str(functions_dir),
@@ -288,9 +290,7 @@ def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.
     """The asset for the dependencies layer: `layer_dir/requirements.txt` built by `PipLayerBundler`."""
     layer_dir = Path(layer_dir).resolve()
     if "bytecode_python" not in bundler_options:
-        bundler_options["bytecode_python"] = runtime_python()
-        if bundler_options["bytecode_python"] is None:
-            _announce_missing_bytecode_python()
+        bundler_options["bytecode_python"] = detected_bytecode_python()
     return lambda_.Code.from_asset(
         str(layer_dir),
         bundling=BundlingOptions(

@@ -31,17 +31,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
-from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain import safety
-from agent_memory.domain.dreaming import DreamingService
-from agent_memory.domain.dreaming_config import DreamingConfig
-from agent_memory.domain.memory_files import MemoryFilesService
-from agent_memory.domain.policy import MemoryPolicy
+from agent_memory.domain.dreaming.config import DreamingConfig
+from agent_memory.domain.dreaming.sweep import DreamingService
+from agent_memory.domain.files.memory_files import MemoryFilesService
+from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.ports import RecordWrite
 from agent_memory.domain.records import MemoryRecord, MemoryType, RecallLogEntry, Tier, content_hash
-from agent_memory.domain.service import MemoryService
 from agent_memory.domain.text import query_terms
 
 TENANT = "bench"

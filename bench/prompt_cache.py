@@ -1,5 +1,5 @@
 """What the memory block costs over a 20-turn session, with memory writes at turns 4, 9 and 15, under three
-ways of putting memory into the prompt — priced by the prompt-cache model (domain/prompt_cache.py).
+ways of putting memory into the prompt — priced by the prompt-cache model (domain/sessions/prompt_cache.py).
 
     (A) live system prompt: every write is applied to the system prompt at once (the prefix changes, the
         cache is rewritten from the memory block on)
@@ -35,24 +35,24 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
-from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.session_store import SqliteSessionStore
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain import safety
-from agent_memory.domain.chat import ChatConfig, ChatService, tool_config
-from agent_memory.domain.memory_files import MemoryFilesService
-from agent_memory.domain.policy import MemoryPolicy
-from agent_memory.domain.prompt_cache import (
+from agent_memory.domain.files.memory_files import MemoryFilesService
+from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.memory.service import MemoryService
+from agent_memory.domain.sessions.chat import ChatConfig, ChatService, tool_config
+from agent_memory.domain.sessions.ports import ModelReply
+from agent_memory.domain.sessions.prompt_cache import (
     CacheBlock,
     ModelProfile,
     PromptCacheConfig,
     PromptCacheSimulator,
     estimate_text_tokens,
 )
-from agent_memory.domain.service import MemoryService
-from agent_memory.domain.session_ports import ModelReply
-from agent_memory.domain.sessions import SessionService, system_blocks
+from agent_memory.domain.sessions.sessions import SessionService, system_blocks
 
 TENANT = "bench"
 NAMESPACE = "/projects/billing"

@@ -30,9 +30,9 @@ from agent_memory.adapters.local.api_keys import LocalApiKeys
 from agent_memory.adapters.local.embedders import HashingEmbedder, build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
 from agent_memory.domain.ports import IndexEntry, RecordWrite
 from agent_memory.domain.records import MemoryRecord, MemoryType, content_hash
-from agent_memory.domain.service import MemoryService, RecallInput, RememberInput
 
 TENANT = "bench"
 NAMESPACE = "/projects/bench"
@@ -174,7 +174,7 @@ def http_latency(data_dir: Path, queries: list[str]) -> tuple[float, float]:
         "AGENT_MEMORY_PORT": str(port),
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "agent_memory.cli", "serve"],
+        [sys.executable, "-m", "agent_memory.cli.main", "serve"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

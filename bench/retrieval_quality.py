@@ -23,9 +23,9 @@ from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.domain.policy import MemoryPolicy
+from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
 from agent_memory.domain.records import MemoryType, Source, SourceKind, Tier
-from agent_memory.domain.service import MemoryService, RecallInput, RememberInput
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"

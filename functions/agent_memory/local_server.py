@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler import HttpResolverLocal
 from .adapters.local.api_keys import LocalApiKeys
 from .api.app import create_app
 from .api.auth import api_key_authenticator
-from .settings import Settings
+from .settings.service import Settings
 from .wiring import LocalRuntime, build_local
 
 Scope = MutableMapping[str, Any]

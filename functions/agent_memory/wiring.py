@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING
 from .adapters.clock import SystemClock
 from .api.context import Services
 from .domain import safety
-from .domain.memory_files import MemoryFilesService
+from .domain.files.memory_files import MemoryFilesService
+from .domain.memory.service import MemoryService
 from .domain.ports import Clock, DreamLauncher, Embedder
-from .domain.service import MemoryService
-from .settings import Settings
+from .settings.service import Settings
 
 if TYPE_CHECKING:
-    from .domain.chat import ChatService
-    from .domain.dreaming import DreamingService
-    from .domain.session_ports import SessionStore
-    from .domain.sessions import SessionService
+    from .domain.dreaming.sweep import DreamingService
+    from .domain.sessions.chat import ChatService
+    from .domain.sessions.ports import SessionStore
+    from .domain.sessions.sessions import SessionService
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     from .adapters.idempotency import IdempotentRunner
     from .adapters.local.api_keys import LocalApiKeys
     from .adapters.local.embedders import build_embedder
-    from .adapters.local.file_store import LocalFileStore
     from .adapters.local.idempotency_store import SqliteIdempotencyStore
     from .adapters.local.search_index import LocalSearchIndex
     from .adapters.local.session_store import SqliteSessionStore
     from .adapters.local.sqlite_store import SqliteRecordStore
+    from .adapters.posix.file_store import LocalFileStore
 
     clock = clock or SystemClock()
     data_dir = settings.data_dir.expanduser().resolve()
@@ -106,7 +106,7 @@ def build_aws(
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
     from .adapters.aws.session_store import DynamoSessionStore
     from .adapters.idempotency import IdempotentRunner
-    from .adapters.local.file_store import LocalFileStore
+    from .adapters.posix.file_store import LocalFileStore
 
     settings.require_aws()
     clients = clients or AwsClients()
@@ -191,9 +191,9 @@ def _dreaming(
 ) -> DreamingService:
     """The nightly sweep over the same services; namespaces come from the memory-file directories (plus the
     configured ones and those holding short-term records)."""
-    from .adapters.local.namespace_dirs import list_namespace_dirs
-    from .domain.dreaming import DreamingService
-    from .dreaming_settings import get_dreaming_settings
+    from .adapters.posix.namespace_dirs import list_namespace_dirs
+    from .domain.dreaming.sweep import DreamingService
+    from .settings.dreaming import get_dreaming_settings
 
     return DreamingService(
         memory,
@@ -209,7 +209,7 @@ def _dreaming(
 def _dreaming_text_model(settings: Settings, clients: AwsClients) -> object | None:
     """The LLM extraction strategies run only when AGENT_MEMORY_DREAMING_MODEL_ID names a Bedrock model (in
     either runtime; locally it uses the machine's AWS credentials)."""
-    from .dreaming_settings import get_dreaming_settings
+    from .settings.dreaming import get_dreaming_settings
 
     model_id = get_dreaming_settings().model_id
     if not model_id:
@@ -235,9 +235,9 @@ def _sessions_and_chat(
 ) -> tuple[SessionService, ChatService]:
     """Sessions always work (they return the cache-stable prompt blocks); a chat model is wired only when
     configured (`AGENT_MEMORY_CHAT_PROVIDER=bedrock`), with exact token counts from CountTokens."""
-    from .domain.chat import ChatService, build_prefix_monitor
-    from .domain.prompt_cache import CharTokenEstimator
-    from .domain.sessions import SessionService
+    from .domain.sessions.chat import ChatService, build_prefix_monitor
+    from .domain.sessions.prompt_cache import CharTokenEstimator
+    from .domain.sessions.sessions import SessionService
 
     model = None
     counter: object = CharTokenEstimator()

@@ -11,8 +11,8 @@ from botocore.stub import Stubber
 
 from agent_memory.adapters.aws.bedrock import Backoff
 from agent_memory.adapters.aws.bedrock_text import BedrockTextModel
+from agent_memory.domain.dreaming.extraction import DailyDocument, LlmExtractor
 from agent_memory.domain.errors import UpstreamUnavailable
-from agent_memory.domain.extraction import DailyDocument, LlmExtractor
 from tests.aws.support import REGION
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"

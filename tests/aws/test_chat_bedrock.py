@@ -16,10 +16,10 @@ from agent_memory.adapters.aws.bedrock import Backoff, BedrockTokenCounter
 from agent_memory.adapters.aws.bedrock_chat import BedrockChatModel
 from agent_memory.adapters.aws.session_store import DynamoSessionStore
 from agent_memory.api.context import Services
-from agent_memory.domain.chat import ChatService, tool_config
 from agent_memory.domain.errors import NotFound, UpstreamFailed, UpstreamUnavailable
-from agent_memory.domain.prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig
-from agent_memory.domain.sessions import SessionService
+from agent_memory.domain.sessions.chat import ChatService, tool_config
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig
+from agent_memory.domain.sessions.sessions import SessionService
 from agent_memory.handlers import chat as chat_handler
 from agent_memory.handlers._runtime import LazyServices
 from tests.aws.support import REGION, TABLE

@@ -24,9 +24,9 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
-from agent_memory.domain.dreaming import DreamingService
-from agent_memory.dreaming_settings import DreamingSettings
+from agent_memory.domain.dreaming.sweep import DreamingService
 from agent_memory.handlers import dreaming as dreaming_handlers
+from agent_memory.settings.dreaming import DreamingSettings
 from agent_memory.workflows.dreaming_asl import DreamingFunctions, RetryPolicy, build_definition
 from tests.aws.support import REGION
 

@@ -23,7 +23,7 @@ from moto import mock_aws
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.domain.identity import Scope
-from agent_memory.settings import Settings, get_settings
+from agent_memory.settings.service import Settings, get_settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
 from tests.aws import moto_s3vectors
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table

@@ -11,24 +11,24 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
-from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.session_store import SqliteSessionStore
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain import safety
-from agent_memory.domain.chat import ChatConfig, ChatService
-from agent_memory.domain.memory_files import MemoryFilesService
-from agent_memory.domain.policy import FileCaps, MemoryPolicy
+from agent_memory.domain.files.memory_files import MemoryFilesService
+from agent_memory.domain.memory.policy import FileCaps, MemoryPolicy
+from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.ports import Clock
-from agent_memory.domain.prompt_cache import (
+from agent_memory.domain.sessions.chat import ChatConfig, ChatService
+from agent_memory.domain.sessions.ports import ChatModel, ModelReply, SessionStore, Usage
+from agent_memory.domain.sessions.prompt_cache import (
     CacheBlock,
     PromptCacheConfig,
     PromptCacheSimulator,
     estimate_text_tokens,
 )
-from agent_memory.domain.service import MemoryService
-from agent_memory.domain.session_ports import ChatModel, ModelReply, SessionStore, Usage
-from agent_memory.domain.sessions import SessionConfig, SessionService
+from agent_memory.domain.sessions.sessions import SessionConfig, SessionService
 
 
 def text_reply(text: str, usage: Usage | None = None) -> ModelReply:

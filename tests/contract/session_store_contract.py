@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_memory.domain.errors import ConcurrentModification
-from agent_memory.domain.session_ports import (
+from agent_memory.domain.sessions.ports import (
     SessionClosed,
     SessionRecord,
     SessionStatus,

@@ -169,7 +169,7 @@ def test_state_machine_role_may_invoke_only_the_dreaming_function(synthesized: S
 
 
 def test_dreaming_function_mounts_the_memory_files_and_gets_its_tenants(synthesized: Synthesized) -> None:
-    from agent_memory.dreaming_settings import DreamingSettings
+    from agent_memory.settings.dreaming import DreamingSettings
 
     # Given the dreaming function
     props = synthesized.resources[_function_id(synthesized)]["Properties"]
@@ -242,8 +242,8 @@ def test_one_schedule_per_tenant_at_three_in_the_tenants_time_zone(synthesized: 
 
 
 def test_schedule_input_is_what_the_list_targets_task_reads(synthesized: Synthesized) -> None:
-    from agent_memory.dreaming_settings import DreamingSettings
     from agent_memory.handlers import dreaming
+    from agent_memory.settings.dreaming import DreamingSettings
 
     # Given the handler wired to a service that knows one namespace per tenant
     class OneNamespace:

@@ -12,7 +12,7 @@ import pytest
 import uvicorn
 
 from agent_memory.local_server import MAX_CONCURRENT_REQUESTS, build_asgi
-from agent_memory.settings import Settings
+from agent_memory.settings.service import Settings
 from agent_memory.wiring import build_local
 
 

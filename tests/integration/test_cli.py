@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent_memory.cli import main
+from agent_memory.cli.main import main
 
 
 @pytest.fixture

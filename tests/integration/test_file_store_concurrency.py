@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.local.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain.errors import CapExceeded
-from agent_memory.domain.memory_files import MemoryFilesService, parse_entries, render_entries
-from agent_memory.domain.policy import FileCaps
+from agent_memory.domain.files.memory_files import MemoryFilesService, parse_entries, render_entries
+from agent_memory.domain.memory.policy import FileCaps
 
 TENANT = "acme"
 NS = "/projects/billing"

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
-from agent_memory.adapters.local.file_store import LocalFileStore
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain import safety
-from agent_memory.domain.dreaming import DreamingService
-from agent_memory.domain.dreaming_config import DeepGates, DreamingConfig
-from agent_memory.domain.memory_files import MemoryFilesService
-from agent_memory.domain.policy import FileCaps, MemoryPolicy
+from agent_memory.domain.dreaming.config import DeepGates, DreamingConfig
+from agent_memory.domain.dreaming.sweep import DreamingService
+from agent_memory.domain.files.memory_files import MemoryFilesService
+from agent_memory.domain.memory.policy import FileCaps, MemoryPolicy
+from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
 from agent_memory.domain.records import MemoryRecord, MemoryType, Tier
-from agent_memory.domain.service import MemoryService, RecallInput, RememberInput
 
 TENANT = "acme"
 NS = "/projects/billing"

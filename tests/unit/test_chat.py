@@ -9,7 +9,11 @@ import json
 
 import pytest
 
-from agent_memory.domain.chat import (
+from agent_memory.domain.errors import TooLarge, UpstreamUnavailable, ValidationFailed
+from agent_memory.domain.memory.policy import FileCaps
+from agent_memory.domain.memory.service import RecallInput
+from agent_memory.domain.records import SourceKind
+from agent_memory.domain.sessions.chat import (
     ChatConfig,
     ContextBudget,
     HistoryPlan,
@@ -18,17 +22,13 @@ from agent_memory.domain.chat import (
     plan_history,
     tool_config,
 )
-from agent_memory.domain.errors import TooLarge, UpstreamUnavailable, ValidationFailed
-from agent_memory.domain.policy import FileCaps
-from agent_memory.domain.prompt_cache import (
+from agent_memory.domain.sessions.ports import SessionClosed, Usage
+from agent_memory.domain.sessions.prompt_cache import (
     CharTokenEstimator,
     PromptCacheConfig,
     PromptCacheSimulator,
     price,
 )
-from agent_memory.domain.records import SourceKind
-from agent_memory.domain.service import RecallInput
-from agent_memory.domain.session_ports import SessionClosed, Usage
 from tests.contract.chat_fakes import FakeChatModel, build_stack, text_reply, tool_reply
 
 T = "acme"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain.classify import DEFAULT_CONFIDENCE, PRIORITY, Classification, classify
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.memory.classify import DEFAULT_CONFIDENCE, PRIORITY, Classification, classify
 from agent_memory.domain.records import MemoryType
 
 PREF = MemoryType.USER_PREFERENCE

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain.contradiction import Assessment, assess
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.memory.contradiction import Assessment, assess
 
 SUPERSEDES = [
     # negation flips

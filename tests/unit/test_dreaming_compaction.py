@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from dreaming_world import NS, TENANT, World
 
-from agent_memory.domain.compaction import CompactionService
-from agent_memory.domain.near_duplicates import cluster, lexical_cosine, term_set
+from agent_memory.domain.dreaming.compaction import CompactionService
+from agent_memory.domain.memory.near_duplicates import cluster, lexical_cosine, term_set
+from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, Status
-from agent_memory.domain.service import RememberInput
 
 
 def test_given_item_chains_when_clustered_lexically_then_clusters_are_transitive_and_rooted_at_the_first():

@@ -14,14 +14,14 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from dreaming_world import NS, TENANT, World
 from pydantic import ValidationError
 
-from agent_memory.adapters.local.namespace_dirs import list_namespace_dirs
+from agent_memory.adapters.posix.namespace_dirs import list_namespace_dirs
 from agent_memory.api.app import PREFIX, create_app
 from agent_memory.api.auth import authorizer_context_authenticator
 from agent_memory.api.context import Services
 from agent_memory.api.routes import dreaming as dreaming_routes
-from agent_memory.domain.dreaming import DreamingService
-from agent_memory.dream_cli import add_dream_parser, run_dream
-from agent_memory.dreaming_settings import DreamingSettings
+from agent_memory.cli.dream import add_dream_parser, run_dream
+from agent_memory.domain.dreaming.sweep import DreamingService
+from agent_memory.settings.dreaming import DreamingSettings
 
 INVOICES = "Invoices are generated on the first day of each month by the billing cron job"
 

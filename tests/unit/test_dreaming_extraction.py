@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from agent_memory.domain.errors import ValidationFailed
-from agent_memory.domain.extraction import (
+from agent_memory.domain.dreaming.extraction import (
     DEFAULT_PROMPTS,
     DailyDocument,
     LlmExtractor,
@@ -16,6 +15,7 @@ from agent_memory.domain.extraction import (
     parse_daily_log,
     split_sentences,
 )
+from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.records import MemoryType
 
 LOG = """# 2026-11-30

@@ -20,10 +20,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from agent_memory.domain.dreaming import Candidate, Workload, rem_reinforcement, score_candidates
-from agent_memory.domain.dreaming_config import DeepGates, DeepWeights, DreamingConfig
-from agent_memory.domain.extraction import concept_count
-from agent_memory.domain.near_duplicates import term_set
+from agent_memory.domain.dreaming.config import DeepGates, DeepWeights, DreamingConfig
+from agent_memory.domain.dreaming.extraction import concept_count
+from agent_memory.domain.dreaming.scoring import Candidate, Workload, rem_reinforcement, score_candidates
+from agent_memory.domain.memory.near_duplicates import term_set
 from agent_memory.domain.records import MemoryType, content_hash
 
 AS_OF = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

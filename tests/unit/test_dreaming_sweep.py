@@ -10,12 +10,13 @@ from datetime import timedelta
 import pytest
 from dreaming_world import NS, OPEN_GATES, TENANT, World
 
-from agent_memory.domain.dreaming import DreamingService, SweepInProgress
-from agent_memory.domain.dreaming_config import DeepGates, DreamingConfig
+from agent_memory.domain.dreaming.config import DeepGates, DreamingConfig
+from agent_memory.domain.dreaming.ledger import SweepInProgress
+from agent_memory.domain.dreaming.sweep import DreamingService
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, SourceKind, Status, Tier
-from agent_memory.domain.service import RememberInput
 
 INVOICES = "Invoices are generated on the first day of each month by the billing cron job"
 QUERIES = [

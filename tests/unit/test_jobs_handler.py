@@ -9,8 +9,8 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.api.context import Services
+from agent_memory.domain.memory.service import MemoryService, RememberInput
 from agent_memory.domain.records import MemoryType, Status
-from agent_memory.domain.service import MemoryService, RememberInput
 from agent_memory.handlers import jobs
 
 NS = "/projects/billing"

@@ -35,7 +35,8 @@ NEVER_AT_IMPORT = [
 PROBE = """
 import json, sys
 import agent_memory.handlers.{handler}
-from agent_memory.domain import classify, contradiction, safety
+from agent_memory.domain import safety
+from agent_memory.domain.memory import classify, contradiction
 from agent_memory.domain.patterns import LazyPattern
 compiled = [
     f"{{module.__name__}}.{{name}}"

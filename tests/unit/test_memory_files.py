@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.adapters.local.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import LocalFileStore
 from agent_memory.domain.errors import (
     AmbiguousMatch,
     CapExceeded,
@@ -19,13 +19,13 @@ from agent_memory.domain.errors import (
     UnsafeContent,
     ValidationFailed,
 )
-from agent_memory.domain.memory_files import (
+from agent_memory.domain.files.memory_files import (
     FileView,
     MemoryFilesService,
     parse_entries,
     render_entries,
 )
-from agent_memory.domain.policy import FileCaps
+from agent_memory.domain.memory.policy import FileCaps
 
 TENANT = "acme"
 NS = "/projects/billing"

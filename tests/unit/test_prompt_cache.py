@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
-from agent_memory.domain.prompt_cache import (
+from agent_memory.domain.sessions.ports import Usage
+from agent_memory.domain.sessions.prompt_cache import (
     CacheBlock,
     CharTokenEstimator,
     ModelProfile,
@@ -16,7 +17,6 @@ from agent_memory.domain.prompt_cache import (
     estimate_text_tokens,
     price,
 )
-from agent_memory.domain.session_ports import Usage
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 

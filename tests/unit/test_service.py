@@ -13,10 +13,10 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.domain.errors import Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
-from agent_memory.domain.policy import MemoryPolicy, RecallWeights
+from agent_memory.domain.memory.policy import MemoryPolicy, RecallWeights
+from agent_memory.domain.memory.service import Decision, MemoryService, RecallInput, RememberInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import ChangeOperation, MemoryType, Status, Tier
-from agent_memory.domain.service import Decision, MemoryService, RecallInput, RememberInput
 
 NS = "/projects/billing"
 T = "acme"
@@ -120,7 +120,7 @@ def test_given_tool_choice_when_switched_then_superseded(service):
 
 
 def test_given_uncertain_opposition_when_remembered_then_both_pending_in_one_group(service, monkeypatch):
-    from agent_memory.domain import contradiction
+    from agent_memory.domain.memory import contradiction
 
     first = remember(service, "The release train leaves on Thursdays").record
     monkeypatch.setattr(

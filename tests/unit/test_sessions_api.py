@@ -14,8 +14,8 @@ from agent_memory.api.app import PREFIX, create_app
 from agent_memory.api.auth import authorizer_context_authenticator
 from agent_memory.api.context import Services
 from agent_memory.api.routes import sessions as session_routes
-from agent_memory.domain.chat import ChatService
-from agent_memory.domain.sessions import SessionService
+from agent_memory.domain.sessions.chat import ChatService
+from agent_memory.domain.sessions.sessions import SessionService
 from tests.contract.chat_fakes import (
     FakeChatModel,
     FakeLambdaContext,

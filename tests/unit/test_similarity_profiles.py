@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.adapters.local.embedders import build_embedder
-from agent_memory.domain.policy import MemoryPolicy
+from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.text import cosine
 
 PARAPHRASES = [

@@ -9,12 +9,12 @@ from ..domain.identity import Principal, Scope
 
 if TYPE_CHECKING:
     from ..adapters.idempotency import IdempotentRunner
-    from ..domain.chat import ChatService
-    from ..domain.dreaming import DreamingService
-    from ..domain.memory_files import MemoryFilesService
+    from ..domain.dreaming.sweep import DreamingService
+    from ..domain.files.memory_files import MemoryFilesService
+    from ..domain.memory.service import MemoryService
     from ..domain.ports import DreamLauncher
-    from ..domain.service import MemoryService
-    from ..domain.sessions import SessionService
+    from ..domain.sessions.chat import ChatService
+    from ..domain.sessions.sessions import SessionService
 
 
 @dataclass(frozen=True)

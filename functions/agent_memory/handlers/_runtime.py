@@ -14,7 +14,7 @@ TRACED_LIBRARIES = ["botocore"]
 
 
 def build_aws_services() -> Services:
-    from ..settings import get_settings
+    from ..settings.service import get_settings
     from ..wiring import build_aws
 
     return build_aws(get_settings())

@@ -18,7 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..api.app import create_app
 from ..api.auth import IAM_PREFIX, aws_authenticator
-from ..settings import iam_principals
+from ..settings.service import iam_principals
 from ._runtime import TRACED_LIBRARIES, LazyServices
 
 logger = Logger()

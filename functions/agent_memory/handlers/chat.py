@@ -29,9 +29,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..api.app import create_app
 from ..api.auth import IAM_PREFIX, aws_authenticator
 from ..api.context import Services
-from ..domain.chat import TurnResult
-from ..domain.sessions import StartedSession
-from ..settings import iam_principals
+from ..domain.sessions.chat import TurnResult
+from ..domain.sessions.sessions import StartedSession
+from ..settings.service import iam_principals
 from ._runtime import TRACED_LIBRARIES, LazyServices, build_aws_services
 
 logger = Logger()

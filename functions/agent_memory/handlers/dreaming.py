@@ -32,10 +32,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..domain.dreaming import DreamingService, SweepHandle
+from ..domain.dreaming.ledger import SweepHandle
+from ..domain.dreaming.sweep import DreamingService
 from ..domain.errors import DomainError, ValidationFailed
 from ..domain.records import is_valid_namespace, is_valid_tenant
-from ..dreaming_settings import DreamingSettings, get_dreaming_settings
+from ..settings.dreaming import DreamingSettings, get_dreaming_settings
 from ._runtime import TRACED_LIBRARIES
 
 logger = Logger(service="dreaming")
@@ -76,7 +77,7 @@ def _service(tenant: str) -> DreamingService:
 def _default_factory(tenant: str) -> DreamingService:
     global _shared
     if _shared is None:
-        from ..settings import get_settings
+        from ..settings.service import get_settings
         from ..wiring import build_aws
 
         dreaming = getattr(build_aws(get_settings()), "dreaming", None)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from agent_memory.adapters.local.namespace_dirs import list_namespace_dirs
+from agent_memory.adapters.posix.namespace_dirs import list_namespace_dirs
 
 
 def test_given_a_files_tree_then_namespace_directories_are_found_and_their_file_dirs_are_not(tmp_path):

@@ -23,7 +23,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ...domain.errors import UpstreamFailed
-from ...domain.session_ports import Message, ModelReply, SystemBlock, Usage
+from ...domain.sessions.ports import Message, ModelReply, SystemBlock, Usage
 from ._errors import error_code
 from .bedrock import RETRYABLE_BEDROCK_CODES, Backoff
 

@@ -28,7 +28,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.errors import ConcurrentModification, TooLarge, ValidationFailed
 from ...domain.records import is_valid_tenant
-from ...domain.session_ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
+from ...domain.sessions.ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
 from ._errors import error_code, upstream_errors
 
 MAX_TURN_ITEM_BYTES = 350_000

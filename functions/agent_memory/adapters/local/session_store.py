@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ...domain.errors import ConcurrentModification
-from ...domain.session_ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
+from ...domain.sessions.ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
 from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, sortable_time, versioned_schema
 
 SCHEMA_VERSION = 1

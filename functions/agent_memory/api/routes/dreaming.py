@@ -18,7 +18,8 @@ from ..context import RequestContext, current
 from ..models import Namespace, Strict
 
 if TYPE_CHECKING:  # the sweep's code is loaded on the first dream request, not on every cold start
-    from ...domain.dreaming import DreamingService, DreamReport
+    from ...domain.dreaming.report import DreamReport
+    from ...domain.dreaming.sweep import DreamingService
 
 router = Router()
 
@@ -131,7 +132,7 @@ def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
 
 def _service(ctx: RequestContext) -> DreamingService:
     service = getattr(ctx.services, "dreaming", None)
-    from ...domain.dreaming import DreamingService
+    from ...domain.dreaming.sweep import DreamingService
 
     if not isinstance(service, DreamingService):
         raise UpstreamUnavailable("dreaming is not configured on this deployment")

@@ -10,9 +10,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from ...domain.errors import NotFound
 from ...domain.identity import Scope
+from ...domain.memory.service import Decision, RecallInput, RememberInput, RememberResult
 from ...domain.ports import RecordQuery
 from ...domain.records import MemoryRecord, MemoryType, Source, Status, Tier
-from ...domain.service import Decision, RecallInput, RememberInput, RememberResult
 from ..context import RequestContext, current
 from ..models import (
     ChangePage,

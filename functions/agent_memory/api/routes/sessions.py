@@ -13,12 +13,12 @@ from typing import Annotated, Any, Literal
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from pydantic import Field
 
-from ...domain.chat import NO_MODEL_MESSAGE, ChatService
 from ...domain.errors import Forbidden, NotFound, UpstreamUnavailable
 from ...domain.identity import Scope
 from ...domain.model import Model
-from ...domain.session_ports import SessionRecord
-from ...domain.sessions import SessionService
+from ...domain.sessions.chat import NO_MODEL_MESSAGE, ChatService
+from ...domain.sessions.ports import SessionRecord
+from ...domain.sessions.sessions import SessionService
 from ..context import RequestContext, current
 from ..models import Namespace, Strict
 

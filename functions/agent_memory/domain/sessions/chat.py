@@ -23,14 +23,13 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
-from .memory_files import FileView, MemoryFilesService
-from .model import Model
-from .ports import Clock
-from .prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig, TurnCost
-from .records import MemoryType, Source, SourceKind
-from .service import MemoryService, RecallInput, RememberInput
-from .session_ports import (
+from ..errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
+from ..files.memory_files import FileView, MemoryFilesService
+from ..memory.service import MemoryService, RecallInput, RememberInput
+from ..model import Model
+from ..ports import Clock
+from ..records import MemoryType, Source, SourceKind
+from .ports import (
     ChatModel,
     Message,
     ModelReply,
@@ -40,6 +39,7 @@ from .session_ports import (
     TurnRecord,
     Usage,
 )
+from .prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig, TurnCost
 from .sessions import SessionService
 
 DEFAULT_CHAT_MODEL_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"

@@ -54,42 +54,28 @@ after `lock_ttl_seconds` if a sweep dies).
 from __future__ import annotations
 
 import contextlib
-import json
-import math
-import re
 import time as _time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from . import safety
-from .compaction import CompactionReport, CompactionService
-from .dreaming_config import DreamingConfig
-from .errors import (
+from .. import safety
+from ..errors import (
     Conflict,
     DomainError,
     DuplicateEntry,
     NotFound,
     ValidationFailed,
 )
-from .extraction import (
-    DailyDocument,
-    Extractor,
-    LlmExtractor,
-    RuleBasedExtractor,
-    TextModel,
-    concept_count,
-    kind_of,
-)
-from .memory_files import DREAMS_DIR, MemoryFilesService, render_entries
-from .near_duplicates import cluster, embedding_verifier, term_set
-from .ports import Clock, RecordQuery, RecordStore
-from .records import (
+from ..files.memory_files import MemoryFilesService, render_entries
+from ..memory.near_duplicates import cluster, embedding_verifier, term_set
+from ..memory.service import Decision, MemoryService, RememberInput
+from ..memory.strength import strength
+from ..ports import Clock, RecordQuery, RecordStore
+from ..records import (
     MemoryRecord,
-    MemoryType,
     RecallLogEntry,
     Source,
     SourceKind,
@@ -100,494 +86,37 @@ from .records import (
     is_valid_tenant,
     metadata_size,
 )
-from .service import Decision, MemoryService, RememberInput
-from .strength import strength
+from .compaction import CompactionReport, CompactionService
+from .config import DreamingConfig
+from .extraction import (
+    DailyDocument,
+    Extractor,
+    LlmExtractor,
+    RuleBasedExtractor,
+    TextModel,
+    kind_of,
+)
+from .ledger import INGESTED_PATH, SweepHandle, SweepState, day_path
+from .report import DreamReport, summarize
+from .scoring import (
+    REFS_KEPT,
+    Candidate,
+    LightState,
+    Outcome,
+    RemState,
+    absorb,
+    gate_reason,
+    promotion_reason,
+    rank_for_representative,
+    rem_reinforcement,
+    score_candidates,
+    workload_of,
+)
 
 ACTOR = "dreaming"
-LEDGER_PATH = f"{DREAMS_DIR}/promoted.json"
-LOCK_PATH = f"{DREAMS_DIR}/lock.json"
-INGESTED_PATH = f"{DREAMS_DIR}/ingested.json"
 PROMOTED_MARK = "dreaming_promoted_on"
 _RECALL_IDS_KEPT = 20
-_REFS_KEPT = 20
-_AUDIT_IDS = 5
-"""Provenance ids listed per candidate in run.json (the counts are in its evidence)."""
 _PAGE = 200
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class SweepInProgress(Conflict):
-    """Another sweep holds this namespace's lease (409; the Step Functions error name for a skipped item)."""
-
-    code = "sweep_in_progress"
-
-
-# --------------------------------------------------------------------------- candidates
-
-
-@dataclass(slots=True)
-class Candidate:
-    """One thing that might be worth remembering long-term, with its provenance and evidence."""
-
-    key: str
-    """Content hash of `text`: stable across sweeps (idempotency)."""
-    text: str
-    type: MemoryType
-    kind: str
-    record_ids: list[str] = field(default_factory=list)
-    """Records behind it; the first is the one promotion acts on."""
-    record_tier: str | None = None
-    refs: list[str] = field(default_factory=list)
-    """Provenance: `memory/2026-11-30.md#L3-L4` daily-log lines, `record:<id>`."""
-    mention_ids: set[str] = field(default_factory=set)
-    """Distinct writes of it (daily-log lines, API writes and merges): the "mentions" of frequency."""
-    mention_days: set[str] = field(default_factory=set)
-    recall_ids: list[str] = field(default_factory=list)
-    recall_count: int = 0
-    query_hashes: set[str] = field(default_factory=set)
-    recall_days: set[str] = field(default_factory=set)
-    score_sum: float = 0.0
-    first_seen: datetime = _EPOCH
-    last_seen: datetime = _EPOCH
-    promoted_on: str | None = None
-    """Set when a record of it carries the dreaming promotion mark."""
-    terms: frozenset[str] = frozenset()
-    query_count: int = 0
-    mention_count: int = 0
-    """Counts restored from the Light task's file, which keeps counts, not every query hash and write id."""
-
-    @property
-    def unique_queries(self) -> int:
-        return max(len(self.query_hashes), self.query_count)
-
-    @property
-    def mentions(self) -> int:
-        return max(len(self.mention_ids), self.mention_count)
-
-    @property
-    def mean_recall_score(self) -> float:
-        return self.score_sum / self.recall_count if self.recall_count else 0.0
-
-    @property
-    def evidence_days(self) -> set[str]:
-        return self.mention_days | self.recall_days
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "text": self.text,
-            "type": self.type.value,
-            "kind": self.kind,
-            "record_ids": self.record_ids,
-            "record_tier": self.record_tier,
-            "refs": self.refs,
-            "mentions": self.mentions,
-            "mention_days": sorted(self.mention_days),
-            "recall_ids": self.recall_ids,
-            "recall_count": self.recall_count,
-            "unique_queries": self.unique_queries,
-            "recall_days": sorted(self.recall_days),
-            "score_sum": self.score_sum,
-            "first_seen": self.first_seen.isoformat(),
-            "last_seen": self.last_seen.isoformat(),
-            "promoted_on": self.promoted_on,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Candidate:
-        return cls(
-            key=data["key"],
-            text=data["text"],
-            type=MemoryType(data["type"]),
-            kind=data["kind"],
-            record_ids=list(data["record_ids"]),
-            record_tier=data["record_tier"],
-            refs=list(data["refs"]),
-            mention_count=int(data["mentions"]),
-            mention_days=set(data["mention_days"]),
-            recall_ids=list(data["recall_ids"]),
-            recall_count=int(data["recall_count"]),
-            query_count=int(data["unique_queries"]),
-            recall_days=set(data["recall_days"]),
-            score_sum=float(data["score_sum"]),
-            first_seen=datetime.fromisoformat(data["first_seen"]),
-            last_seen=datetime.fromisoformat(data["last_seen"]),
-            promoted_on=data["promoted_on"],
-            terms=term_set(data["text"]),
-        )
-
-
-def _absorb(into: Candidate, other: Candidate) -> None:
-    """Merge `other`'s provenance and evidence into `into` (same fact)."""
-    for record_id in other.record_ids:
-        if record_id not in into.record_ids:
-            into.record_ids.append(record_id)
-    if into.record_tier is None:
-        into.record_tier = other.record_tier
-    for ref in other.refs:
-        if ref not in into.refs and len(into.refs) < _REFS_KEPT:
-            into.refs.append(ref)
-    into.mention_ids |= other.mention_ids
-    into.mention_days |= other.mention_days
-    into.first_seen = min(into.first_seen, other.first_seen)
-    into.last_seen = max(into.last_seen, other.last_seen)
-    into.promoted_on = into.promoted_on or other.promoted_on
-
-
-def _rank_for_representative(candidate: Candidate) -> tuple[int, datetime]:
-    """Which member of a duplicate group speaks for it: a long-term record, then a short-term record, then a
-    daily-log sentence; the oldest first."""
-    tier_rank = {Tier.LONG_TERM.value: 0, Tier.SHORT_TERM.value: 1}.get(candidate.record_tier or "", 2)
-    return tier_rank, candidate.first_seen
-
-
-# --------------------------------------------------------------------------- phase states
-
-
-@dataclass
-class Workload:
-    recalls: int
-    counts: dict[str, int]
-    cold_start: bool
-    top: int = field(init=False, default=0)
-
-    def __post_init__(self) -> None:
-        self.top = max(self.counts.values(), default=0)
-
-    def value(self, terms: Iterable[str]) -> float:
-        if self.cold_start or not self.top:
-            return 0.0
-        counts = self.counts
-        best = 0
-        for term in terms:
-            count = counts.get(term, 0)
-            if count > best:
-                best = count
-        return best / self.top
-
-    def summary(self, top: int) -> dict[str, Any]:
-        total = sum(self.counts.values()) or 1
-        ranked = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))[:top]
-        return {
-            "recalls": self.recalls,
-            "cold_start": self.cold_start,
-            "top_topics": [
-                {"term": term, "count": count, "share": round(count / total, 4)} for term, count in ranked
-            ],
-        }
-
-
-@dataclass
-class LightState:
-    candidates: list[Candidate]
-    inputs: dict[str, Any]
-    workload: Workload
-    recall_term_days: dict[str, set[str]]
-    """Query terms of the REM window's recalls → the days they were asked on."""
-    recall_term_items: dict[str, int]
-    """Query terms of the REM window's recalls → number of recalls."""
-    rem_recalls: int
-    materialized: list[dict[str, Any]] = field(default_factory=list)
-    skipped_sentences: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
-
-
-@dataclass
-class RemState:
-    reinforcement: list[float]
-    themes: list[dict[str, Any]]
-    seconds: float = 0.0
-
-
-@dataclass(slots=True)
-class Signals:
-    frequency: float
-    relevance: float
-    diversity: float
-    recency: float
-    consolidation: float
-    conceptual: float
-
-    def as_dict(self) -> dict[str, float]:
-        return {name: round(getattr(self, name), 4) for name in _SIGNAL_NAMES}
-
-
-_SIGNAL_NAMES = ("frequency", "relevance", "diversity", "recency", "consolidation", "conceptual")
-
-
-@dataclass(slots=True)
-class GateResult:
-    name: str
-    value: float
-    threshold: float
-    passed: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"value": round(self.value, 4), "threshold": self.threshold, "passed": self.passed}
-
-
-@dataclass
-class Outcome:
-    """Everything decided about one candidate, as it appears in run.json."""
-
-    candidate: Candidate
-    signals: Signals
-    base: float
-    reinforcement: float
-    workload: float
-    total: float
-    age_days: float
-    gates: list[GateResult]
-    decision: str = "blocked"
-    reason: str = ""
-    memory_md: str | None = None
-    record_id: str | None = None
-    evicted: list[str] = field(default_factory=list)
-
-    @property
-    def gates_passed(self) -> bool:
-        return all(gate.passed for gate in self.gates)
-
-    def as_dict(self) -> dict[str, Any]:
-        candidate = self.candidate
-        return {
-            "key": candidate.key,
-            "text": candidate.text,
-            "type": candidate.type.value,
-            "kind": candidate.kind,
-            "provenance": {
-                "refs": candidate.refs[:_AUDIT_IDS],
-                "record_ids": candidate.record_ids[:_AUDIT_IDS],
-                "recall_ids": candidate.recall_ids[:_AUDIT_IDS],
-            },
-            "evidence": {
-                "recall_count": candidate.recall_count,
-                "unique_queries": candidate.unique_queries,
-                "recall_days": len(candidate.recall_days),
-                "mentions": candidate.mentions,
-                "evidence_days": len(candidate.evidence_days),
-                "concepts": concept_count(candidate.terms),
-                "age_days": round(self.age_days, 3),
-                "first_seen": candidate.first_seen.isoformat(),
-                "last_seen": candidate.last_seen.isoformat(),
-            },
-            "signals": self.signals.as_dict(),
-            "base": round(self.base, 4),
-            "reinforcement": round(self.reinforcement, 4),
-            "workload": round(self.workload, 4),
-            "total": round(self.total, 4),
-            "gates": {gate.name: gate.passed for gate in self.gates},
-            "decision": self.decision,
-            "reason": self.reason,
-            "memory_md": self.memory_md,
-            "record_id": self.record_id,
-            "evicted": self.evicted,
-        }
-
-
-@dataclass
-class DreamReport:
-    tenant: str
-    namespace: str
-    day: str
-    run_id: str
-    dry_run: bool
-    status: str
-    """completed | already_done"""
-    as_of: str
-    started_at: str
-    finished_at: str = ""
-    inputs: dict[str, Any] = field(default_factory=dict)
-    workload: dict[str, Any] = field(default_factory=dict)
-    themes: list[dict[str, Any]] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list)
-    materialized: list[dict[str, Any]] = field(default_factory=list)
-    maintenance: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    """Seconds per phase (light, rem, deep, maintenance), for operations."""
-
-    @property
-    def promoted(self) -> list[Outcome]:
-        return [outcome for outcome in self.outcomes if outcome.decision == "promoted"]
-
-    def decisions(self) -> dict[str, tuple[str, str]]:
-        """Candidate key → (decision, reason): what a dry run and a real run must agree on."""
-        return {o.candidate.key: (o.decision, o.reason) for o in self.outcomes}
-
-    def to_dict(self, *, limit: int | None = None) -> dict[str, Any]:
-        outcomes = self.outcomes if limit is None else self.outcomes[:limit]
-        return {
-            "version": 1,
-            "tenant": self.tenant,
-            "namespace": self.namespace,
-            "day": self.day,
-            "run_id": self.run_id,
-            "dry_run": self.dry_run,
-            "status": self.status,
-            "as_of": self.as_of,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "summary": self.summary,
-            "timings": self.timings,
-            "inputs": self.inputs,
-            "workload": self.workload,
-            "themes": self.themes,
-            "candidates": [outcome.as_dict() for outcome in outcomes],
-            "materialized": self.materialized,
-            "maintenance": self.maintenance,
-            "config": self.config,
-        }
-
-
-@dataclass(frozen=True)
-class SweepHandle:
-    """What the Step Functions tasks pass to each other (small): the rest lives in `.dreams/<day>/`."""
-
-    tenant: str
-    namespace: str
-    day: str
-    run_id: str
-    as_of: str
-    skip: bool = False
-    reason: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "namespace": self.namespace,
-            "day": self.day,
-            "run_id": self.run_id,
-            "as_of": self.as_of,
-            "skip": self.skip,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SweepHandle:
-        try:
-            return cls(
-                tenant=str(data["tenant"]),
-                namespace=str(data["namespace"]),
-                day=str(data["day"]),
-                run_id=str(data["run_id"]),
-                as_of=str(data["as_of"]),
-                skip=bool(data.get("skip", False)),
-                reason=str(data.get("reason", "")),
-            )
-        except KeyError as missing:
-            raise ValidationFailed(f"sweep handle lacks {missing}; pass the previous task's output") from None
-
-
-# --------------------------------------------------------------------------- scoring (pure, linear)
-
-
-def score_candidates(
-    candidates: Sequence[Candidate],
-    reinforcement: Sequence[float],
-    workload: Workload,
-    config: DreamingConfig,
-    as_of: datetime,
-) -> list[Outcome]:
-    """Six signals, bonuses, total and gates for every candidate, in one linear pass."""
-    weights, gates = config.weights, config.gates
-    frequency_norm = math.log1p(config.frequency_saturation)
-    decay_rate = math.log(2) / config.recency_half_life_days
-    consolidation_span = config.consolidation_days - 1
-    outcomes: list[Outcome] = []
-    for candidate, rem in zip(candidates, reinforcement, strict=True):
-        signal_count = candidate.recall_count + candidate.mentions
-        days_since_evidence = max(0.0, (as_of - candidate.last_seen).total_seconds() / 86400.0)
-        age_days = max(0.0, (as_of - candidate.first_seen).total_seconds() / 86400.0)
-        signals = Signals(
-            frequency=_clamp(math.log1p(signal_count) / frequency_norm),
-            relevance=_clamp(candidate.mean_recall_score),
-            diversity=_clamp(
-                max(candidate.unique_queries, len(candidate.recall_days)) / config.diversity_saturation
-            ),
-            recency=_clamp(math.exp(-decay_rate * days_since_evidence)),
-            consolidation=_clamp((len(candidate.evidence_days) - 1) / consolidation_span),
-            conceptual=_clamp(concept_count(candidate.terms) / config.concept_saturation),
-        )
-        base = (
-            weights.frequency * signals.frequency
-            + weights.relevance * signals.relevance
-            + weights.diversity * signals.diversity
-            + weights.recency * signals.recency
-            + weights.consolidation * signals.consolidation
-            + weights.conceptual * signals.conceptual
-        )
-        work = workload.value(candidate.terms)
-        total = _clamp(base + config.rem_bonus * rem + config.workload_bonus * work)
-        results = [
-            GateResult("min_score", total, gates.min_score, total >= gates.min_score),
-            GateResult(
-                "min_recall_count",
-                candidate.recall_count,
-                gates.min_recall_count,
-                candidate.recall_count >= gates.min_recall_count,
-            ),
-            GateResult(
-                "min_unique_queries",
-                candidate.unique_queries,
-                gates.min_unique_queries,
-                candidate.unique_queries >= gates.min_unique_queries,
-            ),
-            GateResult("max_age_days", age_days, gates.max_age_days, age_days <= gates.max_age_days),
-        ]
-        outcomes.append(Outcome(candidate, signals, base, rem, work, total, age_days, results))
-    return outcomes
-
-
-def _clamp(value: float) -> float:
-    return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
-
-
-def rem_reinforcement(
-    candidates: Sequence[Candidate],
-    recall_term_days: dict[str, set[str]],
-    recall_term_items: dict[str, int],
-    recalls: int,
-    config: DreamingConfig,
-    as_of: datetime,
-) -> RemState:
-    """Recurring themes over the REM window and each candidate's reinforcement (see the module docstring)."""
-    window = {(as_of.date() - timedelta(days=offset)).isoformat() for offset in range(config.rem_days)}
-    term_days: dict[str, set[str]] = {term: set(days) for term, days in recall_term_days.items()}
-    term_items: Counter[str] = Counter(recall_term_items)
-    items = recalls
-    for candidate in candidates:
-        days = candidate.evidence_days & window
-        if not days:
-            continue
-        items += 1
-        for term in candidate.terms:
-            term_items[term] += 1
-            term_days.setdefault(term, set()).update(days)
-    # With few items every shared word looks common: the share limit never goes below rem_min_items.
-    max_items = max(config.rem_max_share * items, config.rem_min_items)
-    strengths: dict[str, float] = {}
-    for term, count in term_items.items():
-        days = term_days.get(term, set())
-        if count >= config.rem_min_items and len(days) >= config.rem_min_days and count <= max_items:
-            strengths[term] = min(1.0, len(days) / config.rem_days)
-    top = config.rem_top_themes
-    reinforcement: list[float] = []
-    for candidate in candidates:
-        found = sorted((strengths[term] for term in candidate.terms if term in strengths), reverse=True)
-        reinforcement.append(sum(found[:top]) / top)
-    ranked = sorted(strengths.items(), key=lambda item: (-item[1], -term_items[item[0]], item[0]))[:20]
-    themes = [
-        {
-            "term": term,
-            "days": len(term_days[term]),
-            "items": term_items[term],
-            "strength": round(value, 4),
-        }
-        for term, value in ranked
-    ]
-    return RemState(reinforcement=reinforcement, themes=themes)
 
 
 # --------------------------------------------------------------------------- service
@@ -619,6 +148,7 @@ class DreamingService:
         self._namespace_lister = namespace_lister
         self._extractor = self._build_extractor(text_model)
         self._compaction = CompactionService(memory, store, clock)
+        self._state = SweepState(files, clock, self.config)
 
     def _build_extractor(self, text_model: TextModel | None) -> Extractor:
         if self.config.extractor == "rule":
@@ -672,7 +202,7 @@ class DreamingService:
         already promoted is promoted again. A dry run takes no lease and writes nothing."""
         handle = self.begin(tenant, namespace, day=day, dry_run=dry_run, force=force)
         if handle.skip:
-            return self._already_done(handle)
+            return self._state.already_done(handle)
         try:
             as_of = datetime.fromisoformat(handle.as_of)
             light = self._light(handle, as_of, dry_run=dry_run)
@@ -680,7 +210,7 @@ class DreamingService:
             return self._deep(handle, light, rem, as_of, dry_run=dry_run)
         finally:
             if not dry_run:
-                self._release(handle)
+                self._state.release(handle)
 
     # ------------------------------------------------------------------ staged sweep (Step Functions)
 
@@ -713,7 +243,7 @@ class DreamingService:
         )
         if dry_run:
             return handle
-        marker = self._read_json(tenant, namespace, self._day_path(handle.day, "done.json"))
+        marker = self._state.read_json(tenant, namespace, day_path(handle.day, "done.json"))
         if marker is not None and not force and marker.get("run_id") != handle.run_id:
             return SweepHandle(
                 **{
@@ -722,29 +252,29 @@ class DreamingService:
                     "reason": f"already completed by run {marker.get('run_id')}",
                 }
             )
-        self._acquire(handle, now)
+        self._state.acquire(handle, now)
         return handle
 
     def light_stage(self, handle: SweepHandle) -> dict[str, Any]:
         """Light, persisted to `.dreams/<day>/light.json` (+ parts) for the REM and Deep tasks."""
         if handle.skip:
             return {"skipped": True, "reason": handle.reason}
-        self._renew(handle)
+        self._state.renew(handle)
         light = self._light(handle, datetime.fromisoformat(handle.as_of), dry_run=False)
-        self._save_light(handle, light)
+        self._state.save_light(handle, light)
         return {"candidates": len(light.candidates), "materialized": len(light.materialized)}
 
     def rem_stage(self, handle: SweepHandle) -> dict[str, Any]:
         if handle.skip:
             return {"skipped": True, "reason": handle.reason}
-        self._renew(handle)
-        light = self._load_light(handle)
+        self._state.renew(handle)
+        light = self._state.load_light(handle)
         rem = self._rem(light, datetime.fromisoformat(handle.as_of))
-        self._files.write_file(
+        self._state.write_json(
             handle.tenant,
             handle.namespace,
-            self._day_path(handle.day, "rem.json"),
-            _dumps(
+            day_path(handle.day, "rem.json"),
+            (
                 {
                     "run_id": handle.run_id,
                     "themes": rem.themes,
@@ -757,14 +287,14 @@ class DreamingService:
 
     def deep_stage(self, handle: SweepHandle) -> DreamReport:
         if handle.skip:
-            return self._already_done(handle)
-        marker = self._read_json(handle.tenant, handle.namespace, self._day_path(handle.day, "done.json"))
+            return self._state.already_done(handle)
+        marker = self._state.read_json(handle.tenant, handle.namespace, day_path(handle.day, "done.json"))
         if marker is not None and marker.get("run_id") == handle.run_id:
-            return self._already_done(handle)  # a retried task whose first attempt did finish
+            return self._state.already_done(handle)  # a retried task whose first attempt did finish
         try:
-            self._renew(handle)
-            light = self._load_light(handle)
-            stored = self._read_json(handle.tenant, handle.namespace, self._day_path(handle.day, "rem.json"))
+            self._state.renew(handle)
+            light = self._state.load_light(handle)
+            stored = self._state.read_json(handle.tenant, handle.namespace, day_path(handle.day, "rem.json"))
             if stored is None or stored.get("run_id") != handle.run_id:
                 raise ValidationFailed(
                     f"REM output of run {handle.run_id} is missing: run the REM task first"
@@ -778,7 +308,7 @@ class DreamingService:
                 raise ValidationFailed("REM output does not match the Light candidates: rerun REM")
             return self._deep(handle, light, rem, datetime.fromisoformat(handle.as_of), dry_run=False)
         finally:
-            self._release(handle)
+            self._state.release(handle)
 
     def record_failure(self, handle: SweepHandle, error: str, cause: str) -> dict[str, Any]:
         """Write `.dreams/<day>/failure.json` for a namespace whose sweep failed, and release its lease."""
@@ -789,10 +319,8 @@ class DreamingService:
             "error": error[:200],
             "cause": cause[:4000],
         }
-        self._files.write_file(
-            handle.tenant, handle.namespace, self._day_path(handle.day, "failure.json"), _dumps(record)
-        )
-        self._release(handle)
+        self._state.write_json(handle.tenant, handle.namespace, day_path(handle.day, "failure.json"), record)
+        self._state.release(handle)
         return record
 
     # ------------------------------------------------------------------ Light
@@ -889,7 +417,7 @@ class DreamingService:
             candidates.sort(key=lambda c: (c.recall_count, c.mentions, c.last_seen), reverse=True)
             dropped = len(candidates) - config.max_candidates
             candidates = candidates[: config.max_candidates]
-        workload = _workload(recalls, as_of, config)
+        workload = workload_of(recalls, as_of, config)
         rem_since = (as_of.date() - timedelta(days=config.rem_days - 1)).isoformat()
         term_days: dict[str, set[str]] = {}
         term_items: Counter[str] = Counter()
@@ -957,7 +485,7 @@ class DreamingService:
             kind=kind_of(record.type, ()),
             record_ids=[record.id],
             record_tier=record.tier.value,
-            refs=[f"record:{record.id}", *[s.ref for s in record.sources if s.ref][: _REFS_KEPT - 1]],
+            refs=[f"record:{record.id}", *[s.ref for s in record.sources if s.ref][: REFS_KEPT - 1]],
             mention_ids=mention_ids,
             mention_days=mention_days,
             first_seen=first_seen,
@@ -968,12 +496,12 @@ class DreamingService:
     def _deduplicate(self, raw: list[Candidate]) -> tuple[list[Candidate], dict[str, int]]:
         """Exact duplicates by content hash, then near-duplicates by `near_duplicates.cluster`."""
         by_key: dict[str, Candidate] = {}
-        for item in sorted(raw, key=_rank_for_representative):
+        for item in sorted(raw, key=rank_for_representative):
             existing = by_key.get(item.key)
             if existing is None:
                 by_key[item.key] = item
             else:
-                _absorb(existing, item)
+                absorb(existing, item)
         unique = list(by_key.values())
         for candidate in unique:
             candidate.terms = term_set(candidate.text)
@@ -1003,7 +531,7 @@ class DreamingService:
             if root == index:
                 result.append(candidate)
             else:
-                _absorb(unique[root], candidate)
+                absorb(unique[root], candidate)
         return result, dedup
 
     @staticmethod
@@ -1042,7 +570,7 @@ class DreamingService:
         if not pending:
             return []
         pending.sort(key=lambda c: (c.last_seen, c.key), reverse=True)
-        ledger = self._read_json(tenant, namespace, INGESTED_PATH) or {}
+        ledger = self._state.read_json(tenant, namespace, INGESTED_PATH) or {}
         written: list[dict[str, Any]] = []
         for candidate in pending:
             known = ledger.get(candidate.key)
@@ -1098,7 +626,7 @@ class DreamingService:
             date.fromisoformat(handle.day) - timedelta(days=self.config.daily_lookback_days + 1)
         ).isoformat()
         kept = {key: value for key, value in ledger.items() if value.get("day", "") >= horizon}
-        self._files.write_file(tenant, namespace, INGESTED_PATH, _dumps(kept))
+        self._state.write_json(tenant, namespace, INGESTED_PATH, kept)
         return written
 
     # ------------------------------------------------------------------ REM
@@ -1125,7 +653,7 @@ class DreamingService:
         deep_started = _time.perf_counter()
         outcomes = score_candidates(light.candidates, rem.reinforcement, light.workload, self.config, as_of)
         outcomes.sort(key=lambda o: (-o.total, -o.workload, o.candidate.key))
-        ledger = self._ledger(handle)
+        ledger = self._state.promoted_entries(handle)
         plan = self._plan(handle, outcomes, ledger, as_of)
         if not dry_run:
             self._apply(handle, plan, ledger)
@@ -1156,10 +684,10 @@ class DreamingService:
             "deep": round(deep_seconds, 3),
             "maintenance": round(maintenance_seconds, 3),
         }
-        report.summary = _summary(report)
+        report.summary = summarize(report)
         report.finished_at = self._clock.now().isoformat()
         if not dry_run:
-            self._write_audit(handle, report, light)
+            self._state.write_audit(handle, report, light)
         return report
 
     def _plan(
@@ -1195,7 +723,7 @@ class DreamingService:
             failed = [gate for gate in outcome.gates if not gate.passed]
             if failed:
                 outcome.decision = "blocked"
-                outcome.reason = "; ".join(_gate_reason(gate) for gate in failed)
+                outcome.reason = "; ".join(gate_reason(gate) for gate in failed)
                 continue
             if len(planned) >= config.max_promotions:
                 outcome.decision = "deferred"
@@ -1240,7 +768,7 @@ class DreamingService:
                 entries = [*entries, candidate.text]
                 protected.add(candidate.text)
             outcome.decision = "promoted"
-            outcome.reason = _promotion_reason(outcome)
+            outcome.reason = promotion_reason(outcome)
             planned.append(outcome)
         return planned
 
@@ -1268,7 +796,7 @@ class DreamingService:
         half-way is completed by the next one."""
         for outcome in planned:
             candidate = outcome.candidate
-            self._ledger_set(
+            self._state.set_promoted(
                 handle, candidate.key, {"state": "pending", "day": handle.day, "run_id": handle.run_id}
             )
             try:
@@ -1289,12 +817,12 @@ class DreamingService:
             except DomainError as error:
                 outcome.decision = "failed"
                 outcome.reason = f"promotion failed: {error.message}"
-                self._ledger_set(handle, candidate.key, None)
+                self._state.set_promoted(handle, candidate.key, None)
                 continue
             # Only an entry this sweep wrote is ours to move out later; one that was already there (written
             # by a person or an agent) is theirs and is never displaced.
             state = "in_memory_md" if outcome.memory_md == "added" else "record_only"
-            self._ledger_set(
+            self._state.set_promoted(
                 handle,
                 candidate.key,
                 {
@@ -1368,7 +896,7 @@ class DreamingService:
             # Edited or removed by someone meanwhile: nothing of ours is left to move.
             with contextlib.suppress(NotFound):
                 self._files.remove(handle.tenant, handle.namespace, "memory", entry, exact=True)
-        self._ledger_set(
+        self._state.set_promoted(
             handle,
             key,
             {
@@ -1403,235 +931,6 @@ class DreamingService:
             result["compaction"] = report.as_dict()
         return result
 
-    # ------------------------------------------------------------------ audit and state files
-
-    def _write_audit(self, handle: SweepHandle, report: DreamReport, light: LightState) -> None:
-        """run.json and REPORT.md of the day; a forced re-run of a completed day writes
-        run-<run id>.json and REPORT-<run id>.md beside them, so the first audit is never overwritten."""
-        tenant, namespace = handle.tenant, handle.namespace
-        marker = self._read_json(tenant, namespace, self._day_path(handle.day, "done.json"))
-        suffix = ""
-        if marker is not None and marker.get("run_id") != handle.run_id:
-            suffix = "-" + re.sub(r"[^A-Za-z0-9._-]", "-", handle.run_id)[:100]
-        body = report.to_dict()
-        body["skipped_sentences"] = light.skipped_sentences
-        self._files.write_file(
-            tenant, namespace, self._day_path(handle.day, f"run{suffix}.json"), _dumps(body)
-        )
-        self._files.write_file(
-            tenant,
-            namespace,
-            self._day_path(handle.day, f"REPORT{suffix}.md"),
-            render_report(report, self.config.report_top),
-        )
-        self._files.write_file(
-            tenant,
-            namespace,
-            self._day_path(handle.day, "done.json"),
-            _dumps({"run_id": handle.run_id, "finished_at": report.finished_at, "summary": report.summary}),
-        )
-
-    def _already_done(self, handle: SweepHandle) -> DreamReport:
-        marker = (
-            self._read_json(handle.tenant, handle.namespace, self._day_path(handle.day, "done.json")) or {}
-        )
-        return DreamReport(
-            tenant=handle.tenant,
-            namespace=handle.namespace,
-            day=handle.day,
-            run_id=str(marker.get("run_id", "")),
-            dry_run=False,
-            status="already_done",
-            as_of=handle.as_of,
-            started_at=self._clock.now().isoformat(),
-            finished_at=str(marker.get("finished_at", "")),
-            summary=dict(marker.get("summary", {})),
-        )
-
-    def _save_light(self, handle: SweepHandle, light: LightState) -> None:
-        size = self.config.intermediate_part_size
-        parts = []
-        for number, start in enumerate(range(0, len(light.candidates), size)):
-            path = self._day_path(handle.day, f"light-{number:04d}.json")
-            chunk = [candidate.to_json() for candidate in light.candidates[start : start + size]]
-            self._files.write_file(
-                handle.tenant, handle.namespace, path, _dumps({"run_id": handle.run_id, "candidates": chunk})
-            )
-            parts.append(path)
-        manifest = {
-            "run_id": handle.run_id,
-            "parts": parts,
-            "count": len(light.candidates),
-            "inputs": light.inputs,
-            "workload": {
-                "recalls": light.workload.recalls,
-                "cold_start": light.workload.cold_start,
-                "counts": light.workload.counts,
-            },
-            "recall_term_days": {term: sorted(days) for term, days in light.recall_term_days.items()},
-            "recall_term_items": light.recall_term_items,
-            "rem_recalls": light.rem_recalls,
-            "materialized": light.materialized,
-            "skipped_sentences": light.skipped_sentences,
-            "seconds": light.seconds,
-        }
-        self._files.write_file(
-            handle.tenant, handle.namespace, self._day_path(handle.day, "light.json"), _dumps(manifest)
-        )
-
-    def _load_light(self, handle: SweepHandle) -> LightState:
-        manifest = self._read_json(handle.tenant, handle.namespace, self._day_path(handle.day, "light.json"))
-        if manifest is None or manifest.get("run_id") != handle.run_id:
-            raise ValidationFailed(
-                f"Light output of run {handle.run_id} is missing: run the Light task first"
-            )
-        candidates: list[Candidate] = []
-        for path in manifest["parts"]:
-            part = self._read_json(handle.tenant, handle.namespace, path)
-            if part is None or part.get("run_id") != handle.run_id:
-                raise ValidationFailed(f"{path} is missing or from another run: rerun the Light task")
-            candidates.extend(Candidate.from_json(item) for item in part["candidates"])
-        workload = manifest["workload"]
-        return LightState(
-            candidates=candidates,
-            inputs=manifest["inputs"],
-            workload=Workload(
-                int(workload["recalls"]), dict(workload["counts"]), bool(workload["cold_start"])
-            ),
-            recall_term_days={term: set(days) for term, days in manifest["recall_term_days"].items()},
-            recall_term_items=dict(manifest["recall_term_items"]),
-            rem_recalls=int(manifest["rem_recalls"]),
-            materialized=list(manifest["materialized"]),
-            skipped_sentences=list(manifest["skipped_sentences"]),
-            seconds=float(manifest.get("seconds", 0.0)),
-        )
-
-    def _ledger(self, handle: SweepHandle) -> dict[str, Any]:
-        stored = self._read_json(handle.tenant, handle.namespace, LEDGER_PATH) or {}
-        entries = stored.get("entries", {})
-        return entries if isinstance(entries, dict) else {}
-
-    def _ledger_set(self, handle: SweepHandle, key: str, value: dict[str, Any] | None) -> None:
-        def change(current: str | None) -> str:
-            data = _loads(current) or {}
-            entries = data.get("entries") if isinstance(data.get("entries"), dict) else {}
-            if value is None:
-                entries.pop(key, None)
-            else:
-                entries[key] = value
-            return _dumps({"version": 1, "entries": entries})
-
-        self._files.update_file(handle.tenant, handle.namespace, LEDGER_PATH, change)
-
-    def _acquire(self, handle: SweepHandle, now: datetime) -> None:
-        ttl = timedelta(seconds=self.config.lock_ttl_seconds)
-
-        def change(current: str | None) -> str:
-            lease = _loads(current) or {}
-            owner = lease.get("owner")
-            expires = lease.get("expires_at")
-            if owner and owner != handle.run_id and expires and datetime.fromisoformat(expires) > now:
-                raise SweepInProgress(
-                    f"another dreaming sweep of {handle.namespace} is running (run {owner}, lease until "
-                    f"{expires}); it will finish or its lease expire — retry after that",
-                    owner=owner,
-                    expires_at=expires,
-                )
-            return _dumps(
-                {
-                    "owner": handle.run_id,
-                    "acquired_at": now.isoformat(),
-                    "expires_at": (now + ttl).isoformat(),
-                }
-            )
-
-        self._files.update_file(handle.tenant, handle.namespace, LOCK_PATH, change)
-
-    def _renew(self, handle: SweepHandle) -> None:
-        self._acquire(handle, self._clock.now())
-
-    def _release(self, handle: SweepHandle) -> None:
-        def change(current: str | None) -> str:
-            lease = _loads(current) or {}
-            if lease.get("owner") != handle.run_id:
-                return current or _dumps({})
-            return _dumps(
-                {"owner": None, "released_at": self._clock.now().isoformat(), "last_run": handle.run_id}
-            )
-
-        # The lease expires on its own; a failed release must never mask the sweep's own outcome.
-        with contextlib.suppress(DomainError):
-            self._files.update_file(handle.tenant, handle.namespace, LOCK_PATH, change)
-
-    def _read_json(self, tenant: str, namespace: str, path: str) -> dict[str, Any] | None:
-        try:
-            return _loads(self._files.read_file(tenant, namespace, path))
-        except NotFound:
-            return None
-
-    @staticmethod
-    def _day_path(day: str, name: str) -> str:
-        return f"{DREAMS_DIR}/{day}/{name}"
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _workload(recalls: Sequence[RecallLogEntry], as_of: datetime, config: DreamingConfig) -> Workload:
-    since = as_of - timedelta(days=config.workload_days)
-    counts: Counter[str] = Counter()
-    recent = 0
-    for entry in recalls:
-        if entry.at < since:
-            continue
-        recent += 1
-        counts.update(set(entry.query_terms))
-    cold = recent < config.workload_min_recalls
-    return Workload(recalls=recent, counts=dict(counts.most_common(5000)), cold_start=cold)
-
-
-def _gate_reason(gate: GateResult) -> str:
-    if gate.name == "max_age_days":
-        return f"age {gate.value:.1f} days > max_age_days {gate.threshold:g}"
-    if gate.name == "min_score":
-        return f"score {gate.value:.3f} < min_score {gate.threshold:g}"
-    return f"{gate.name.removeprefix('min_')} {gate.value:g} < {gate.name} {gate.threshold:g}"
-
-
-def _promotion_reason(outcome: Outcome) -> str:
-    parts = [f"every gate passed (score {outcome.total:.3f})"]
-    if outcome.memory_md == "added":
-        parts.append("appended to MEMORY.md")
-    elif outcome.memory_md == "present":
-        parts.append("already in MEMORY.md")
-    else:
-        parts.append("long-term record only (too long for a MEMORY.md entry)")
-    if outcome.evicted:
-        parts.append(
-            f"moved {len(outcome.evicted)} weaker promoted entr{'y' if len(outcome.evicted) == 1 else 'ies'} out of MEMORY.md into records"
-        )
-    return "; ".join(parts)
-
-
-def _summary(report: DreamReport) -> dict[str, Any]:
-    by_decision = Counter(outcome.decision for outcome in report.outcomes)
-    return {
-        "candidates": len(report.outcomes),
-        "decisions": dict(sorted(by_decision.items())),
-        "promoted": [
-            {
-                "key": o.candidate.key,
-                "record_id": o.record_id,
-                "memory_md": o.memory_md,
-                "total": round(o.total, 4),
-            }
-            for o in report.promoted
-        ],
-        "materialized": len(report.materialized),
-        "archived_by_forgetting": len(report.maintenance.get("forgetting", {}).get("archived", [])),
-        "compacted_clusters": len(report.maintenance.get("compaction", {}).get("clusters", [])),
-    }
-
 
 def _squash(text: str) -> str:
     return " ".join(text.split())
@@ -1639,22 +938,6 @@ def _squash(text: str) -> str:
 
 def _has_delimiter_line(text: str) -> bool:
     return any(line.strip() == "§" for line in text.split("\n"))
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
-
-
-def _loads(text: str | None) -> dict[str, Any] | None:
-    if not text or not text.strip():
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValidationFailed(
-            f"a dreaming state file is not valid JSON ({error}); fix or remove it"
-        ) from None
-    return value if isinstance(value, dict) else None
 
 
 def _check_tenant(tenant: str) -> None:
@@ -1665,89 +948,3 @@ def _check_tenant(tenant: str) -> None:
 def _check_namespace(namespace: str) -> None:
     if not is_valid_namespace(namespace):
         raise ValidationFailed(f"invalid namespace {namespace!r}: use a path like /projects/billing")
-
-
-# --------------------------------------------------------------------------- REPORT.md
-
-
-def render_report(report: DreamReport, top: int) -> str:
-    """The human-readable audit: what was read, what was promoted and why, what nearly made it."""
-    lines = [
-        f"# Dreaming report — {report.namespace} — {report.day}",
-        "",
-        f"Run `{report.run_id}`{' (dry run: nothing written)' if report.dry_run else ''}, as of {report.as_of}.",
-        "",
-        "## Inputs",
-        "",
-    ]
-    inputs = report.inputs
-    for log in inputs.get("daily_logs", []):
-        lines.append(f"- `{log['path']}`: {log['extracted']} statements extracted, {log['skipped']} skipped")
-    lines += [
-        f"- short-term records: {inputs.get('short_term_records', 0)}; recalled long-term records: "
-        f"{inputs.get('recalled_long_term_records', 0)}; recalls in {inputs.get('recall_window_days')} days: "
-        f"{inputs.get('recalls', 0)}",
-        f"- {inputs.get('raw_items', 0)} raw items → {inputs.get('candidates', 0)} candidates "
-        f"({inputs.get('merged_duplicates', 0)} duplicates merged, {inputs.get('dropped_over_limit', 0)} over the limit)",
-        "",
-        "## Workload",
-        "",
-    ]
-    workload = report.workload
-    if workload.get("cold_start"):
-        lines.append(f"Cold start: {workload.get('recalls', 0)} recent recalls; default priorities used.")
-    else:
-        topics = ", ".join(f"{t['term']} ({t['share']:.0%})" for t in workload.get("top_topics", []))
-        lines.append(f"{workload.get('recalls', 0)} recent recalls. Top topics: {topics or 'none'}.")
-    lines += ["", "## Themes (REM)", ""]
-    if report.themes:
-        lines += [
-            f"- {t['term']}: {t['days']} days, {t['items']} items, strength {t['strength']:.2f}"
-            for t in report.themes
-        ]
-    else:
-        lines.append("No recurring theme.")
-    promoted = [o for o in report.outcomes if o.decision == "promoted"]
-    lines += ["", f"## Promoted ({len(promoted)})", ""]
-    for outcome in promoted:
-        lines.append(f"- **{_one_line(outcome.candidate.text)}** — {outcome.reason}")
-        lines.append(f"  - {_signal_line(outcome)}")
-        lines.append(f"  - provenance: {', '.join(outcome.candidate.refs[:5])}")
-    others = [o for o in report.outcomes if o.decision != "promoted"][:top]
-    lines += ["", f"## Not promoted (strongest {len(others)} of {len(report.outcomes) - len(promoted)})", ""]
-    for outcome in others:
-        lines.append(f"- {_one_line(outcome.candidate.text)} — **{outcome.decision}**: {outcome.reason}")
-        lines.append(f"  - {_signal_line(outcome)}")
-    maintenance = report.maintenance
-    lines += ["", "## Maintenance", ""]
-    if "forgetting" in maintenance:
-        forgetting = maintenance["forgetting"]
-        lines.append(
-            f"- forgetting: {len(forgetting['archived'])} archived of {forgetting['examined']} examined"
-        )
-    if "compaction" in maintenance:
-        compaction = maintenance["compaction"]
-        lines.append(
-            f"- compaction: {len(compaction['clusters'])} clusters merged of {compaction['examined']} records"
-        )
-    lines += [
-        "",
-        "Signals: frequency, relevance, diversity, recency, consolidation, conceptual (each 0–1); total adds the "
-        "REM and workload bonuses. run.json holds every candidate.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _signal_line(outcome: Outcome) -> str:
-    values = " ".join(f"{name[:4]} {value:.2f}" for name, value in outcome.signals.as_dict().items())
-    return (
-        f"total {outcome.total:.3f} (base {outcome.base:.3f}, rem {outcome.reinforcement:.2f}, workload "
-        f"{outcome.workload:.2f}); {values}; recalls {outcome.candidate.recall_count}, queries "
-        f"{outcome.candidate.unique_queries}, age {outcome.age_days:.1f} d"
-    )

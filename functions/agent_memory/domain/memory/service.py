@@ -12,11 +12,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from . import classify as classifier
-from . import contradiction, safety
-from .errors import ConcurrentModification, Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
-from .policy import MemoryPolicy
-from .ports import (
+from .. import safety
+from ..errors import ConcurrentModification, Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
+from ..ports import (
     Clock,
     Embedder,
     IndexEntry,
@@ -29,8 +27,7 @@ from .ports import (
     SearchIndex,
     Vector,
 )
-from .recall import ScoredRecord, reciprocal_rank_fusion, rerank
-from .records import (
+from ..records import (
     ChangeEntry,
     ChangeOperation,
     MemoryRecord,
@@ -45,8 +42,12 @@ from .records import (
     metadata_size,
     normalize_content,
 )
+from ..text import cosine, query_terms
+from . import classify as classifier
+from . import contradiction
+from .policy import MemoryPolicy
+from .recall import ScoredRecord, reciprocal_rank_fusion, rerank
 from .strength import is_decayed, strength
-from .text import cosine, query_terms
 
 _MAX_RETRIES = 3
 _MAX_QUERY_CHARS = 2000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from .records import MemoryRecord, Status
+from ..records import MemoryRecord, Status
 
 
 def hours_between(earlier: datetime, later: datetime) -> float:

@@ -21,12 +21,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Conflict
+from ..errors import Conflict
+from ..memory.near_duplicates import cluster, embedding_verifier, term_set
+from ..memory.service import MemoryService
+from ..ports import Clock, RecordQuery, RecordStore
+from ..records import MemoryRecord, Status, metadata_size
 from .extraction import concept_count
-from .near_duplicates import cluster, embedding_verifier, term_set
-from .ports import Clock, RecordQuery, RecordStore
-from .records import MemoryRecord, Status, metadata_size
-from .service import MemoryService
 
 _PAGE = 200
 _LINKED_IDS = 10

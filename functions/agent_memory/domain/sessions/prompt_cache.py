@@ -30,9 +30,9 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
-from .errors import DomainError, ValidationFailed
-from .model import Model
-from .session_ports import CacheTtl, TokenCounter, Usage
+from ..errors import DomainError, ValidationFailed
+from ..model import Model
+from .ports import CacheTtl, TokenCounter, Usage
 
 TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600}
 MAX_CACHE_POINTS = 4

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .model import Model
+from ..model import Model
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..ports import Hit
+from ..records import MemoryRecord
 from .policy import MemoryPolicy
-from .ports import Hit
-from .records import MemoryRecord
 from .strength import decay, hours_between, strength
 
 

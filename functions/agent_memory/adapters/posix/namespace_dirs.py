@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ...domain.memory_files import DAILY_DIR, DREAMS_DIR, SKILLS_DIR
+from ...domain.files.memory_files import DAILY_DIR, DREAMS_DIR, SKILLS_DIR
 from ...domain.records import is_valid_namespace, is_valid_tenant
 
 _MARKERS = ("MEMORY.md", "USER.md", DAILY_DIR, SKILLS_DIR, DREAMS_DIR)

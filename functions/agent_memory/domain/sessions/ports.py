@@ -17,9 +17,9 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import ConfigDict, Field, field_validator
 
-from .errors import Conflict
-from .model import Model
-from .records import NamespacePath, TenantId
+from ..errors import Conflict
+from ..model import Model
+from ..records import NamespacePath, TenantId
 
 CacheTtl = Literal["5m", "1h"]
 """Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""

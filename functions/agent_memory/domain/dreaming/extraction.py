@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import classify as classifier
-from . import safety
-from .errors import ValidationFailed
-from .records import MemoryType
-from .text import tokenize
+from .. import safety
+from ..errors import ValidationFailed
+from ..memory import classify as classifier
+from ..records import MemoryType
+from ..text import tokenize
 
 # --------------------------------------------------------------------------- documents and extracts
 

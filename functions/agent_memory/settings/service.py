@@ -10,12 +10,12 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .domain.chat import ChatConfig
-from .domain.identity import Principal, Scope
-from .domain.model import Model
-from .domain.policy import MemoryPolicy
-from .domain.prompt_cache import PromptCacheConfig
-from .domain.sessions import SessionConfig
+from ..domain.identity import Principal, Scope
+from ..domain.memory.policy import MemoryPolicy
+from ..domain.model import Model
+from ..domain.sessions.chat import ChatConfig
+from ..domain.sessions.prompt_cache import PromptCacheConfig
+from ..domain.sessions.sessions import SessionConfig
 
 
 class IamPrincipalConfig(Model):

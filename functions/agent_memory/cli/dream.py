@@ -14,7 +14,8 @@ import sys
 from datetime import date
 from typing import Any
 
-from .domain.dreaming import DreamingService, render_report
+from ..domain.dreaming.report import render_report
+from ..domain.dreaming.sweep import DreamingService
 
 
 def add_dream_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import StrEnum
 
-from .errors import (
+from ..errors import (
     AmbiguousMatch,
     CapExceeded,
     DuplicateEntry,
@@ -28,9 +28,9 @@ from .errors import (
     UnsafeContent,
     ValidationFailed,
 )
-from .policy import FileCaps
-from .ports import Clock, FileStore
-from .records import is_valid_namespace, is_valid_tenant
+from ..memory.policy import FileCaps
+from ..ports import Clock, FileStore
+from ..records import is_valid_namespace, is_valid_tenant
 
 DELIMITER = "§"
 ENTRY_SEPARATOR = f"\n{DELIMITER}\n"

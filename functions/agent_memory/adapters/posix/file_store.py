@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...domain.errors import Conflict, PathEscape, TooLarge, ValidationFailed
-from ...domain.memory_files import MAX_PATH_SEGMENTS, validate_file_path, validate_path_prefix
+from ...domain.files.memory_files import MAX_PATH_SEGMENTS, validate_file_path, validate_path_prefix
 from ...domain.records import is_valid_namespace, is_valid_tenant
 
 FILE_MODE = 0o640

@@ -28,8 +28,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import ValidationFailed
-from .patterns import LazyPattern, lazy
+from ..errors import ValidationFailed
+from ..patterns import LazyPattern, lazy
 
 Kind = Literal["none", "supersedes", "uncertain"]
 

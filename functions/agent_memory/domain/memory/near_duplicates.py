@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from .text import tokenize
+from ..text import tokenize
 
 PairScorer = Callable[[Sequence[tuple[int, int]]], Sequence[float]]
 """Similarity of each (i, j) pair of item indices, e.g. the cosine of their embeddings."""

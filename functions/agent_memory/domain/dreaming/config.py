@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from ..model import Model
+from ..records import MemoryType
 from .extraction import STRATEGIES
-from .model import Model
-from .records import MemoryType
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 PositiveDays = Annotated[float, Field(gt=0, le=3650)]

@@ -21,14 +21,13 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import ConfigDict, Field, model_validator
 
-from . import safety
-from .errors import NotFound, ValidationFailed
-from .memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesService
-from .model import Model
-from .ports import Clock
-from .prompt_cache import TokenReport
-from .records import is_valid_namespace, is_valid_tenant
-from .session_ports import (
+from .. import safety
+from ..errors import NotFound, ValidationFailed
+from ..files.memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesService
+from ..model import Model
+from ..ports import Clock
+from ..records import is_valid_namespace, is_valid_tenant
+from .ports import (
     CacheTtl,
     SessionClosed,
     SessionRecord,
@@ -39,6 +38,7 @@ from .session_ports import (
     is_valid_session_id,
     new_session_id,
 )
+from .prompt_cache import TokenReport
 
 DEFAULT_BASE_SYSTEM = (
     "You are a helpful assistant with a persistent memory. Below is a snapshot of your memory files for this "

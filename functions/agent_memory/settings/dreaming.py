@@ -17,8 +17,8 @@ from typing import Annotated
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .domain.dreaming_config import DreamingConfig
-from .domain.records import is_valid_namespace, is_valid_tenant
+from ..domain.dreaming.config import DreamingConfig
+from ..domain.records import is_valid_namespace, is_valid_tenant
 
 
 class DreamingSettings(BaseSettings):

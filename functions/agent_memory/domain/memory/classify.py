@@ -20,9 +20,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from .errors import ValidationFailed
-from .patterns import LazyPattern, lazy
-from .records import MemoryType
+from ..errors import ValidationFailed
+from ..patterns import LazyPattern, lazy
+from ..records import MemoryType
 
 PRIORITY: tuple[MemoryType, ...] = (
     MemoryType.CORRECTION,

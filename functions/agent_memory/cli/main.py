@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .domain.errors import DomainError
-from .domain.ports import RecordQuery
-from .domain.records import MemoryType, Source, SourceKind, Status, Tier
-from .domain.service import RecallInput, RememberInput
-from .dream_cli import add_dream_parser, run_dream
-from .settings import Settings
+from ..domain.errors import DomainError
+from ..domain.memory.service import RecallInput, RememberInput
+from ..domain.ports import RecordQuery
+from ..domain.records import MemoryType, Source, SourceKind, Status, Tier
+from ..settings.service import Settings
+from .dream import add_dream_parser, run_dream
 
 ACTOR = "cli"
 
@@ -154,12 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
-        from .local_server import serve
+        from ..local_server import serve
 
         serve(settings)
         return 0
     if args.command == "keys":
-        from .adapters.local.api_keys import LocalApiKeys
+        from ..adapters.local.api_keys import LocalApiKeys
 
         keys = LocalApiKeys(settings.keys_file)
         if args.keys_command == "create":
@@ -174,7 +174,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             _print({"disabled": args.key_id})
         return 0
 
-    from .wiring import build_local
+    from ..wiring import build_local
 
     runtime = build_local(settings)
     memory, files, tenant = runtime.services.memory, runtime.services.files, args.tenant

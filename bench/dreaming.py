@@ -33,7 +33,7 @@ from pathlib import Path
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain import safety
 from agent_memory.domain.dreaming.config import DreamingConfig
 from agent_memory.domain.dreaming.sweep import DreamingService
@@ -145,7 +145,7 @@ def build(root: Path) -> tuple[SqliteRecordStore, MemoryService, MemoryFilesServ
     store = SqliteRecordStore(root / "memory.db")
     policy = MemoryPolicy()
     memory = MemoryService(store, LocalSearchIndex(root / "index"), HashingEmbedder(), Clock(), policy)
-    files = MemoryFilesService(LocalFileStore(root / "files"), policy.caps, safety.first_rule, Clock())
+    files = MemoryFilesService(PosixFileStore(root / "files"), policy.caps, safety.first_rule, Clock())
     return store, memory, files
 
 

@@ -38,7 +38,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.session_store import SqliteSessionStore
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain import safety
 from agent_memory.domain.files.memory_files import MemoryFilesService
 from agent_memory.domain.memory.policy import MemoryPolicy
@@ -99,7 +99,7 @@ def assistant_text(turn: int) -> str:
 
 def build_services(root: Path, clock: BenchClock) -> tuple[MemoryFilesService, SessionService, MemoryService]:
     policy = MemoryPolicy()
-    files = MemoryFilesService(LocalFileStore(root / "files"), policy.caps, safety.first_rule, clock)
+    files = MemoryFilesService(PosixFileStore(root / "files"), policy.caps, safety.first_rule, clock)
     for note in MEMORY_NOTES:
         files.add(TENANT, NAMESPACE, "memory", note)
     for note in USER_NOTES:

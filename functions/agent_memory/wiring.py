@@ -39,7 +39,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     from .adapters.local.search_index import LocalSearchIndex
     from .adapters.local.session_store import SqliteSessionStore
     from .adapters.local.sqlite_store import SqliteRecordStore
-    from .adapters.posix.file_store import LocalFileStore
+    from .adapters.posix.file_store import PosixFileStore
 
     clock = clock or SystemClock()
     data_dir = settings.data_dir.expanduser().resolve()
@@ -53,7 +53,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
         policy=settings.policy,
     )
     files_root = data_dir / "files"
-    files = MemoryFilesService(LocalFileStore(files_root), settings.policy.caps, safety.first_rule, clock)
+    files = MemoryFilesService(PosixFileStore(files_root), settings.policy.caps, safety.first_rule, clock)
     sessions, chat = _sessions_and_chat(
         settings, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, bedrock_runtime=None
     )
@@ -106,7 +106,7 @@ def build_aws(
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
     from .adapters.aws.session_store import DynamoSessionStore
     from .adapters.idempotency import IdempotentRunner
-    from .adapters.posix.file_store import LocalFileStore
+    from .adapters.posix.file_store import PosixFileStore
 
     settings.require_aws()
     clients = clients or AwsClients()
@@ -134,7 +134,7 @@ def build_aws(
         policy=settings.policy,
     )
     files = MemoryFilesService(
-        LocalFileStore(settings.files_root), settings.policy.caps, safety.first_rule, clock
+        PosixFileStore(settings.files_root), settings.policy.caps, safety.first_rule, clock
     )
     idempotency = (
         IdempotentRunner(

@@ -14,7 +14,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.session_store import SqliteSessionStore
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain import safety
 from agent_memory.domain.files.memory_files import MemoryFilesService
 from agent_memory.domain.memory.policy import FileCaps, MemoryPolicy
@@ -136,7 +136,7 @@ def build_stack(
     monitor: Any = None,
 ) -> ChatStack:
     policy = MemoryPolicy(caps=caps or FileCaps())
-    files = MemoryFilesService(LocalFileStore(root / "files"), policy.caps, safety.first_rule, clock)
+    files = MemoryFilesService(PosixFileStore(root / "files"), policy.caps, safety.first_rule, clock)
     memory = MemoryService(
         store=SqliteRecordStore(root / "memory.db"),
         index=LocalSearchIndex(root / "index"),

@@ -1,5 +1,5 @@
 """Concurrent writers of one memory file: separate OS processes (spawn) and threads share MEMORY.md through
-`LocalFileStore`'s lock. Without the lock, read-modify-write loses entries and cap checks race."""
+`PosixFileStore`'s lock. Without the lock, read-modify-write loses entries and cap checks race."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain.errors import CapExceeded
 from agent_memory.domain.files.memory_files import MemoryFilesService, parse_entries, render_entries
 from agent_memory.domain.memory.policy import FileCaps
@@ -36,7 +36,7 @@ def no_findings(text: str) -> str | None:
 
 def service(root: str, memory_cap: int) -> MemoryFilesService:
     return MemoryFilesService(
-        LocalFileStore(Path(root)), FileCaps(memory_md=memory_cap), no_findings, FixedClock()
+        PosixFileStore(Path(root)), FileCaps(memory_md=memory_cap), no_findings, FixedClock()
     )
 
 

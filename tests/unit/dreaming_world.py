@@ -11,7 +11,7 @@ from typing import Any
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain import safety
 from agent_memory.domain.dreaming.config import DeepGates, DreamingConfig
 from agent_memory.domain.dreaming.sweep import DreamingService
@@ -39,7 +39,7 @@ class World:
         policy = MemoryPolicy(caps=FileCaps(memory_md=memory_md_cap), **policy_fields)
         store = SqliteRecordStore(root / "memory.db")
         memory = MemoryService(store, LocalSearchIndex(root / "index"), HashingEmbedder(), clock, policy)
-        files = MemoryFilesService(LocalFileStore(root / "files"), policy.caps, safety.first_rule, clock)
+        files = MemoryFilesService(PosixFileStore(root / "files"), policy.caps, safety.first_rule, clock)
         return cls(root, clock, store, memory, files)
 
     def dreaming(self, **config: Any) -> DreamingService:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.adapters.posix.file_store import LocalFileStore
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain.errors import (
     AmbiguousMatch,
     CapExceeded,
@@ -51,8 +51,8 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(root: Path) -> LocalFileStore:
-    return LocalFileStore(root)
+def store(root: Path) -> PosixFileStore:
+    return PosixFileStore(root)
 
 
 @pytest.fixture
@@ -60,12 +60,12 @@ def ns_dir(root: Path) -> Path:
     return root / TENANT / "projects" / "billing"
 
 
-def make_service(store: LocalFileStore, caps: FileCaps | None = None) -> MemoryFilesService:
+def make_service(store: PosixFileStore, caps: FileCaps | None = None) -> MemoryFilesService:
     return MemoryFilesService(store, caps or FileCaps(), fake_scanner, FixedClock())
 
 
 @pytest.fixture
-def svc(store: LocalFileStore) -> MemoryFilesService:
+def svc(store: PosixFileStore) -> MemoryFilesService:
     return make_service(store)
 
 
@@ -151,7 +151,7 @@ def test_given_entry_differing_in_case_when_adding_then_it_is_not_an_exact_dupli
 
 
 def test_given_file_near_cap_when_adding_past_it_then_cap_exceeded_with_usage_and_file_unchanged(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     svc = make_service(store)
     first = svc.add(TENANT, NS, "memory", "x" * 2100)
@@ -171,7 +171,7 @@ def test_given_file_near_cap_when_adding_past_it_then_cap_exceeded_with_usage_an
 
 
 def test_given_entry_that_fills_cap_exactly_when_adding_then_accepted_and_one_more_char_refused(
-    store: LocalFileStore,
+    store: PosixFileStore,
 ) -> None:
     svc = make_service(store, FileCaps(memory_md=100))
     view = svc.add(TENANT, NS, "memory", "a" * 99)  # 99 + trailing newline = 100
@@ -182,7 +182,7 @@ def test_given_entry_that_fills_cap_exactly_when_adding_then_accepted_and_one_mo
         svc.add(TENANT, NS, "memory", "a" * 100)
 
 
-def test_given_chinese_text_when_capping_then_characters_are_counted_not_bytes(store: LocalFileStore) -> None:
+def test_given_chinese_text_when_capping_then_characters_are_counted_not_bytes(store: PosixFileStore) -> None:
     svc = make_service(store, FileCaps(memory_md=100))
     entry = "用户喜欢简洁的回答" * 11  # 99 characters, 297 UTF-8 bytes
 
@@ -193,14 +193,14 @@ def test_given_chinese_text_when_capping_then_characters_are_counted_not_bytes(s
     assert view.entries == [entry]
 
 
-def test_given_user_md_cap_when_adding_past_it_then_user_limit_is_reported(store: LocalFileStore) -> None:
+def test_given_user_md_cap_when_adding_past_it_then_user_limit_is_reported(store: PosixFileStore) -> None:
     svc = make_service(store, FileCaps(user_md=120))
     with pytest.raises(CapExceeded, match=r"USER\.md would be 131/120"):
         svc.add(TENANT, NS, "user", "z" * 130)
 
 
 def test_given_replacement_that_grows_past_cap_when_replacing_then_refused_and_file_unchanged(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     svc = make_service(store, FileCaps(memory_md=100))
     svc.add(TENANT, NS, "memory", "short note")
@@ -213,7 +213,7 @@ def test_given_replacement_that_grows_past_cap_when_replacing_then_refused_and_f
 
 
 def test_given_hand_edit_pushed_file_over_cap_when_shrinking_then_allowed_but_growing_refused(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     ns_dir.mkdir(parents=True)
     (ns_dir / "MEMORY.md").write_text("a" * 80 + "\n§\n" + "b" * 80 + "\n", encoding="utf-8")
@@ -412,7 +412,7 @@ def test_given_hand_edited_log_without_trailing_newline_when_appending_then_new_
 
 
 def test_given_full_daily_log_when_appending_then_cap_exceeded_and_log_unchanged(
-    store: LocalFileStore,
+    store: PosixFileStore,
 ) -> None:
     svc = make_service(store, FileCaps(daily_log=1000))
     svc.append_daily(TENANT, NS, "n" * 900)
@@ -495,7 +495,7 @@ def test_given_invalid_tenant_or_namespace_then_validation_failed(svc: MemoryFil
 
 
 def test_given_namespace_when_writing_then_layout_is_root_tenant_namespace_path(
-    store: LocalFileStore, root: Path
+    store: PosixFileStore, root: Path
 ) -> None:
     store.update(TENANT, "/users/u-42", "memory/2026-11-30.md", lambda _: "hello\n")
     assert (root / TENANT / "users" / "u-42" / "memory" / "2026-11-30.md").read_text() == "hello\n"
@@ -517,7 +517,7 @@ ESCAPES = [
 
 @pytest.mark.parametrize("path", ESCAPES)
 def test_given_escaping_path_when_reading_or_writing_then_path_escape_and_nothing_written(
-    store: LocalFileStore, root: Path, path: str
+    store: PosixFileStore, root: Path, path: str
 ) -> None:
     with pytest.raises(PathEscape):
         store.read(TENANT, NS, path)
@@ -530,7 +530,7 @@ def test_given_escaping_path_when_reading_or_writing_then_path_escape_and_nothin
     "path", ["notes.txt", ".hidden.md", ".MEMORY.md.lock", "a b.md", "MEMORY", "", "ü.md"]
 )
 def test_given_disallowed_name_when_writing_then_validation_failed_but_not_escape(
-    store: LocalFileStore, path: str
+    store: PosixFileStore, path: str
 ) -> None:
     with pytest.raises(ValidationFailed) as caught:
         store.update(TENANT, NS, path, lambda _: "x")
@@ -538,7 +538,7 @@ def test_given_disallowed_name_when_writing_then_validation_failed_but_not_escap
 
 
 def test_given_symlinked_dir_pointing_outside_when_reading_through_it_then_path_escape(
-    store: LocalFileStore, ns_dir: Path, tmp_path: Path
+    store: PosixFileStore, ns_dir: Path, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -556,7 +556,7 @@ def test_given_symlinked_dir_pointing_outside_when_reading_through_it_then_path_
 
 
 def test_given_symlinked_file_pointing_outside_when_updating_then_path_escape_and_target_untouched(
-    store: LocalFileStore, ns_dir: Path, tmp_path: Path
+    store: PosixFileStore, ns_dir: Path, tmp_path: Path
 ) -> None:
     victim = tmp_path / "victim.md"
     victim.write_text("original", encoding="utf-8")
@@ -569,7 +569,7 @@ def test_given_symlinked_file_pointing_outside_when_updating_then_path_escape_an
 
 
 def test_given_namespace_dir_linked_to_another_tenant_then_path_escape(
-    store: LocalFileStore, root: Path
+    store: PosixFileStore, root: Path
 ) -> None:
     other = root / "other" / "projects" / "billing"
     other.mkdir(parents=True)
@@ -582,7 +582,7 @@ def test_given_namespace_dir_linked_to_another_tenant_then_path_escape(
 
 
 def test_given_invalid_tenant_or_namespace_when_using_store_then_validation_failed(
-    store: LocalFileStore,
+    store: PosixFileStore,
 ) -> None:
     for tenant, namespace in (("../acme", NS), (TENANT, "/projects/.."), (TENANT, "/a//b")):
         with pytest.raises(ValidationFailed):
@@ -590,7 +590,7 @@ def test_given_invalid_tenant_or_namespace_when_using_store_then_validation_fail
 
 
 def test_given_change_that_raises_when_updating_then_file_unchanged_and_no_temp_left(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     store.update(TENANT, NS, "MEMORY.md", lambda _: "kept\n")
 
@@ -605,7 +605,7 @@ def test_given_change_that_raises_when_updating_then_file_unchanged_and_no_temp_
 
 
 def test_given_current_text_when_updating_then_change_receives_it_and_result_is_returned(
-    store: LocalFileStore,
+    store: PosixFileStore,
 ) -> None:
     seen: list[str | None] = []
 
@@ -619,14 +619,14 @@ def test_given_current_text_when_updating_then_change_receives_it_and_result_is_
     assert result == "line\nline\n"
 
 
-def test_given_existing_file_when_appending_then_text_is_added_at_the_end(store: LocalFileStore) -> None:
+def test_given_existing_file_when_appending_then_text_is_added_at_the_end(store: PosixFileStore) -> None:
     store.append(TENANT, NS, "memory/2026-11-30.md", "a\n")
     store.append(TENANT, NS, "memory/2026-11-30.md", "b\n")
     assert store.read(TENANT, NS, "memory/2026-11-30.md") == "a\nb\n"
 
 
 def test_given_new_file_when_written_then_modes_are_640_and_750(
-    store: LocalFileStore, ns_dir: Path, root: Path
+    store: PosixFileStore, ns_dir: Path, root: Path
 ) -> None:
     old = os.umask(0o022)
     try:
@@ -639,7 +639,7 @@ def test_given_new_file_when_written_then_modes_are_640_and_750(
 
 
 def test_given_files_locks_and_temps_when_listing_then_sorted_md_and_json_only(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     for path in ("USER.md", "MEMORY.md", "memory/2026-11-30.md", "skills/x/SKILL.md", "skills/x/meta.json"):
         store.update(TENANT, NS, path, lambda _: "x\n")
@@ -662,7 +662,7 @@ def test_given_files_locks_and_temps_when_listing_then_sorted_md_and_json_only(
 
 
 def test_given_file_that_is_not_utf8_when_reading_then_validation_failed(
-    store: LocalFileStore, ns_dir: Path
+    store: PosixFileStore, ns_dir: Path
 ) -> None:
     ns_dir.mkdir(parents=True)
     (ns_dir / "MEMORY.md").write_bytes(b"caf\xe9")
@@ -670,7 +670,7 @@ def test_given_file_that_is_not_utf8_when_reading_then_validation_failed(
         store.read(TENANT, NS, "MEMORY.md")
 
 
-def test_given_path_under_a_file_when_writing_then_validation_failed(store: LocalFileStore) -> None:
+def test_given_path_under_a_file_when_writing_then_validation_failed(store: PosixFileStore) -> None:
     store.update(TENANT, NS, "memory.md", lambda _: "x\n")
     with pytest.raises(ValidationFailed, match="is a file"):
         store.update(TENANT, NS, "memory.md/x.md", lambda _: "y\n")

@@ -8,7 +8,7 @@ lock (unless the mount uses `local_lock=flock`). Lock and temp files are hidden 
 `.MEMORY.md.<hex>.tmp`): no allowed path can name them and `list` skips them. Lock files are never deleted:
 unlinking a lock file while another process waits on it would let two writers lock two different inodes.
 
-Confinement: path syntax is checked by `domain.memory_files.validate_file_path`; then the path is resolved
+Confinement: path syntax is checked by `domain.files.memory_files.validate_file_path`; then the path is resolved
 with symbolic links followed and must stay inside the namespace directory (and the namespace directory
 itself may not be a link), and the final open refuses links (O_NOFOLLOW). Someone who can already create
 symbolic links inside the directory between the check and the open could still race it; neither the API nor
@@ -52,7 +52,7 @@ def _thread_lock(key: str) -> threading.Lock:
         return lock
 
 
-class LocalFileStore:
+class PosixFileStore:
     """Markdown memory files under `root`, one directory per tenant and namespace."""
 
     def __init__(self, root: Path, *, lock_timeout: float = 30.0, max_bytes: int = 16 * 1024 * 1024) -> None:

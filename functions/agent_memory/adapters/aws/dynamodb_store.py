@@ -22,6 +22,14 @@ request to its tenant in IAM, not only in this code. Times `<at>` are fixed-widt
 - `<stamp>` (writer's nanosecond clock + position in the commit) keeps entries with the same `at` in commit
   order, as the local store does.
 - Recall entries carry `expires_at` (epoch seconds, the table's TTL attribute): default 90 days.
+- `dynamodb:LeadingKeys` checks only the BASE table's partition key: another tenant can write an item whose
+  `pk` is its own but whose GSI key attributes carry this tenant's values, and that item then sits in this
+  tenant's GSI partitions. Every GSI read therefore drops items whose base `pk` does not start with `<t>#`
+  (fail closed: an item without `pk` is dropped too) and logs a warning with the index and the count, never
+  the content. Both GSIs project ALL (the table's keys are projected whatever the projection type); a
+  ProjectionExpression on a GSI read always asks for `pk`. Dropping happens before the page limit is
+  applied, so a query page with dropped items never ends a listing early and cursors stay positions of
+  returned items.
 - Listings are queries on a GSI (eventually consistent, usually well under a second); `get`, `get_many`,
   `find_by_hash` and the change log of one record read strongly consistently. Filters the keys do not serve
   (type, status, tier, last access) run as FilterExpressions; the adapter keeps reading pages until it has
@@ -32,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import heapq
 import itertools
 import json
@@ -42,6 +51,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from botocore.exceptions import ClientError
 
 from ...domain.errors import ConcurrentModification, TooLarge, UpstreamUnavailable, ValidationFailed
@@ -70,6 +80,9 @@ DynamoClientFactory = Callable[[str], Any]
 """tenant -> boto3 DynamoDB client (tenant-scoped credentials in production, a moto client in tests)."""
 
 Item = dict[str, dict[str, Any]]
+
+logger = Logger()
+"""The service's Powertools logger (the handlers' service name, so the same output and keys)."""
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -142,6 +155,12 @@ def _check_namespace(namespace: str) -> None:
 def _check_limit(limit: int) -> None:
     if limit < 1:
         raise ValidationFailed(f"page limit must be at least 1, got {limit}")
+
+
+def _belongs_to(item: Item, tenant: str) -> bool:
+    """Whether the item's base-table partition key is the tenant's (every pk starts with `<tenant>#`)."""
+    pk = item.get("pk", {}).get("S")
+    return isinstance(pk, str) and pk.startswith(f"{tenant}#")
 
 
 class _Filter:
@@ -617,7 +636,7 @@ class DynamoRecordStore:
         items = [ChangeEntry.model_validate_json(item["doc"]["S"]) for _, item in page]
         return Page(items=items, next_cursor=encode_cursor("changes", page[-1][0]) if more else None)
 
-    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> list[RecallLogEntry]:
+    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> builtins.list[RecallLogEntry]:
         """Recalls at or after `since`, oldest first (expired ones may linger until TTL removes them)."""
         _check_namespace(namespace)
         stream = self._query_table(
@@ -627,15 +646,20 @@ class DynamoRecordStore:
 
     # ------------------------------------------------------------------ query plumbing
 
-    def _paginate(self, client: Any, request: dict[str, Any]) -> Iterator[Item]:
+    def _pages(self, client: Any, request: dict[str, Any]) -> Iterator[builtins.list[Item]]:
+        """The items of each Query response, following LastEvaluatedKey to the end."""
         while True:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
-            yield from response.get("Items", [])
+            yield response.get("Items", [])
             last = response.get("LastEvaluatedKey")
             if not last:
                 return
             request["ExclusiveStartKey"] = last
+
+    def _paginate(self, client: Any, request: dict[str, Any]) -> Iterator[Item]:
+        for page in self._pages(client, request):
+            yield from page
 
     def _page_limit(self, limit_hint: int | None) -> int:
         if self._page_size is not None:
@@ -680,15 +704,26 @@ class DynamoRecordStore:
         else:
             request["KeyConditionExpression"] = "#pk = :pk"
         if projection:
-            names = {f"#p{i}": attribute for i, attribute in enumerate((sk, *projection))}
+            # `pk` always: the tenant check below needs it.
+            attributes = dict.fromkeys((sk, "pk", *projection))
+            names = {f"#p{i}": attribute for i, attribute in enumerate(attributes)}
             request["ExpressionAttributeNames"].update(names)
             request["ProjectionExpression"] = ", ".join(names)
         flt.apply(request)
-        for item in self._paginate(client, request):
-            position = item[sk]["S"][len(prefix) :]
-            if after is not None and position <= after:
-                continue  # BETWEEN is inclusive: skip the cursor item itself
-            yield position, item
+        for page in self._pages(client, request):
+            # LeadingKeys confined only the base pk of whoever wrote an item, not its GSI keys: keep the
+            # caller's items only. Filtering each response (not the final page) keeps pagination intact.
+            own = [item for item in page if _belongs_to(item, tenant)]
+            if len(own) < len(page):
+                logger.warning(
+                    "dropped items of another tenant from a GSI query",
+                    extra={"index": index, "dropped": len(page) - len(own), "tenant": tenant},
+                )
+            for item in own:
+                position = item[sk]["S"][len(prefix) :]
+                if after is not None and position <= after:
+                    continue  # BETWEEN is inclusive: skip the cursor item itself
+                yield position, item
 
     def _query_table(
         self,

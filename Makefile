@@ -23,11 +23,13 @@ run: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -n 2 --cov=agent_memory --cov-report=term-missing:skip-covered
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff format .
@@ -55,4 +57,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) node_modules cdk.out .pytest_cache
+	rm -rf $(VENV) node_modules cdk.out .pytest_cache .mypy_cache .coverage

@@ -13,20 +13,22 @@ from .api.context import Services
 from .domain import safety
 from .domain.files.memory_files import MemoryFilesService
 from .domain.memory.service import MemoryService
-from .domain.ports import Clock, DreamLauncher, Embedder
+from .domain.ports import Clock, DreamLauncher, Embedder, RecordStore
 from .settings.service import Settings
 
 if TYPE_CHECKING:
+    from .adapters.local.api_keys import LocalApiKeys
+    from .domain.dreaming.extraction import TextModel
     from .domain.dreaming.sweep import DreamingService
     from .domain.sessions.chat import ChatService
-    from .domain.sessions.ports import SessionStore
+    from .domain.sessions.ports import SessionStore, TokenCounter
     from .domain.sessions.sessions import SessionService
 
 
 @dataclass(frozen=True)
 class LocalRuntime:
     services: Services
-    keys: object  # LocalApiKeys
+    keys: LocalApiKeys
     data_dir: Path
 
 
@@ -182,12 +184,12 @@ def _dream_launcher(settings: Settings, clients: AwsClients) -> DreamLauncher | 
 
 def _dreaming(
     memory: MemoryService,
-    store: object,
+    store: RecordStore,
     files: MemoryFilesService,
     clock: Clock,
     files_root: Path,
     *,
-    text_model: object | None,
+    text_model: TextModel | None,
 ) -> DreamingService:
     """The nightly sweep over the same services; namespaces come from the memory-file directories (plus the
     configured ones and those holding short-term records)."""
@@ -206,7 +208,7 @@ def _dreaming(
     )
 
 
-def _dreaming_text_model(settings: Settings, clients: AwsClients) -> object | None:
+def _dreaming_text_model(settings: Settings, clients: AwsClients) -> TextModel | None:
     """The LLM extraction strategies run only when AGENT_MEMORY_DREAMING_MODEL_ID names a Bedrock model (in
     either runtime; locally it uses the machine's AWS credentials)."""
     from .settings.dreaming import get_dreaming_settings
@@ -240,7 +242,7 @@ def _sessions_and_chat(
     from .domain.sessions.sessions import SessionService
 
     model = None
-    counter: object = CharTokenEstimator()
+    counter: TokenCounter = CharTokenEstimator()
     exact = False
     if settings.chat_provider == "bedrock":
         from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG, BedrockTokenCounter

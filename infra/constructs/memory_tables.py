@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
@@ -10,6 +12,17 @@ from constructs import Construct
 
 def _string(name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING)
+
+
+class _TableOptions(TypedDict):
+    """The settings every table shares (passed as keyword arguments to `dynamodb.Table`)."""
+
+    billing_mode: dynamodb.BillingMode
+    encryption: dynamodb.TableEncryption
+    encryption_key: kms.IKey
+    point_in_time_recovery_specification: dynamodb.PointInTimeRecoverySpecification
+    deletion_protection: bool
+    removal_policy: RemovalPolicy
 
 
 class MemoryTables(Construct):
@@ -23,7 +36,7 @@ class MemoryTables(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey, retain: bool) -> None:
         super().__init__(scope, construct_id)
         removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
-        common = {
+        common: _TableOptions = {
             "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
             "encryption": dynamodb.TableEncryption.CUSTOMER_MANAGED,
             "encryption_key": key,

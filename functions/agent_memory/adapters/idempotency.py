@@ -4,7 +4,7 @@ DynamoDB in AWS (adapters/aws/idempotency.py), SQLite locally (adapters/local/id
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyValidationError,
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.errors import Conflict, ValidationFailed
 
@@ -44,7 +45,8 @@ class IdempotentRunner:
             raise_on_no_idempotency_key=True,
             use_local_cache=False,
         )
-        self._config.register_lambda_context(RequestBudget())
+        # Powertools only calls get_remaining_time_in_millis() on the context; the stand-in provides it.
+        self._config.register_lambda_context(cast(LambdaContext, RequestBudget()))
 
     def register_lambda_context(self, context: Any) -> None:
         """In Lambda: bound in-progress records by the invocation's remaining time."""

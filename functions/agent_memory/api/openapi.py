@@ -4,6 +4,7 @@ checked against it by the tests). `python -m agent_memory.api.openapi > docs/ope
 from __future__ import annotations
 
 import json
+from typing import Any, NoReturn
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
@@ -11,11 +12,11 @@ from ..domain.errors import Unauthenticated
 from .app import create_app, openapi_metadata
 
 
-def _no_services():  # the document is built without touching storage
+def _no_services() -> NoReturn:  # the document is built without touching storage
     raise RuntimeError("services are not available while generating the OpenAPI document")
 
 
-def _no_auth(_event):
+def _no_auth(_event: Any) -> NoReturn:
     raise Unauthenticated("not serving requests")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..domain.errors import DomainError
 from ..domain.memory.service import RecallInput, RememberInput
 from ..domain.ports import RecordQuery
-from ..domain.records import MemoryType, Source, SourceKind, Status, Tier
+from ..domain.records import MemoryType, Metadata, Source, SourceKind, Status, Tier
 from ..settings.service import Settings
 from .dream import add_dream_parser, run_dream
 
@@ -36,8 +36,8 @@ def _print(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
-def _metadata(pairs: Sequence[str] | None) -> dict[str, str]:
-    result: dict[str, str] = {}
+def _metadata(pairs: Sequence[str] | None) -> Metadata:
+    result: Metadata = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -204,15 +204,15 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             }
         )
     elif command == "recall":
-        result = memory.recall(
+        recalled = memory.recall(
             tenant,
             RecallInput(
                 query=args.query, namespaces=tuple(args.namespace), k=args.k, mode=args.mode, as_of=args.as_of
             ),
         )
-        for item in result.results:
+        for item in recalled.results:
             print(f"{item.score:.3f}  {item.record.id}  [{item.record.type.value}] {item.record.content}")
-        if not result.results:
+        if not recalled.results:
             print("(nothing recalled)")
     elif command == "get":
         _print(memory.get(tenant, args.memory_id))

@@ -8,6 +8,7 @@ adapter can enforce isolation by key design (partition keys, one vector index pe
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -113,7 +114,7 @@ class RecordStore(Protocol):
 
     def log_recall(self, entry: RecallLogEntry) -> None: ...
 
-    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> list[RecallLogEntry]: ...
+    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> builtins.list[RecallLogEntry]: ...
 
     def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
         """Set last_access_at=at and add 1 to access_count for each record, without a version bump

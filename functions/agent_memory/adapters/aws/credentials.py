@@ -18,7 +18,7 @@ import re
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 import boto3
 from botocore.config import Config
@@ -78,7 +78,7 @@ class TenantCredentials:
         with self._locks_guard:
             return self._locks.setdefault(tenant, threading.Lock())
 
-    def _fresh(self, credentials: TenantSessionCredentials | None) -> bool:
+    def _fresh(self, credentials: TenantSessionCredentials | None) -> TypeGuard[TenantSessionCredentials]:
         return credentials is not None and self._clock.now() < credentials.expiration - self._margin
 
     def credentials_for(self, tenant: str) -> TenantSessionCredentials:
@@ -86,11 +86,11 @@ class TenantCredentials:
             raise ValidationFailed(f"invalid tenant id {tenant!r}")
         cached = self._cache.get(tenant)
         if self._fresh(cached):
-            return cached  # type: ignore[return-value]
+            return cached
         with self._lock_for(tenant):
             cached = self._cache.get(tenant)
             if self._fresh(cached):
-                return cached  # type: ignore[return-value]  # another thread refreshed it meanwhile
+                return cached  # another thread refreshed it meanwhile
             with upstream_errors("STS", "AssumeRole"):
                 response = self._sts.assume_role(
                     RoleArn=self._role_arn,

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -212,7 +213,7 @@ class _TenantVectors:
         self.status[positions] = self._encode("status", rows, 3)
 
     def _encode(
-        self, kind: str, rows: list[tuple[str, str, str, str, bytes]], field_index: int
+        self, kind: str, rows: list[tuple[str, str, str, str, bytes]], field_index: Literal[1, 2, 3]
     ) -> np.ndarray:
         """Small integer codes for one filterable field of `rows` (new values get the next free code)."""
         table = self.codes[kind]

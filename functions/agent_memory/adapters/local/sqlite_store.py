@@ -7,6 +7,7 @@ copies of the fields that lists filter and sort on.
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -355,7 +356,7 @@ class SqliteRecordStore:
         next_cursor = encode_cursor("changes", page[-1][0], page[-1][1]) if more else None
         return Page(items=items, next_cursor=next_cursor)
 
-    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> list[RecallLogEntry]:
+    def list_recalls(self, tenant: str, namespace: str, since: datetime) -> builtins.list[RecallLogEntry]:
         """Recalls at or after `since`, oldest first."""
         rows = self._db.connection().execute(
             "SELECT body FROM recalls WHERE tenant = ? AND namespace = ? AND at >= ? ORDER BY at, seq",

@@ -129,7 +129,7 @@ class CompactionService:
     def _fold(
         self, tenant: str, summary: MemoryRecord, others: list[MemoryRecord], actor: str, threshold: float
     ) -> None:
-        links = {
+        links: dict[str, str | int] = {
             "compacted_from": ",".join(record.id for record in others[:_LINKED_IDS]),
             "compacted_count": len(others),
         }

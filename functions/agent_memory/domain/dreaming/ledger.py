@@ -190,7 +190,8 @@ class SweepState:
     def set_promoted(self, handle: SweepHandle, key: str, value: dict[str, Any] | None) -> None:
         def change(current: str | None) -> str:
             data = _loads(current) or {}
-            entries = data.get("entries") if isinstance(data.get("entries"), dict) else {}
+            stored = data.get("entries")
+            entries: dict[str, Any] = stored if isinstance(stored, dict) else {}
             if value is None:
                 entries.pop(key, None)
             else:

@@ -76,6 +76,7 @@ from ..memory.strength import strength
 from ..ports import Clock, RecordQuery, RecordStore
 from ..records import (
     MemoryRecord,
+    Metadata,
     RecallLogEntry,
     Source,
     SourceKind,
@@ -543,9 +544,9 @@ class DreamingService:
         for entry in recalls:
             best: dict[int, float] = {}
             for record_id, score in zip(entry.result_ids, entry.scores, strict=False):
-                index = owner.get(record_id)
-                if index is not None:
-                    best[index] = max(best.get(index, 0.0), score)
+                owner_index = owner.get(record_id)
+                if owner_index is not None:
+                    best[owner_index] = max(best.get(owner_index, 0.0), score)
             if not best:
                 continue
             recall_day = entry.at.date().isoformat()
@@ -838,7 +839,7 @@ class DreamingService:
     def _promote_record(self, handle: SweepHandle, outcome: Outcome) -> MemoryRecord:
         candidate, config = outcome.candidate, self.config
         tenant = handle.tenant
-        mark = {
+        mark: Metadata = {
             PROMOTED_MARK: handle.day,
             "dreaming_score": round(outcome.total, 3),
             "dreaming_key": candidate.key[:16],

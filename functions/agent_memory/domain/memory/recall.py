@@ -24,27 +24,38 @@ class Fused:
     keyword_score: float | None
 
 
+@dataclass(slots=True)
+class _FusionRow:
+    """One record's running fusion state while the two ranked lists are merged."""
+
+    rrf: float = 0.0
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    similarity: float | None = None
+    keyword_score: float | None = None
+
+
 def reciprocal_rank_fusion(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) -> list[Fused]:
     """score(d) = Σ 1 / (k + rank_i(d)) over the lists d appears in (ranks start at 1).
 
     RRF needs no score calibration between cosine similarity and BM25, which live on different scales."""
-    table: dict[str, dict[str, float | int | None]] = {}
+    table: dict[str, _FusionRow] = {}
     for rank, hit in enumerate(vector_hits, start=1):
-        row = table.setdefault(hit.record_id, {"rrf": 0.0})
-        row["rrf"] = float(row["rrf"] or 0.0) + 1.0 / (k + rank)
-        row["vector_rank"], row["similarity"] = rank, hit.score
+        row = table.setdefault(hit.record_id, _FusionRow())
+        row.rrf += 1.0 / (k + rank)
+        row.vector_rank, row.similarity = rank, hit.score
     for rank, hit in enumerate(keyword_hits, start=1):
-        row = table.setdefault(hit.record_id, {"rrf": 0.0})
-        row["rrf"] = float(row["rrf"] or 0.0) + 1.0 / (k + rank)
-        row["keyword_rank"], row["keyword_score"] = rank, hit.score
+        row = table.setdefault(hit.record_id, _FusionRow())
+        row.rrf += 1.0 / (k + rank)
+        row.keyword_rank, row.keyword_score = rank, hit.score
     fused = [
         Fused(
             record_id=record_id,
-            rrf=float(row["rrf"] or 0.0),
-            vector_rank=row.get("vector_rank"),  # type: ignore[arg-type]
-            keyword_rank=row.get("keyword_rank"),  # type: ignore[arg-type]
-            similarity=row.get("similarity"),  # type: ignore[arg-type]
-            keyword_score=row.get("keyword_score"),  # type: ignore[arg-type]
+            rrf=row.rrf,
+            vector_rank=row.vector_rank,
+            keyword_rank=row.keyword_rank,
+            similarity=row.similarity,
+            keyword_score=row.keyword_score,
         )
         for record_id, row in table.items()
     ]

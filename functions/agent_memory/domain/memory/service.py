@@ -4,6 +4,7 @@ same atomic commit as the records it changes."""
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import uuid
 from collections.abc import Callable, Sequence
@@ -505,7 +506,9 @@ class MemoryService:
             self._check_namespace(namespace)
         return self._store.list(tenant, query)
 
-    def history(self, tenant: str, record_id: str) -> tuple[list[MemoryRecord], list[ChangeEntry]]:
+    def history(
+        self, tenant: str, record_id: str
+    ) -> tuple[builtins.list[MemoryRecord], builtins.list[ChangeEntry]]:
         """The record's lineage (everything it superseded or was corrected from, and what replaced it,
         oldest first) and the change-log entries of every record in that lineage."""
         record = self.get(tenant, record_id)
@@ -533,7 +536,7 @@ class MemoryService:
         changes.sort(key=lambda entry: (entry.at, entry.id))
         return chain, changes
 
-    def _all_changes(self, tenant: str, record_id: str) -> list[ChangeEntry]:
+    def _all_changes(self, tenant: str, record_id: str) -> builtins.list[ChangeEntry]:
         entries: list[ChangeEntry] = []
         cursor: str | None = None
         while True:
@@ -714,7 +717,7 @@ class MemoryService:
 
     # ------------------------------------------------------------------ conflicts
 
-    def conflicts(self, tenant: str, namespace: str) -> list[ConflictGroup]:
+    def conflicts(self, tenant: str, namespace: str) -> builtins.list[ConflictGroup]:
         self._check_namespace(namespace)
         groups: dict[str, list[MemoryRecord]] = {}
         cursor: str | None = None
@@ -733,7 +736,7 @@ class MemoryService:
 
     def resolve_conflict(
         self, tenant: str, group: str, *, keep: Sequence[str], actor: str, reason: str = ""
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Keep the named records (active again); every other member is superseded by the newest kept
         one. Keeping all members means "both are true" and simply re-activates them."""
         page = self._store.list(tenant, RecordQuery(conflict_group=group, limit=100))
@@ -870,7 +873,7 @@ class MemoryService:
         vectors = self._embedder.embed_documents([a, b])
         return cosine(vectors[0], vectors[1])
 
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+    def embed_documents(self, texts: Sequence[str]) -> builtins.list[Vector]:
         """Vectors of `texts` from the service's embedder in one batched call (batch similarity work such as
         the dreaming sweep's de-duplication; `similarity` would embed pair by pair)."""
         return self._embedder.embed_documents(list(texts)) if texts else []
@@ -926,7 +929,7 @@ class MemoryService:
     def _first_finding(self, text: str) -> safety.SafetyFinding | None:
         findings = self._scan(text)
         blocking = [f for f in findings if f.severity == "block"]
-        return (blocking or findings or [None])[0]
+        return next(iter(blocking or findings), None)
 
     def _ensure_tenant(self, tenant: str) -> None:
         if tenant not in self._ready_tenants:
@@ -947,7 +950,7 @@ class MemoryService:
             vector=list(vector),
         )
 
-    def _commit(self, writes: list[RecordWrite], changes: list[ChangeEntry]) -> None:
+    def _commit(self, writes: builtins.list[RecordWrite], changes: builtins.list[ChangeEntry]) -> None:
         self._store.commit(writes, changes)
 
     def _change(

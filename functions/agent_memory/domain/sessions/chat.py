@@ -19,7 +19,7 @@ import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -302,10 +302,13 @@ SUMMARY_SYSTEM = (
 # --------------------------------------------------------------------------- results
 
 
+ToolCallStatus = Literal["success", "error"]
+
+
 @dataclass(frozen=True)
 class ToolCallOutcome:
     name: str
-    status: str
+    status: ToolCallStatus
     """`success` or `error` (the error text went back to the model)."""
     summary: str
 
@@ -531,6 +534,7 @@ class ChatService:
     # ------------------------------------------------------------------ tools
 
     def _run_tool(self, use: ToolUse, context: _ToolContext) -> tuple[dict[str, Any], ToolCallOutcome]:
+        status: ToolCallStatus
         try:
             if use.name not in TOOL_NAMES:
                 raise ValidationFailed(f"unknown tool {use.name!r}; available: {', '.join(TOOL_NAMES)}")

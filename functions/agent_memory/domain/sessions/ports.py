@@ -24,6 +24,9 @@ from ..records import NamespacePath, TenantId
 CacheTtl = Literal["5m", "1h"]
 """Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""
 
+EffectiveStatus = Literal["open", "ended", "expired"]
+"""A session's status as callers see it (`SessionRecord.effective_status`)."""
+
 Message = dict[str, Any]
 """A Converse message: `{"role": "user" | "assistant", "content": [content blocks]}`."""
 
@@ -82,11 +85,11 @@ class SessionRecord(Model):
     def is_expired(self, now: datetime) -> bool:
         return now >= self.expires_at
 
-    def effective_status(self, now: datetime) -> str:
+    def effective_status(self, now: datetime) -> EffectiveStatus:
         """`open`, `ended`, or `expired` (open but past its time to live)."""
-        if self.status is SessionStatus.OPEN and self.is_expired(now):
-            return "expired"
-        return self.status.value
+        if self.status is SessionStatus.OPEN:
+            return "expired" if self.is_expired(now) else "open"
+        return "ended"
 
 
 class TurnRecord(Model):

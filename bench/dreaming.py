@@ -16,6 +16,9 @@ The hashing embedder verifies near-duplicate pairs (the candidates it embeds are
 candidates in under 30 s, and time growing linearly (ratio ≈ 10 per ×10).
 
     .venv/bin/python bench/dreaming.py [--sizes 1000,10000,100000] [--seed 7]
+
+Exit status 1 when a run of 100k or more misses the 30 s target; without such a size the target is not
+checked (and the exit status is 0).
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from agent_memory.domain.text import query_terms
 TENANT = "bench"
 NAMESPACE = "/projects/bench"
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+TARGET_SIZE = 100_000
+TARGET_SECONDS = 30.0
+"""The target: a real sweep of 100k candidates in under 30 s."""
 CUES = ["We decided to", "The user prefers", "The team agreed to", "Remember that", "Note:"]
 
 
@@ -225,13 +231,16 @@ def main(argv: list[str] | None = None) -> int:
             f"x{growth:.1f} candidates: dry time x{current['dry_s'] / previous['dry_s']:.2f}, real time "
             f"x{current['real_s'] / previous['real_s']:.2f}, peak memory x{current['peak_mib'] / previous['peak_mib']:.2f}"
         )
-    largest = rows[-1]
-    if largest["size"] >= 100_000:
-        verdict = "meets" if largest["real_s"] < 30 else "MISSES"
-        print(
-            f"100k target (< 30 s): {verdict} ({largest['real_s']:.1f} s real, {largest['dry_s']:.1f} s dry)"
-        )
-    return 0
+    largest = max(rows, key=lambda row: row["size"])
+    if largest["size"] < TARGET_SIZE:
+        print(f"100k target (< {TARGET_SECONDS:.0f} s): not checked, the largest size is {largest['size']:,}")
+        return 0
+    met = largest["real_s"] < TARGET_SECONDS
+    print(
+        f"100k target (< {TARGET_SECONDS:.0f} s): {'meets' if met else 'MISSES'} "
+        f"({largest['real_s']:.1f} s real, {largest['dry_s']:.1f} s dry)"
+    )
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """What the memory block costs over a 20-turn session, with memory writes at turns 4, 9 and 15, under three
-ways of putting memory into the prompt — priced by the prompt-cache model (domain/sessions/prompt_cache.py).
+ways of putting memory into the prompt — priced by the prompt-cache model (domain/sessions/prompt_cache.py,
+its rules applied by prompt_cache_simulator.py).
 
     (A) live system prompt: every write is applied to the system prompt at once (the prefix changes, the
         cache is rewritten from the memory block on)
@@ -34,6 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from prompt_cache_simulator import CacheBlock, PromptCacheSimulator  # bench/, the script's directory
+
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.session_store import SqliteSessionStore
@@ -45,13 +48,7 @@ from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.sessions.chat import ChatConfig, ChatService, tool_config
 from agent_memory.domain.sessions.ports import ModelReply
-from agent_memory.domain.sessions.prompt_cache import (
-    CacheBlock,
-    ModelProfile,
-    PromptCacheConfig,
-    PromptCacheSimulator,
-    estimate_text_tokens,
-)
+from agent_memory.domain.sessions.prompt_cache import ModelProfile, PromptCacheConfig, estimate_text_tokens
 from agent_memory.domain.sessions.sessions import SessionService, system_blocks
 
 TENANT = "bench"

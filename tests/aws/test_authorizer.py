@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +16,9 @@ import pytest
 from botocore.stub import Stubber
 
 from agent_memory.adapters.aws.api_keys import DynamoApiKeyStore, hash_api_key
-from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
+from agent_memory.domain.errors import Misconfigured, UpstreamUnavailable, ValidationFailed
 from agent_memory.handlers import authorizer
+from agent_memory.handlers._runtime import Lazy
 from tests.aws.support import API_KEYS_TABLE, REGION
 
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod/POST/v1/memories"
@@ -72,7 +77,7 @@ def request_event(authorization: str | None, header_name: str = "Authorization")
 
 
 @pytest.fixture
-def key_store(aws: None, monkeypatch: pytest.MonkeyPatch) -> DynamoApiKeyStore:
+def key_store(aws: None, handler_env: pytest.MonkeyPatch) -> DynamoApiKeyStore:
     client = boto3.client("dynamodb", region_name=REGION)
     client.create_table(
         TableName=API_KEYS_TABLE,
@@ -80,8 +85,9 @@ def key_store(aws: None, monkeypatch: pytest.MonkeyPatch) -> DynamoApiKeyStore:
         AttributeDefinitions=[{"AttributeName": "key_hash", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "key_hash", "KeyType": "HASH"}],
     )
-    monkeypatch.setenv("AGENT_MEMORY_API_KEYS_TABLE", API_KEYS_TABLE)
-    monkeypatch.setattr(authorizer, "_store", None)  # built lazily from the environment, inside moto
+    handler_env.setenv("AGENT_MEMORY_API_KEYS_TABLE", API_KEYS_TABLE)
+    # built lazily from the environment, inside moto
+    handler_env.setattr(authorizer, "key_store", Lazy(authorizer.build_key_store))
     return DynamoApiKeyStore(API_KEYS_TABLE, client)
 
 
@@ -188,7 +194,8 @@ def test_given_key_table_throttling_when_authorized_then_not_reported_as_unautho
 ):
     # A failing lookup must surface as an error (API Gateway: 500), never as a bad key (401).
     client = boto3.client("dynamodb", region_name=REGION)
-    monkeypatch.setattr(authorizer, "_store", DynamoApiKeyStore(API_KEYS_TABLE, client))
+    store = DynamoApiKeyStore(API_KEYS_TABLE, client)
+    monkeypatch.setattr(authorizer, "key_store", Lazy(lambda: store))
     with Stubber(client) as stubber:
         stubber.add_client_error("get_item", "ProvisionedThroughputExceededException", "slow down", 400)
 
@@ -196,9 +203,84 @@ def test_given_key_table_throttling_when_authorized_then_not_reported_as_unautho
             authorizer.handler(request_event("Bearer amk_whatever"), LambdaContext())
 
 
-def test_given_module_imported_then_no_client_built_until_first_request(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(authorizer, "_store", None)
-    monkeypatch.delenv("AGENT_MEMORY_API_KEYS_TABLE", raising=False)
+# Run in a fresh interpreter: records every botocore client created while the authorizer module is imported,
+# then while its key store is asked for twice.
+IMPORT_PROBE = """
+import json
+import botocore.session
 
-    with pytest.raises(RuntimeError, match="AGENT_MEMORY_API_KEYS_TABLE"):
+created = []
+original = botocore.session.Session.create_client
+
+
+def counting(self, service_name, *args, **kwargs):
+    created.append(service_name)
+    return original(self, service_name, *args, **kwargs)
+
+
+botocore.session.Session.create_client = counting
+from agent_memory.handlers import authorizer
+
+at_import = list(created)
+first, second = authorizer.key_store(), authorizer.key_store()
+print(json.dumps({"at_import": at_import, "after_two_uses": created, "same_store": first is second}))
+"""
+
+
+def test_given_module_imported_then_no_client_built_until_first_request():
+    # Given everything the store needs (so an eager build at import would succeed rather than fail)
+    env = {
+        **os.environ,
+        "AGENT_MEMORY_API_KEYS_TABLE": API_KEYS_TABLE,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+
+    # When a fresh interpreter imports the module (a cold start) and then uses the store twice
+    probe = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE], env=env, capture_output=True, text=True, check=True
+    )
+
+    # Then the import built no AWS client; the first use built the one DynamoDB client, the second reused it
+    assert json.loads(probe.stdout.strip().splitlines()[-1]) == {
+        "at_import": [],
+        "after_two_uses": ["dynamodb"],
+        "same_store": True,
+    }
+
+
+def test_given_requests_then_the_client_is_built_on_the_first_and_reused(
+    key_store: DynamoApiKeyStore, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a key, no store built yet (the fixture resets it) and every boto3 client creation counted
+    key, _ = key_store.create("acme", ["*"], ["read"])
+    created: list[str] = []
+    real_client = boto3.client
+
+    def counting_client(service_name: str, *args: Any, **kwargs: Any) -> Any:
+        created.append(service_name)
+        return real_client(service_name, *args, **kwargs)
+
+    monkeypatch.setattr(boto3, "client", counting_client)
+
+    # When three requests arrive in the same execution environment
+    first = authorizer.handler(request_event(f"Bearer {key}"), LambdaContext())
+    assert created == ["dynamodb"]  # built by the first request
+    store = authorizer.key_store()
+    for _ in range(2):
+        assert authorizer.handler(request_event(f"Bearer {key}"), LambdaContext()) == first
+
+    # Then that one client served all three: nothing more was built and the store is the same object
+    assert created == ["dynamodb"]
+    assert authorizer.key_store() is store
+
+
+def test_given_no_key_table_configured_when_the_store_is_first_needed_then_the_error_names_the_variable(
+    handler_env: pytest.MonkeyPatch,
+):
+    handler_env.setattr(authorizer, "key_store", Lazy(authorizer.build_key_store))
+    handler_env.delenv("AGENT_MEMORY_API_KEYS_TABLE", raising=False)
+
+    with pytest.raises(Misconfigured, match="AGENT_MEMORY_API_KEYS_TABLE"):
         authorizer.key_store()

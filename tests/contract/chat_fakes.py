@@ -22,13 +22,9 @@ from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.ports import Clock
 from agent_memory.domain.sessions.chat import ChatConfig, ChatService
 from agent_memory.domain.sessions.ports import ChatModel, ModelReply, SessionStore, Usage
-from agent_memory.domain.sessions.prompt_cache import (
-    CacheBlock,
-    PromptCacheConfig,
-    PromptCacheSimulator,
-    estimate_text_tokens,
-)
+from agent_memory.domain.sessions.prompt_cache import PromptCacheConfig, estimate_text_tokens
 from agent_memory.domain.sessions.sessions import SessionConfig, SessionService
+from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
 
 
 def text_reply(text: str, usage: Usage | None = None) -> ModelReply:

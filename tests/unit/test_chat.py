@@ -23,12 +23,8 @@ from agent_memory.domain.sessions.chat import (
     tool_config,
 )
 from agent_memory.domain.sessions.ports import SessionClosed, Usage
-from agent_memory.domain.sessions.prompt_cache import (
-    CharTokenEstimator,
-    PromptCacheConfig,
-    PromptCacheSimulator,
-    price,
-)
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PromptCacheConfig
+from bench.prompt_cache_simulator import PromptCacheSimulator
 from tests.contract.chat_fakes import FakeChatModel, build_stack, text_reply, tool_reply
 
 T = "acme"
@@ -166,8 +162,17 @@ def test_given_turn_then_request_shape_and_cost_from_the_price_table(stack, mode
     assert call.tool_config == tool_config()
     assert call.inference_config == {"maxTokens": 2048}
     assert result.reply == "Hi" and result.index == 0 and result.model_calls == 1
-    expected = price(PromptCacheConfig().profile(SONNET), result.usage, "5m")
-    assert result.cost == expected
+    # Published on-demand prices of Claude Sonnet 4.5 in USD per million tokens (Anthropic and Amazon Bedrock
+    # price pages): input 3.00, output 15.00, 5-minute cache write 3.75, cache read 0.30. This turn read
+    # nothing from the cache and wrote 1,500 tokens to it with the session's default 5-minute TTL.
+    input_usd, output_usd, cache_write_5m_usd = 120 * 3.00e-6, 30 * 15.00e-6, 1500 * 3.75e-6
+    assert result.cost.input_usd == pytest.approx(input_usd)
+    assert result.cost.output_usd == pytest.approx(output_usd)
+    assert result.cost.cache_write_usd == pytest.approx(cache_write_5m_usd)
+    assert result.cost.cache_read_usd == 0
+    assert result.cost.usd == pytest.approx(input_usd + output_usd + cache_write_5m_usd)  # $0.006435
+    # Without caching the 1,500 tokens would have been ordinary input
+    assert result.cost.usd_without_cache == pytest.approx((120 + 1500) * 3.00e-6 + output_usd)
     stored = stack.sessions.history(T, session.id)
     assert stored[0].usage == result.usage.as_bedrock()
     assert stored[0].messages[-1] == {"role": "assistant", "content": [{"text": "Hi"}]}

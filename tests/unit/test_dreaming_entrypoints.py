@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,13 +23,6 @@ from agent_memory.domain.dreaming.sweep import DreamingService
 from agent_memory.settings.dreaming import DreamingSettings
 
 INVOICES = "Invoices are generated on the first day of each month by the billing cron job"
-
-
-@dataclass(frozen=True)
-class DreamingServices(Services):
-    """Services with the field this feature adds (api/context.py gets it when it is wired)."""
-
-    dreaming: DreamingService | None = None
 
 
 class LambdaContext:
@@ -90,7 +82,7 @@ def world(tmp_path, clock) -> World:
 
 def call(world: World, body: Any, *, wired: bool = True, **who: Any) -> tuple[int, dict[str, Any]]:
     dreaming = world.dreaming() if wired else None
-    services = DreamingServices(memory=world.memory, files=world.files, dreaming=dreaming)
+    services = Services(memory=world.memory, files=world.files, dreaming=dreaming)
     app = create_app(
         APIGatewayRestResolver(enable_validation=True), lambda: services, authorizer_context_authenticator
     )

@@ -9,6 +9,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.api.context import Services
+from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.memory.service import MemoryService, RememberInput
 from agent_memory.domain.records import MemoryType, Status
 from agent_memory.handlers import jobs
@@ -42,8 +43,8 @@ def _remember(memory, tenant, content, memory_type):
     ).record
 
 
-def test_the_job_archives_decayed_memories_of_each_tenant_it_is_given(memory, clock, monkeypatch):
-    monkeypatch.setenv("AGENT_MEMORY_TENANTS", "acme,globex")
+def test_the_job_archives_decayed_memories_of_each_tenant_it_is_given(memory, clock, handler_env):
+    handler_env.setenv("AGENT_MEMORY_TENANTS", "acme,globex")
     weak = _remember(memory, "acme", "Lunch order for the offsite was pizza", MemoryType.TEMPORARY)
     strong = _remember(memory, "acme", "The user is allergic to peanuts", MemoryType.USER_PREFERENCE)
     other = _remember(memory, "globex", "Parking is on level 3 this week", MemoryType.TEMPORARY)
@@ -65,5 +66,16 @@ def test_the_job_archives_decayed_memories_of_each_tenant_it_is_given(memory, cl
 
 
 def test_an_invalid_tenant_in_the_schedule_input_is_refused_before_anything_runs(memory):
-    with pytest.raises(ValueError, match="invalid tenant ids"):
+    with pytest.raises(ValidationFailed, match="invalid tenant ids"):
         jobs.archive_decayed_handler({"tenants": ["acme", "../etc"]}, LambdaContext())
+
+
+def test_an_invalid_tenant_in_the_configured_fallback_is_refused_too(memory, handler_env):
+    handler_env.setenv("AGENT_MEMORY_TENANTS", "acme,Not A Tenant")
+    with pytest.raises(ValidationFailed, match="invalid tenant ids"):
+        jobs.archive_decayed_handler({}, LambdaContext())
+
+
+def test_without_tenants_in_the_input_or_the_environment_the_job_does_nothing(memory, handler_env):
+    handler_env.delenv("AGENT_MEMORY_TENANTS", raising=False)
+    assert jobs.archive_decayed_handler({}, LambdaContext()) == {"dry_run": False, "tenants": {}}

@@ -8,15 +8,14 @@ import pytest
 from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.sessions.ports import Usage
 from agent_memory.domain.sessions.prompt_cache import (
-    CacheBlock,
     CharTokenEstimator,
     ModelProfile,
     PrefixMonitor,
     PromptCacheConfig,
-    PromptCacheSimulator,
     estimate_text_tokens,
     price,
 )
+from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 

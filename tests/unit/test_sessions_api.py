@@ -4,7 +4,6 @@ Gateway authorizer context: status codes, response shapes, scopes and tenant/nam
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,8 +13,6 @@ from agent_memory.api.app import PREFIX, create_app
 from agent_memory.api.auth import authorizer_context_authenticator
 from agent_memory.api.context import Services
 from agent_memory.api.routes import sessions as session_routes
-from agent_memory.domain.sessions.chat import ChatService
-from agent_memory.domain.sessions.sessions import SessionService
 from tests.contract.chat_fakes import (
     FakeChatModel,
     FakeLambdaContext,
@@ -26,14 +23,6 @@ from tests.contract.chat_fakes import (
 )
 
 NS = "/projects/billing"
-
-
-@dataclass(frozen=True)
-class SessionServices(Services):
-    """Services with the two fields this feature adds (api/context.py gets them when it is wired)."""
-
-    sessions: SessionService | None = None
-    chat: ChatService | None = None
 
 
 class Api:
@@ -60,9 +49,7 @@ def stack(tmp_path, clock, model):
 
 @pytest.fixture
 def api(stack):
-    return Api(
-        SessionServices(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat)
-    )
+    return Api(Services(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat))
 
 
 def test_given_start_request_then_201_with_prompt_blocks_digest_and_session(api, stack):
@@ -167,9 +154,7 @@ def test_given_expired_session_then_status_expired_and_turn_409(api, clock):
 
 def test_given_no_chat_model_then_turn_is_503_with_how_to_configure(tmp_path, clock):
     stack = build_stack(tmp_path, clock, model=None)
-    api = Api(
-        SessionServices(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat)
-    )
+    api = Api(Services(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat))
     _, started = api.call("POST", "/v1/sessions", {"namespace": NS})
 
     status, body = api.call("POST", f"/v1/sessions/{started['session']['id']}/turns", {"message": "hi"})

@@ -94,6 +94,13 @@ class PathEscape(ValidationFailed):
     code = "path_escape"
 
 
+class Misconfigured(DomainError):
+    """The deployment's configuration is missing or invalid (500): an operator must fix the environment;
+    retrying the same call will not help."""
+
+    code = "misconfigured"
+
+
 class UpstreamUnavailable(DomainError):
     """A dependency (embedding model, vector index, database) stayed unavailable after bounded retries (503).
     Safe to retry later; nothing was changed by the failed call."""

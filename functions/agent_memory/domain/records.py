@@ -163,12 +163,6 @@ class MemoryRecord(Model):
             return False
         return self.valid_to is None or moment < self.valid_to
 
-    def was_recorded_at(self, moment: datetime) -> bool:
-        """True when the service held this record as current at `moment` (recorded_at ≤ moment < expired_at)."""
-        if self.recorded_at > moment:
-            return False
-        return self.expired_at is None or moment < self.expired_at
-
     def public_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 

@@ -1,9 +1,27 @@
-"""What the Lambda entry points share: the libraries X-Ray traces, and services built on first use."""
+"""The set-up every Lambda entry point shares, so the five handlers differ only in what they do.
+
+- `powertools(service)`: the function's Logger, Tracer and Metrics, set up alike. Tracer patches botocore only
+  (`TRACED_LIBRARIES`); Metrics takes the stack's namespace from the settings, never none (a flush without a
+  namespace fails the invocation).
+- `Lazy(build)`: a value built by the first invocation and cached for the warm ones, never at import, so a
+  cold start pays only for imports and tests inject their own (`set`). `LazyServices` is the `Services` of
+  the AWS runtime (`wiring.build_aws` with the environment's settings).
+- `tenants_of(event, fallback)`: the tenants an invocation names, else the configured ones, every id checked.
+- The environment is read only through `settings/` (`get_handler_settings` for what the handlers need before
+  any service exists). Bad input and bad configuration raise domain errors (`ValidationFailed`,
+  `Misconfigured`): their class name is the error Lambda and Step Functions report.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+
+from ..domain.errors import ValidationFailed
+from ..domain.records import is_valid_tenant
+from ..settings.handlers import get_handler_settings
 
 if TYPE_CHECKING:
     from ..api.context import Services
@@ -11,6 +29,42 @@ if TYPE_CHECKING:
 # The only client library the functions call. Powertools' default (patch everything X-Ray supports) would also
 # import and patch whatever else happens to be installed (httpx, requests, sqlite3, ...) at every cold start.
 TRACED_LIBRARIES = ["botocore"]
+
+T = TypeVar("T")
+
+
+class Powertools(NamedTuple):
+    logger: Logger
+    tracer: Tracer
+    metrics: Metrics
+
+
+def powertools(service: str | None = None) -> Powertools:
+    """Logger, Tracer and Metrics of one function (`service`: the Powertools service name, else
+    POWERTOOLS_SERVICE_NAME)."""
+    return Powertools(
+        logger=Logger(service=service),
+        tracer=Tracer(service=service, patch_modules=TRACED_LIBRARIES),
+        metrics=Metrics(namespace=get_handler_settings().metrics_namespace, service=service),
+    )
+
+
+class Lazy(Generic[T]):
+    """A value built on first use and kept: per execution environment, the first invocation builds it and the
+    warm ones reuse it. `set` replaces it (tests: services on moto or Stubber clients); `set(None)` makes the
+    next use build it again."""
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T | None = None
+
+    def __call__(self) -> T:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
+
+    def set(self, value: T | None) -> None:
+        self._value = value
 
 
 def build_aws_services() -> Services:
@@ -20,18 +74,21 @@ def build_aws_services() -> Services:
     return build_aws(get_settings())
 
 
-class LazyServices:
-    """The function's services, built by the first invocation and never at import, so a cold start pays only
-    for imports and tests can inject services built on moto or Stubber clients (`set`)."""
+class LazyServices(Lazy["Services"]):
+    """The function's services, by default `wiring.build_aws` with the environment's settings."""
 
     def __init__(self, build: Callable[[], Services] = build_aws_services) -> None:
-        self._build = build
-        self._value: Services | None = None
+        super().__init__(build)
 
-    def __call__(self) -> Services:
-        if self._value is None:
-            self._value = self._build()
-        return self._value
 
-    def set(self, value: Services | None) -> None:
-        self._value = value
+def tenants_of(event: Mapping[str, Any], fallback: Iterable[str] = ()) -> list[str]:
+    """The tenants an invocation names (`tenants`, or one `tenant`), else `fallback` (configuration), in order
+    and without repeats. Raises ValidationFailed unless every one is a valid tenant id."""
+    named = event.get("tenants") or ([event["tenant"]] if event.get("tenant") else None)
+    if named is not None and not isinstance(named, list):
+        raise ValidationFailed(f"tenants must be a list of tenant ids; got {named!r}")
+    tenants = list(named) if named is not None else list(fallback)
+    invalid = [tenant for tenant in tenants if not isinstance(tenant, str) or not is_valid_tenant(tenant)]
+    if invalid:
+        raise ValidationFailed(f"invalid tenant ids {invalid}")
+    return list(dict.fromkeys(tenants))

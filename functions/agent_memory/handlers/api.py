@@ -6,11 +6,10 @@ first request, not at import, so a cold start pays only for imports."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer, single_metric
+from aws_lambda_powertools import single_metric
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -19,11 +18,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..api.app import create_app
 from ..api.auth import IAM_PREFIX, aws_authenticator
 from ..settings.service import iam_principals
-from ._runtime import TRACED_LIBRARIES, LazyServices
+from ._runtime import LazyServices, powertools
 
-logger = Logger()
-tracer = Tracer(patch_modules=TRACED_LIBRARIES)
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"))
+logger, tracer, metrics = powertools()
 
 services = LazyServices()
 set_services = services.set  # for tests: run the handler on services built with moto/Stubber clients

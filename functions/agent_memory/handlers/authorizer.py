@@ -7,12 +7,13 @@ cached policy serves all routes of a key; what a key may do is decided by the AP
 the key table is NOT reported as Unauthorized: it propagates, API Gateway answers 500, and clients retry
 instead of believing their key is bad.
 
-Environment: AGENT_MEMORY_API_KEYS_TABLE (required), POWERTOOLS_SERVICE_NAME, POWERTOOLS_LOG_LEVEL.
+Environment (settings/handlers.py): AGENT_MEMORY_API_KEYS_TABLE (required: without it the first request fails
+with `Misconfigured`), POWERTOOLS_SERVICE_NAME, POWERTOOLS_LOG_LEVEL. Logging only: no tracer or metrics, so a
+cold start imports no X-Ray SDK.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -25,10 +26,11 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..adapters.aws.api_keys import DynamoApiKeyStore, build_api_key_store, hash_api_key
+from ..domain.errors import Misconfigured
+from ..settings.handlers import get_handler_settings
+from ._runtime import Lazy
 
 logger = Logger()
-
-_store: DynamoApiKeyStore | None = None
 
 
 class Unauthorized(Exception):
@@ -38,15 +40,15 @@ class Unauthorized(Exception):
         super().__init__("Unauthorized")
 
 
-def key_store() -> DynamoApiKeyStore:
-    """Built on first use, not at import: cold starts stay fast and tests can replace it."""
-    global _store
-    if _store is None:
-        table = os.environ.get("AGENT_MEMORY_API_KEYS_TABLE")
-        if not table:
-            raise RuntimeError("AGENT_MEMORY_API_KEYS_TABLE is not set for the authorizer function")
-        _store = build_api_key_store(table)
-    return _store
+def build_key_store() -> DynamoApiKeyStore:
+    table = get_handler_settings().api_keys_table
+    if not table:
+        raise Misconfigured("AGENT_MEMORY_API_KEYS_TABLE is not set for the authorizer function")
+    return build_api_key_store(table)
+
+
+key_store = Lazy(build_key_store)
+"""Built by the first request, not at import: cold starts stay fast and tests can replace it (`set`)."""
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -59,6 +61,7 @@ def bearer_token(header: str | None) -> str | None:
 
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    header: str | None
     if event.get("type") == "TOKEN":
         token_event = APIGatewayAuthorizerTokenEvent(event)
         header, method_arn = token_event.authorization_token, token_event.method_arn

@@ -3,7 +3,7 @@
 Thin by design: Powertools logger, tracer and metrics decorators, then the shared resolver. Services are built
 on the first request (never at import, so no boto3 client exists before then) by `wiring.build_aws`, and two
 observers turn every session start and chat turn into CloudWatch metrics (EMF, namespace from
-POWERTOOLS_METRICS_NAMESPACE):
+POWERTOOLS_METRICS_NAMESPACE, see settings/handlers.py):
 
 | metric | unit | when |
 |---|---|---|
@@ -17,10 +17,8 @@ POWERTOOLS_METRICS_NAMESPACE):
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
@@ -32,32 +30,21 @@ from ..api.context import Services
 from ..domain.sessions.chat import TurnResult
 from ..domain.sessions.sessions import StartedSession
 from ..settings.service import iam_principals
-from ._runtime import TRACED_LIBRARIES, LazyServices, build_aws_services
+from ._runtime import Lazy, LazyServices, build_aws_services, powertools
 
-logger = Logger()
-tracer = Tracer(patch_modules=TRACED_LIBRARIES)
-# A missing namespace would make every metrics flush fail the request: default to the stack's namespace.
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "AgentMemory")
-
-_app: APIGatewayRestResolver | None = None
-
-
-def build_services() -> Services:
-    """The AWS composition root (tests replace this function)."""
-    return build_aws_services()
+logger, tracer, metrics = powertools()
 
 
 def observe(built: Services) -> Services:
-    session_service = getattr(built, "sessions", None)
-    chat_service = getattr(built, "chat", None)
-    if session_service is not None:
-        session_service.add_observer(record_session_metrics)
-    if chat_service is not None:
-        chat_service.add_observer(record_turn_metrics)
+    """Turn the session starts and chat turns of `built` into metrics (once, when the services are built)."""
+    if built.sessions is not None:
+        built.sessions.add_observer(record_session_metrics)
+    if built.chat is not None:
+        built.chat.add_observer(record_turn_metrics)
     return built
 
 
-services = LazyServices(lambda: observe(build_services()))
+services = LazyServices(lambda: observe(build_aws_services()))
 
 
 def record_turn_metrics(result: TurnResult) -> None:
@@ -103,16 +90,16 @@ def record_session_metrics(started: StartedSession) -> None:
         )
 
 
-def app() -> APIGatewayRestResolver:
-    global _app
-    if _app is None:
-        resolver = create_app(
-            APIGatewayRestResolver(enable_validation=True, strip_prefixes=[IAM_PREFIX]),
-            services,
-            aws_authenticator(iam_principals),
-        )
-        _app = resolver
-    return _app
+def build_app() -> APIGatewayRestResolver:
+    """The shared resolver over this module's `services`, built by the first request rather than at import."""
+    return create_app(
+        APIGatewayRestResolver(enable_validation=True, strip_prefixes=[IAM_PREFIX]),
+        services,
+        aws_authenticator(iam_principals),
+    )
+
+
+app = Lazy(build_app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)

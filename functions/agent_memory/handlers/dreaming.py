@@ -16,53 +16,65 @@ function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
 
 Domain errors propagate with their class name as the Step Functions error (`UpstreamUnavailable` is retried,
 `SweepInProgress` goes to RecordFailure). The service is built lazily, on the first task, as
-`wiring.build_aws(settings).dreaming` (see `configure` for tests).
+`wiring.build_aws(settings).dreaming` (see `configure` for tests); a deployment whose wiring has no dreaming
+service fails that task with `Misconfigured`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.dreaming.ledger import SweepHandle
 from ..domain.dreaming.sweep import DreamingService
-from ..domain.errors import DomainError, ValidationFailed
+from ..domain.errors import DomainError, Misconfigured, ValidationFailed
 from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..settings.dreaming import DreamingSettings, get_dreaming_settings
-from ._runtime import TRACED_LIBRARIES
+from ..settings.handlers import get_handler_settings
+from ._runtime import Lazy, build_aws_services, powertools, tenants_of
 
-logger = Logger(service="dreaming")
-tracer = Tracer(patch_modules=TRACED_LIBRARIES, service="dreaming")
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"), service="dreaming")
+logger, tracer, metrics = powertools("dreaming")
 
 ServiceFactory = Callable[[str], DreamingService]
 """tenant → the dreaming service for it. The AWS services are shared by all tenants: their record store and
 vector index pick STS credentials scoped to the call's tenant, so IAM confines each sweep to its tenant."""
 
-_factory: ServiceFactory | None = None
-_settings: DreamingSettings | None = None
+
+def _build_shared_service() -> DreamingService:
+    dreaming = build_aws_services().dreaming
+    if dreaming is None:
+        raise Misconfigured(
+            "wiring.build_aws does not wire Services.dreaming: the dreaming sweep cannot run in this deployment"
+        )
+    return dreaming
+
+
+_shared = Lazy(_build_shared_service)
+_settings = Lazy(get_dreaming_settings)
+
+
+def _default_factory(tenant: str) -> DreamingService:
+    return _shared()
+
+
+_factory: ServiceFactory = _default_factory
 _services: dict[str, DreamingService] = {}
-_shared: DreamingService | None = None
 
 
 def configure(factory: ServiceFactory | None, settings: DreamingSettings | None = None) -> None:
     """Replace how services and settings are built (tests, other runtimes); `configure(None)` restores the
     defaults (`wiring.build_aws(...).dreaming` and the environment)."""
-    global _factory, _settings, _shared
-    _factory, _settings, _shared = factory, settings, None
+    global _factory
+    _factory = factory or _default_factory
+    _settings.set(settings)
+    _shared.set(None)
     _services.clear()
-
-
-def _dreaming_settings() -> DreamingSettings:
-    return _settings or get_dreaming_settings()
 
 
 def _service(tenant: str) -> DreamingService:
@@ -70,53 +82,30 @@ def _service(tenant: str) -> DreamingService:
         raise ValidationFailed(f"invalid tenant id {tenant!r}")
     service = _services.get(tenant)
     if service is None:
-        service = _services[tenant] = (_factory or _default_factory)(tenant)
+        service = _services[tenant] = _factory(tenant)
     return service
-
-
-def _default_factory(tenant: str) -> DreamingService:
-    global _shared
-    if _shared is None:
-        from ..settings.service import get_settings
-        from ..wiring import build_aws
-
-        dreaming = getattr(build_aws(get_settings()), "dreaming", None)
-        if not isinstance(dreaming, DreamingService):
-            raise RuntimeError(
-                "wiring.build_aws does not wire Services.dreaming: the dreaming sweep cannot run in this deployment"
-            )
-        _shared = dreaming
-    return _shared
 
 
 # --------------------------------------------------------------------------- tasks
 
 
 def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
-    settings = _dreaming_settings()
+    settings = _settings()
     body = event["input"] if isinstance(event.get("input"), dict) else event
     # Like the other scheduled jobs: the schedule's input names the tenant(s); configuration is the fallback.
-    tenants = (
-        body.get("tenants")
-        or ([body["tenant"]] if body.get("tenant") else None)
-        or settings.tenants
-        or [t for t in os.environ.get("AGENT_MEMORY_TENANTS", "").split(",") if t]
-    )
+    tenants = tenants_of(body, settings.tenants or get_handler_settings().tenants)
     if not tenants:
         raise ValidationFailed(
             "no tenant to sweep: pass {'tenants': [...]} as the execution input or set "
             "AGENT_MEMORY_DREAMING_TENANTS (or AGENT_MEMORY_TENANTS)"
         )
-    bad = [tenant for tenant in tenants if not isinstance(tenant, str) or not is_valid_tenant(tenant)]
-    if bad:
-        raise ValidationFailed(f"invalid tenant ids {bad}")
     only = body.get("namespaces") or []
     if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
         raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
     day = _sweep_day(body)
     execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     targets: list[dict[str, str]] = []
-    for tenant in dict.fromkeys(tenants):
+    for tenant in tenants:
         # An on-demand start may name the namespaces to sweep; otherwise every namespace of the tenant.
         namespaces = only or _service(tenant).namespaces(tenant, settings.namespaces.get(tenant, ()))
         for namespace in namespaces:
@@ -173,8 +162,10 @@ def deep_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
-    target = event.get("target") if isinstance(event.get("target"), dict) else {}
-    error = target.get("error") if isinstance(target.get("error"), dict) else {}
+    raw_target = event.get("target")
+    target: dict[str, Any] = raw_target if isinstance(raw_target, dict) else {}
+    raw_error = target.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     error_name, cause = str(error.get("Error", "Unknown")), str(error.get("Cause", ""))
     metrics.add_metric(name="DreamFailures", unit=MetricUnit.Count, value=1)
     metrics.flush_metrics()

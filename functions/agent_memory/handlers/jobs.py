@@ -3,40 +3,29 @@ configured tenant. Archived memories stay restorable; nothing is deleted."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..domain.records import is_valid_tenant
-from ._runtime import TRACED_LIBRARIES, LazyServices
+from ..settings.handlers import get_handler_settings
+from ._runtime import LazyServices, powertools, tenants_of
 
-logger = Logger()
-tracer = Tracer(patch_modules=TRACED_LIBRARIES)
-metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory"))
+logger, tracer, metrics = powertools()
 services = LazyServices()
-
-
-def _tenants(event: dict[str, Any]) -> list[str]:
-    """The schedule's input names the tenant(s); AGENT_MEMORY_TENANTS (comma-separated) is the fallback."""
-    raw = event.get("tenants") or ([event["tenant"]] if event.get("tenant") else None)
-    tenants = raw or [t for t in os.environ.get("AGENT_MEMORY_TENANTS", "").split(",") if t]
-    invalid = [t for t in tenants if not is_valid_tenant(t)]
-    if invalid:
-        raise ValueError(f"invalid tenant ids in the job input: {invalid}")
-    return tenants
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def archive_decayed_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """The schedule's input names the tenant(s) (`tenants` or `tenant`); AGENT_MEMORY_TENANTS is the fallback.
+    An invalid tenant id refuses the whole run (ValidationFailed) before anything is archived."""
+    tenants = tenants_of(event, get_handler_settings().tenants)
     memory = services().memory
     dry_run = bool(event.get("dry_run", False))
     summary: dict[str, Any] = {}
-    for tenant in _tenants(event):
+    for tenant in tenants:
         report = memory.archive_decayed(
             tenant, event.get("namespace"), actor="job:archive-decayed", dry_run=dry_run
         )

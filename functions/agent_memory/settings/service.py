@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..domain.errors import Misconfigured
 from ..domain.identity import Principal, Scope
 from ..domain.memory.policy import MemoryPolicy
 from ..domain.model import Model
@@ -94,7 +95,7 @@ class Settings(BaseSettings):
         missing = [name for name in ("table", "vector_bucket", "tenant_role_arn") if not getattr(self, name)]
         if missing:
             names = ", ".join(f"AGENT_MEMORY_{name.upper()}" for name in missing)
-            raise RuntimeError(f"the aws runtime needs {names} (set by the CDK stack)")
+            raise Misconfigured(f"the aws runtime needs {names} (set by the CDK stack)")
 
 
 @lru_cache(maxsize=1)

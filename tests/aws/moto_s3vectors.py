@@ -13,6 +13,8 @@ for the duration of one test so that:
   anything else, or a filter on a non-filterable key, is a ValidationException, like the service;
 - CreateIndex keeps `metadataConfiguration` (GetIndex returns it, text search ACTIVE, mode ENHANCED) and
   refuses an existing name with ConflictException; UpdateIndexMode / UpdateMetadataConfiguration exist;
+  CreateIndex and UpdateMetadataConfiguration answer the `indexArn` the service model requires (every answer
+  is checked against that model by tests/aws/test_s3vectors_request_shapes.py);
 - PutVectors refuses > 500 vectors, > 2 KB filterable or > 40 KB total metadata, zero or non-finite vectors;
   GetVectors refuses > 100 keys, DeleteVectors > 500.
 
@@ -254,14 +256,14 @@ def _patched_create_index(original: Any) -> Any:
             pass
         else:
             raise ConflictError(f"An index with the name {name} already exists")
-        result = original(self)
+        original(self)
         index = _index(self)
         config = json.loads(json.dumps(self._get_param("metadataConfiguration") or {}))
         for text_config in config.get("textSearchConfigurations") or []:
             text_config["status"] = "ACTIVE"
         index.metadataConfiguration = config
         index.indexMode = "ENHANCED"
-        return result
+        return ActionResult({"indexArn": index.index_arn})  # moto answers {}; the service model requires it
 
     return create_index
 
@@ -271,7 +273,7 @@ def update_index_mode(self: S3VectorsResponse) -> EmptyResult:
     return EmptyResult()
 
 
-def update_metadata_configuration(self: S3VectorsResponse) -> EmptyResult:
+def update_metadata_configuration(self: S3VectorsResponse) -> ActionResult:
     index = _index(self)
     if getattr(index, "indexMode", "ENHANCED") != "ENHANCED":
         raise ValidationError("The vector index must be in ENHANCED mode")
@@ -281,7 +283,7 @@ def update_metadata_configuration(self: S3VectorsResponse) -> EmptyResult:
         existing.append({**added, "status": "ACTIVE"})
     config["textSearchConfigurations"] = existing
     index.metadataConfiguration = config
-    return EmptyResult()
+    return ActionResult({"indexArn": index.index_arn})
 
 
 def _metadata_bytes(metadata: dict[str, Any]) -> int:

@@ -9,6 +9,7 @@ Both use the deterministic hashing embedder, so any difference in a decision is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,9 @@ import pytest
 from moto import mock_aws
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
+from agent_memory.api.context import Services
 from agent_memory.domain.identity import Scope
+from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.settings.service import Settings, get_settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
 from tests.aws import moto_s3vectors
@@ -163,19 +166,59 @@ class AwsApi(Api):
 
 @pytest.fixture(scope="module", params=["local", "aws"])
 def api(request, tmp_path_factory) -> Iterator[Api]:
-    if request.param == "local":
-        settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing")
-        runtime = build_local(settings)
-        keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
-        server, thread, url = start_server(settings)
+    yield from serve_api(request.param, tmp_path_factory)
+
+
+def serve_api(
+    runtime: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    policy: MemoryPolicy | None = None,
+    chat_model: Any = None,
+) -> Iterator[Api]:
+    """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `policy` replaces the default
+    MemoryPolicy; `chat_model` (a `ChatModel`, e.g. tests.contract.chat_fakes.FakeChatModel) answers chat
+    turns, which otherwise get 503 because no model is configured."""
+    if runtime == "local":
+        yield from _local_api(tmp_path_factory, policy, chat_model)
+    else:
+        yield from _aws_api(tmp_path_factory, policy, chat_model)
+
+
+def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Services:
+    if chat_model is None:
+        return services
+    from agent_memory.adapters.clock import SystemClock
+    from agent_memory.domain.sessions.chat import ChatService
+
+    chat = ChatService(
+        services.sessions,
+        services.files,
+        services.memory,
+        chat_model,
+        SystemClock(),
+        settings.chat,
+        settings.prompt_cache,
+    )
+    return dataclasses.replace(services, chat=chat)
+
+
+def _local_api(tmp_path_factory, policy: MemoryPolicy | None, chat_model: Any) -> Iterator[Api]:
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("data"), embedder="hashing", **({"policy": policy} if policy else {})
+    )
+    runtime = build_local(settings)
+    runtime = dataclasses.replace(runtime, services=_with_chat(runtime.services, settings, chat_model))
+    keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
+    server, thread, url = start_server(settings, runtime)
+    try:
         yield LocalApi(url=url, keys=keys)
+    finally:
         server.should_exit = True
         thread.join(timeout=10)
-        return
-    yield from _aws_api(tmp_path_factory)
 
 
-def _aws_api(tmp_path_factory) -> Iterator[Api]:
+def _aws_api(tmp_path_factory, policy: MemoryPolicy | None = None, chat_model: Any = None) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
 
     with pytest.MonkeyPatch.context() as patch:
@@ -220,13 +263,15 @@ def _aws_api(tmp_path_factory) -> Iterator[Api]:
                 tenant_role_arn=role,
                 files_root=tmp_path_factory.mktemp("mnt-memory"),
                 region=REGION,
+                **({"policy": policy} if policy else {}),
             )
             clients = AwsClients(
                 sts=boto3.client("sts", region_name=REGION),
                 idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
                 stepfunctions=stepfunctions,
             )
-            api_handler.set_services(build_aws(settings, clients, embedder=HashingEmbedder()))
+            services = build_aws(settings, clients, embedder=HashingEmbedder())
+            api_handler.set_services(_with_chat(services, settings, chat_model))
             get_settings.cache_clear()  # the IAM principal map is read from the environment on first use
             try:
                 aws_api = AwsApi()

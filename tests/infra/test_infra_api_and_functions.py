@@ -268,19 +268,60 @@ def test_only_asynchronous_functions_have_dead_letter_queues(synthesized: Synthe
 # ---------------------------------------------------------------- observability
 
 
-def test_dashboard_shows_api_recall_memory_file_usage_and_throttles(synthesized: Synthesized) -> None:
+def _dashboard_metrics(synthesized: Synthesized) -> dict[str, list[tuple[str, str, dict[str, str], str]]]:
+    """Widget title -> its metrics as (namespace, metric name, dimensions, statistic), read from the
+    dashboard body's `["Namespace", "MetricName", dim, value, ..., {options}]` arrays."""
     (dashboard,) = synthesized.of_type("AWS::CloudWatch::Dashboard").values()
-    body = json.dumps(render(dashboard["Properties"]["DashboardBody"]))
-    for metric in (
-        "Latency",
-        "5XXError",
-        "RecallLatency",
-        "MemoryFileUsagePercent",
-        "Throttles",
-        "ApproximateNumberOfMessagesVisible",
-    ):
-        assert metric in body, metric
-    assert "MEMORY.md" in body and "USER.md" in body
+    body = json.loads(render(dashboard["Properties"]["DashboardBody"]))
+    widgets: dict[str, list[tuple[str, str, dict[str, str], str]]] = {}
+    for widget in body["widgets"]:
+        properties = widget["properties"]
+        metrics = []
+        for line in properties.get("metrics", []):
+            options = line[-1] if isinstance(line[-1], dict) else {}
+            names = line[:-1] if options else line
+            assert "..." not in names and "." not in names, f"shorthand metric lines are not read: {line}"
+            namespace, metric_name, *pairs = names
+            dimensions = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            metrics.append((namespace, metric_name, dimensions, options.get("stat", "")))
+        widgets[properties.get("title", "")] = metrics
+    return widgets
+
+
+def test_dashboard_shows_api_recall_memory_file_usage_and_throttles(synthesized: Synthesized) -> None:
+    widgets = _dashboard_metrics(synthesized)
+    every_metric = [metric for metrics in widgets.values() for metric in metrics]
+    (rest_api,) = synthesized.of_type("AWS::ApiGateway::RestApi").values()
+    api = {"ApiName": rest_api["Properties"]["Name"]}
+    environment = _function(synthesized, "ApiFunction")["Environment"]["Variables"]
+    # The custom metrics are read where the API function publishes them (Powertools Metrics: its namespace
+    # and `service` dimension come from the function's environment).
+    namespace, service = environment["POWERTOOLS_METRICS_NAMESPACE"], environment["POWERTOOLS_SERVICE_NAME"]
+
+    # API Gateway latency of this API (not RecallLatency, which also contains "Latency"), at p50/p90/p99
+    latency = [m for m in every_metric if m[:2] == ("AWS/ApiGateway", "Latency")]
+    assert {(m[2]["ApiName"], m[3]) for m in latency} == {(api["ApiName"], s) for s in ("p50", "p90", "p99")}
+    assert ("AWS/ApiGateway", "5XXError", api, "Sum") in every_metric
+    # Recall latency: the API function's own metric, at the p99 the alarm watches
+    recall = [m for m in every_metric if m[1] == "RecallLatency"]
+    assert {(m[0], tuple(m[2].items()), m[3]) for m in recall} >= {
+        (namespace, (("service", service),), "p99")
+    }
+    # Memory-file usage, one line per capped file, against the cap
+    usage = [m for m in every_metric if m[1] == "MemoryFileUsagePercent"]
+    assert sorted((m[0], m[2]["file"], m[2]["service"]) for m in usage) == [
+        (namespace, "MEMORY.md", service),
+        (namespace, "USER.md", service),
+    ]
+    # Throttles of the API function itself
+    api_function = synthesized.logical_id("AWS::Lambda::Function", "ApiFunction")
+    assert ("AWS/Lambda", "Throttles", {"FunctionName": f"<{api_function}>"}, "Sum") in every_metric
+    # Messages waiting in every dead-letter queue
+    waiting = {
+        m[2]["QueueName"] for m in every_metric if m[:2] == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    }
+    queues = synthesized.of_type("AWS::SQS::Queue")
+    assert queues and waiting == {f"<{queue}.QueueName>" for queue in queues}
 
 
 def test_every_alarm_notifies_the_encrypted_topic(synthesized: Synthesized) -> None:

@@ -13,7 +13,7 @@ import uvicorn
 
 from agent_memory.local_server import MAX_CONCURRENT_REQUESTS, build_asgi
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring import LocalRuntime, build_local
 
 
 @dataclass
@@ -27,8 +27,11 @@ class LiveServer:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
-def start_server(settings: Settings) -> tuple[uvicorn.Server, threading.Thread, str]:
-    runtime = build_local(settings)
+def start_server(
+    settings: Settings, runtime: LocalRuntime | None = None
+) -> tuple[uvicorn.Server, threading.Thread, str]:
+    """Serve `runtime` (default: `build_local(settings)`) on a free loopback port."""
+    runtime = runtime or build_local(settings)
     config = uvicorn.Config(
         build_asgi(settings, runtime),
         host="127.0.0.1",

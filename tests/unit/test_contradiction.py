@@ -193,8 +193,34 @@ def test_given_an_empty_statement_when_assessed_then_a_validation_error_asks_for
         assess(new, old)
 
 
-def test_given_long_hostile_statements_when_assessed_then_the_assessment_completes() -> None:
-    new = "switched from " * 3_000 + "not " * 3_000 + "不" * 5_000 + "从" * 5_000
-    old = "a " * 20_000 + "换成" * 5_000
+HOSTILE_PADDING = "switched from " * 3_000 + "not " * 3_000 + "不" * 5_000 + "从" * 5_000
 
-    assert assess(new, old).kind in ("none", "supersedes", "uncertain")
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        # Only cue words, no subject or object in common (the old one has no content word at all): nothing
+        # is negated or replaced, so both can hold.
+        (HOSTILE_PADDING, "a " * 20_000 + "换成" * 5_000, "none"),
+        # A plain negation flip followed, in both statements, by the same 47k characters of half-finished
+        # replacement cues (no negation, no "to"): the padding must not hide the flip.
+        (
+            "The user no longer likes coffee. " + "switched from " * 3_000 + "从" * 5_000,
+            "The user likes coffee. " + "switched from " * 3_000 + "从" * 5_000,
+            "supersedes",
+        ),
+        # A replacement naming the old value, with a different hostile tail on each side.
+        (
+            "We switched from Postgres to DynamoDB, and " + "not " * 3_000,
+            "We use Postgres for billing" + " 不" * 3_000,
+            "supersedes",
+        ),
+    ],
+    ids=["unrelated", "negation-then-padding", "replacement-then-padding"],
+)
+def test_given_long_hostile_statements_when_assessed_then_the_decision_is_still_right(
+    new: str, old: str, expected: str
+) -> None:
+    # No wall-clock assertion (a backtracking blow-up shows as a hung suite); the decision must be the one
+    # the same statements get without the padding.
+    assert assess(new, old).kind == expected

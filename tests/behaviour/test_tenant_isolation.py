@@ -1,0 +1,488 @@
+"""Tenant isolation, driven by the API's own OpenAPI document (docs/openapi.json), on both runtimes.
+
+Tenant `alpha` fills one namespace with every kind of data the API holds: records (active, archived, in an
+open conflict, short-term), MEMORY.md and USER.md entries, a daily log, a session with a turn, an
+Idempotency-Key. Tenant `beta` then calls EVERY operation of the document with alpha's ids, group, session and
+namespace, using a key with every scope (admin included) on every namespace of its own tenant. Nothing may
+succeed on alpha's data: id-addressed calls are 404 (not 403, which would confirm the id exists), namespace
+reads see an empty namespace, namespace writes land in beta's own tenant, admin jobs never touch alpha, and
+alpha's view of its data is byte-for-byte the same afterwards.
+
+An operation added to the API without an attack below fails `test_every_operation_is_attacked` (and the
+isolation test itself): add an attack to ATTACKS, or, only for an operation that holds no tenant data, an
+entry with the reason to NOT_TENANT_SCOPED.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_memory.domain.memory.policy import MemoryPolicy
+from tests.behaviour.conftest import Api, serve_api
+from tests.contract.chat_fakes import FakeChatModel, text_reply
+
+SPEC = json.loads((Path(__file__).resolve().parents[2] / "docs" / "openapi.json").read_text(encoding="utf-8"))
+SPEC_OPERATIONS = {
+    (method.upper(), path)
+    for path, item in SPEC["paths"].items()
+    for method in item
+    if method in {"get", "put", "post", "delete", "patch"}
+}
+
+# The only operations no other tenant is sent to, each with the reason. Keep this list short and explicit.
+NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
+    ("GET", "/v1/health"): "public liveness probe: no key, no tenant, returns only the service version",
+}
+
+# Forgetting job: every active record not accessed since "now" is eligible, so alpha's records are exactly
+# what a job leaking across tenants would archive (alpha's own dry run shows it).
+POLICY = MemoryPolicy(archive_unused_days=0, archive_below_strength=1.0)
+
+
+@pytest.fixture(scope="module", params=["local", "aws"])
+def isolation_api(request, tmp_path_factory) -> Iterator[Api]:
+    # A scripted chat model answers alpha's one turn; beta's turns must be refused before any model call
+    # (the script has nothing left for them).
+    model = FakeChatModel(script=[text_reply("Noted.")])
+    yield from serve_api(request.param, tmp_path_factory, policy=POLICY, chat_model=model)
+
+
+# --------------------------------------------------------------------------- alpha's data
+
+
+@dataclass
+class AlphaWorld:
+    ns: str
+    memory: dict[str, Any]
+    """Active record; its content names the codename."""
+    archived: dict[str, Any]
+    short_term: dict[str, Any]
+    conflict_group: str
+    conflict_ids: list[str]
+    session_id: str
+    day: str
+    idempotency_key: str
+    remembered: dict[str, Any]
+    """The body alpha sent with `idempotency_key`."""
+
+    @property
+    def record_ids(self) -> list[str]:
+        return [self.memory["id"], self.archived["id"], self.short_term["id"], *self.conflict_ids]
+
+
+# Words that exist only in alpha's data: none may appear in an answer to beta (except where beta's own
+# request carried them).
+SECRETS = ("BLUE HERON", "GREY OWL", "coffee and tea", "terse answers", "ops/heron.md")
+
+
+def seed_alpha(api: Api) -> AlphaWorld:
+    alpha = api.client("alpha")
+    ns = f"/projects/iso-{uuid.uuid4().hex[:8]}"
+
+    def ok(response: Any, status: int = 200) -> dict[str, Any]:
+        assert response.status_code == status, response.text
+        return response.json()
+
+    key = f"alpha-{uuid.uuid4()}"
+    remembered = {"content": "Alpha's launch codename is BLUE HERON", "namespace": ns}
+    memory = ok(alpha.post("/v1/memories", json=remembered, headers={"Idempotency-Key": key}), 201)["memory"]
+    old = ok(
+        alpha.post("/v1/memories", json={"content": "Alpha's old vendor was GREY OWL", "namespace": ns}), 201
+    )
+    archived = ok(alpha.post(f"/v1/memories/{old['memory']['id']}/archive", json={"reason": "old"}))
+    first = ok(
+        alpha.post("/v1/memories", json={"content": "The user likes coffee and tea", "namespace": ns}), 201
+    )
+    second = ok(
+        alpha.post("/v1/memories", json={"content": "The user no longer likes tea", "namespace": ns}), 201
+    )
+    assert second["decision"] == "pending", second
+    group = second["memory"]["conflict_group"]
+    short_term = ok(
+        alpha.post(
+            "/v1/memories",
+            json={
+                "content": "Right now I'm debugging the BLUE HERON invoice export, just for today",
+                "namespace": ns,
+            },
+        ),
+        201,
+    )["memory"]
+    for query in ("BLUE HERON invoice export", "invoice export debugging", "what is blue heron"):
+        ok(alpha.post("/v1/recall", json={"query": query, "namespaces": [ns]}))
+    ok(
+        alpha.post(
+            "/v1/files/memory/entries",
+            json={"namespace": ns, "content": "BLUE HERON checklist: ops/heron.md"},
+        )
+    )
+    ok(
+        alpha.post(
+            "/v1/files/user/entries", json={"namespace": ns, "content": "Alpha's admin wants terse answers"}
+        )
+    )
+    day = ok(
+        alpha.post("/v1/daily-log", json={"namespace": ns, "text": "Shipped the BLUE HERON invoice fix"})
+    )
+    session = ok(alpha.post("/v1/sessions", json={"namespace": ns}), 201)["session"]
+    assert (
+        ok(alpha.post(f"/v1/sessions/{session['id']}/turns", json={"message": "hello"}))["reply"] == "Noted."
+    )
+
+    world = AlphaWorld(
+        ns=ns,
+        memory=memory,
+        archived=archived,
+        short_term=short_term,
+        conflict_group=group,
+        conflict_ids=[first["memory"]["id"], second["memory"]["id"]],
+        session_id=session["id"],
+        day=day["path"].removeprefix("memory/").removesuffix(".md"),
+        idempotency_key=key,
+        remembered=remembered,
+    )
+    # Controls: what beta's admin jobs would reach if they crossed tenants. Alpha's own dry runs (which
+    # write nothing) find alpha's records for the forgetting job and alpha's notes for the dreaming sweep.
+    decay = ok(alpha.post("/v1/admin/archive-decayed", json={"namespace": ns, "dry_run": True}))
+    assert {r["id"] for r in decay["archived"]} >= {memory["id"], short_term["id"]}
+    dream = ok(alpha.post("/v1/admin/dream", json={"namespace": ns, "dry_run": True}))
+    assert any("BLUE HERON" in c["text"] for run in dream["runs"] for c in run["candidates"])
+    return world
+
+
+def alpha_view(api: Api, world: AlphaWorld) -> dict[str, Any]:
+    """Everything alpha can read about its data, through read-only calls."""
+    alpha = api.client("alpha")
+    ns = {"namespace": world.ns}
+
+    def read(path: str, params: dict[str, str] | None = None) -> Any:
+        response = alpha.get(path, params=params)
+        assert response.status_code == 200, (path, response.text)
+        return response.json()
+
+    session = read(f"/v1/sessions/{world.session_id}")
+    # "open" turns into "expired" with the clock alone; only "ended" is something beta could have caused.
+    session["session"]["status"] = session["session"]["status"] == "ended"
+    return {
+        "records": {record_id: read(f"/v1/memories/{record_id}") for record_id in world.record_ids},
+        "history": read(f"/v1/memories/{world.memory['id']}/history"),
+        "listed": {
+            status: read("/v1/memories", {**ns, **({"status": status} if status else {})})
+            for status in ("", "active", "archived", "pending", "superseded")
+        },
+        "changes": read("/v1/changes", ns),
+        "conflicts": read("/v1/conflicts", ns),
+        "files": {kind: read(f"/v1/files/{kind}", ns) for kind in ("memory", "user")},
+        "daily": read("/v1/daily-log", {**ns, "date": world.day}),
+        "stats": read("/v1/stats", ns),
+        "session": session,
+    }
+
+
+# --------------------------------------------------------------------------- beta's attacks
+
+
+@dataclass
+class Probe:
+    """Beta's client; records which spec operation each call exercised."""
+
+    api: Api
+    world: AlphaWorld
+    exercised: set[tuple[str, str]] = field(default_factory=set)
+    beta_records: list[str] = field(default_factory=list)
+
+    def call(
+        self,
+        method: str,
+        template: str,
+        *,
+        path: dict[str, str] | None = None,
+        body: Any = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        echoes_own_input: bool = False,
+    ) -> Any:
+        url = template.format(**(path or {}))
+        response = self.api.client("beta").request(method, url, json=body, params=params, headers=headers)
+        self.exercised.add((method, template))
+        if not echoes_own_input:
+            leaked = [secret for secret in SECRETS if secret in response.text]
+            assert not leaked, (method, url, leaked, response.text)
+        return response
+
+    def refused(self, method: str, template: str, **kwargs: Any) -> None:
+        """404 from the API's own error handler: "no such thing" in beta's tenant, never the router's "no
+        such route" (its body has no `error`), never 403 (which would confirm that the id exists)."""
+        response = self.call(method, template, **kwargs)
+        assert response.status_code == 404, (method, template, kwargs, response.text)
+        assert response.json()["error"] == "not_found", response.text
+
+    def ok(self, method: str, template: str, status: int = 200, **kwargs: Any) -> Any:
+        response = self.call(method, template, **kwargs)
+        assert response.status_code == status, (method, template, kwargs, response.text)
+        return response.json()
+
+
+def read_memory(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("GET", "/v1/memories/{memory_id}", path={"memory_id": record_id})
+
+
+def read_history(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("GET", "/v1/memories/{memory_id}/history", path={"memory_id": record_id})
+
+
+def list_memories(p: Probe) -> None:
+    for status in (None, "active", "archived", "pending"):
+        params = {"namespace": p.world.ns, **({"status": status} if status else {})}
+        assert p.ok("GET", "/v1/memories", params=params)["items"] == []
+
+
+def list_changes(p: Probe) -> None:
+    assert p.ok("GET", "/v1/changes", params={"namespace": p.world.ns})["items"] == []
+
+
+def list_conflicts(p: Probe) -> None:
+    assert p.ok("GET", "/v1/conflicts", params={"namespace": p.world.ns})["conflicts"] == []
+
+
+def read_files(p: Probe) -> None:
+    for kind in ("memory", "user"):
+        file = p.ok("GET", "/v1/files/{kind}", path={"kind": kind}, params={"namespace": p.world.ns})
+        assert (file["entries"], file["used"]) == ([], 0)
+
+
+def read_daily_log(p: Probe) -> None:
+    p.refused("GET", "/v1/daily-log", params={"namespace": p.world.ns, "date": p.world.day})
+
+
+def read_stats(p: Probe) -> None:
+    stats = p.ok("GET", "/v1/stats", params={"namespace": p.world.ns})
+    assert stats["by_status"] == {} and {f["used"] for f in stats["files"].values()} == {0}
+
+
+def recall(p: Probe) -> None:
+    for mode_query in ("BLUE HERON launch codename", "coffee and tea", "GREY OWL vendor"):
+        body = {
+            "query": mode_query,
+            "namespaces": [p.world.ns],
+            "statuses": ["active", "archived", "pending"],
+        }
+        assert p.ok("POST", "/v1/recall", body=body)["results"] == []
+
+
+def read_session(p: Probe) -> None:
+    p.refused("GET", "/v1/sessions/{session_id}", path={"session_id": p.world.session_id})
+
+
+def update_memory(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("PATCH", "/v1/memories/{memory_id}", path={"memory_id": record_id}, body={"score": 0.01})
+
+
+def correct_memory(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        body = {"content": "Alpha's codename was leaked", "reason": "beta"}
+        p.refused("POST", "/v1/memories/{memory_id}/correct", path={"memory_id": record_id}, body=body)
+
+
+def archive_memory(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("POST", "/v1/memories/{memory_id}/archive", path={"memory_id": record_id}, body={})
+
+
+def restore_memory(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("POST", "/v1/memories/{memory_id}/restore", path={"memory_id": record_id}, body={})
+
+
+def resolve_conflict_keeping_alphas_records(p: Probe) -> None:
+    for keep in ([p.world.conflict_ids[0]], p.world.conflict_ids):
+        p.refused(
+            "POST",
+            "/v1/conflicts/{group}/resolve",
+            path={"group": p.world.conflict_group},
+            body={"keep": keep},
+        )
+
+
+def end_session(p: Probe) -> None:
+    p.refused("POST", "/v1/sessions/{session_id}/end", path={"session_id": p.world.session_id}, body={})
+
+
+def chat_turn(p: Probe) -> None:
+    # The model is configured (alpha's turn got an answer), so a 404 here is the session check, not a 503.
+    p.refused(
+        "POST",
+        "/v1/sessions/{session_id}/turns",
+        path={"session_id": p.world.session_id},
+        body={"message": "print the memory snapshot"},
+    )
+
+
+def archive_decayed(p: Probe) -> None:
+    for body in ({"namespace": p.world.ns}, {}):  # alpha's namespace, then "all namespaces of my tenant"
+        report = p.ok("POST", "/v1/admin/archive-decayed", body=body)
+        assert (report["examined"], report["archived"]) == (0, []), report
+
+
+def dream(p: Probe) -> None:
+    for body in ({"namespace": p.world.ns, "force": True}, {"force": True}):
+        report = p.ok("POST", "/v1/admin/dream", body=body)
+        assert all(run["candidates"] == [] for run in report["runs"]), report
+        assert all(run["summary"]["candidates"] == 0 for run in report["runs"]), report
+
+
+def start_dream(p: Probe) -> None:
+    for body in ({"namespaces": [p.world.ns]}, {}):
+        response = p.call("POST", "/v1/admin/dream/start", body=body)
+        if p.api.runtime == "local":
+            assert response.status_code == 503, response.text  # no workflow: nothing started for anyone
+            continue
+        assert response.status_code == 202, response.text
+        execution = p.api.stepfunctions.describe_execution(executionArn=response.json()["execution"])
+        started = json.loads(execution["input"])
+        assert started["tenants"] == ["beta"], started  # the workflow sweeps beta's tenant only
+        assert started.get("namespaces", []) == body.get("namespaces", []), started
+
+
+def replace_file_entry(p: Probe) -> None:
+    for kind, match in (("memory", "BLUE HERON"), ("user", "terse")):
+        body = {"namespace": p.world.ns, "match": match, "content": "Beta was here"}
+        # (the 404 names the text beta asked for)
+        p.refused(
+            "POST", "/v1/files/{kind}/entries/replace", path={"kind": kind}, body=body, echoes_own_input=True
+        )
+
+
+def remove_file_entry(p: Probe) -> None:
+    for kind, match in (("memory", "BLUE HERON"), ("user", "terse")):
+        body = {"namespace": p.world.ns, "match": match}
+        p.refused(
+            "POST", "/v1/files/{kind}/entries/remove", path={"kind": kind}, body=body, echoes_own_input=True
+        )
+
+
+def add_file_entry(p: Probe) -> None:
+    for kind in ("memory", "user"):
+        body = {"namespace": p.world.ns, "content": f"Beta's own {kind} note"}
+        file = p.ok("POST", "/v1/files/{kind}/entries", path={"kind": kind}, body=body)
+        assert file["entries"] == [f"Beta's own {kind} note"], file  # beta's file, with only beta's entry
+
+
+def append_daily_log(p: Probe) -> None:
+    appended = p.ok("POST", "/v1/daily-log", body={"namespace": p.world.ns, "text": "Beta's standup"})
+    assert "Beta's standup" in appended["text"]
+
+
+def start_session(p: Probe) -> None:
+    started = p.ok("POST", "/v1/sessions", 201, body={"namespace": p.world.ns})
+    snapshot = json.dumps(started["system"])
+    # The snapshot holds the namespace's memory files: beta's (added above), never alpha's.
+    assert "Beta's own memory note" in snapshot and "Beta's own user note" in snapshot
+
+
+def remember(p: Probe) -> None:
+    # What would join alpha's conflict group, or supersede alpha's record, inside one tenant
+    for content in ("The user no longer likes coffee", "Alpha's launch codename is no longer BLUE HERON"):
+        body = {"content": content, "namespace": p.world.ns}
+        result = p.ok("POST", "/v1/memories", 201, body=body, echoes_own_input=True)
+        assert result["decision"] == "added" and result["related"] == [], result
+        p.beta_records.append(result["memory"]["id"])
+    # Alpha's exact body and Idempotency-Key: a key shared across tenants would replay alpha's answer
+    replayed = p.ok(
+        "POST",
+        "/v1/memories",
+        201,
+        body=p.world.remembered,
+        headers={"Idempotency-Key": p.world.idempotency_key},
+        echoes_own_input=True,
+    )
+    assert replayed["memory"]["tenant"] == "beta" and replayed["memory"]["id"] != p.world.memory["id"]
+    assert {related["id"] for related in replayed["related"]} <= set(p.beta_records), replayed
+
+
+def remember_batch(p: Probe) -> None:
+    items = [
+        {"content": "alpha's launch codename is BLUE HERON", "namespace": p.world.ns},  # a merge in alpha
+        {"content": "The user likes coffee and tea no more", "namespace": p.world.ns},
+    ]
+    batch = p.ok("POST", "/v1/memories/batch", body={"items": items}, echoes_own_input=True)
+    for result in batch["results"]:
+        assert result["memory"]["tenant"] == "beta" and result["memory"]["id"] not in p.world.record_ids
+        assert all(related["tenant"] == "beta" for related in result["related"]), result
+
+
+def resolve_conflict_keeping_own_record(p: Probe) -> None:
+    # Beta keeps a record of its own: the group is looked up in beta's tenant, where it does not exist.
+    body = {"keep": [p.beta_records[0]]}
+    p.refused("POST", "/v1/conflicts/{group}/resolve", path={"group": p.world.conflict_group}, body=body)
+
+
+# In order: reads first, then id-addressed writes and admin jobs (beta still owns nothing), then beta's own
+# writes under alpha's namespace name (after which beta's own answers may contain what beta wrote).
+ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
+    (("GET", "/v1/memories/{memory_id}"), read_memory),
+    (("GET", "/v1/memories/{memory_id}/history"), read_history),
+    (("GET", "/v1/memories"), list_memories),
+    (("GET", "/v1/changes"), list_changes),
+    (("GET", "/v1/conflicts"), list_conflicts),
+    (("GET", "/v1/files/{kind}"), read_files),
+    (("GET", "/v1/daily-log"), read_daily_log),
+    (("GET", "/v1/stats"), read_stats),
+    (("POST", "/v1/recall"), recall),
+    (("GET", "/v1/sessions/{session_id}"), read_session),
+    (("PATCH", "/v1/memories/{memory_id}"), update_memory),
+    (("POST", "/v1/memories/{memory_id}/correct"), correct_memory),
+    (("POST", "/v1/memories/{memory_id}/archive"), archive_memory),
+    (("POST", "/v1/memories/{memory_id}/restore"), restore_memory),
+    (("POST", "/v1/conflicts/{group}/resolve"), resolve_conflict_keeping_alphas_records),
+    (("POST", "/v1/sessions/{session_id}/end"), end_session),
+    (("POST", "/v1/sessions/{session_id}/turns"), chat_turn),
+    (("POST", "/v1/admin/archive-decayed"), archive_decayed),
+    (("POST", "/v1/admin/dream"), dream),
+    (("POST", "/v1/admin/dream/start"), start_dream),
+    (("POST", "/v1/files/{kind}/entries/replace"), replace_file_entry),
+    (("POST", "/v1/files/{kind}/entries/remove"), remove_file_entry),
+    (("POST", "/v1/files/{kind}/entries"), add_file_entry),
+    (("POST", "/v1/daily-log"), append_daily_log),
+    (("POST", "/v1/sessions"), start_session),
+    (("POST", "/v1/memories"), remember),
+    (("POST", "/v1/memories/batch"), remember_batch),
+    (("POST", "/v1/conflicts/{group}/resolve"), resolve_conflict_keeping_own_record),
+]
+
+
+def test_every_operation_is_attacked() -> None:
+    attacked = {operation for operation, _ in ATTACKS}
+    assert set(NOT_TENANT_SCOPED) <= SPEC_OPERATIONS, "an exclusion names an operation the API no longer has"
+    assert attacked.isdisjoint(NOT_TENANT_SCOPED)
+    missing = SPEC_OPERATIONS - set(NOT_TENANT_SCOPED) - attacked
+    assert not missing, f"operations no other tenant is sent to: {sorted(missing)} (add them to ATTACKS)"
+    assert attacked <= SPEC_OPERATIONS, (
+        f"attacks on operations the API does not have: {attacked - SPEC_OPERATIONS}"
+    )
+
+
+def test_another_tenant_cannot_reach_alphas_data_through_any_operation(isolation_api: Api) -> None:
+    world = seed_alpha(isolation_api)
+    before = alpha_view(isolation_api, world)
+    assert before["records"][world.archived["id"]]["status"] == "archived"
+    assert [g["group"] for g in before["conflicts"]["conflicts"]] == [world.conflict_group]
+
+    probe = Probe(isolation_api, world)
+    for _, attack in ATTACKS:
+        attack(probe)
+
+    # Every operation of the document was called by beta (a new operation fails here until attacked) ...
+    assert probe.exercised == SPEC_OPERATIONS - set(NOT_TENANT_SCOPED)
+    # ... and alpha's data is exactly as it was.
+    assert alpha_view(isolation_api, world) == before

@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from .. import __version__
 from ..domain import errors
 from ..domain.identity import Principal
-from .context import RequestContext, Services
+from .context import RequestContext, Services, serving
 from .models import ErrorBody
 from .routes import admin, dreaming, files, memories, sessions
 
@@ -26,6 +26,7 @@ PUBLIC_PATHS = ("/v1/health", "/swagger")
 
 # Most specific first: the first matching class decides the status.
 STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
+    (errors.Misconfigured, 500),
     (errors.UpstreamUnavailable, 503),
     (errors.UpstreamFailed, 502),
     (errors.Unauthenticated, 401),
@@ -109,12 +110,16 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
                 principal = authenticate(app.current_event)
             except errors.DomainError as error:
                 return error_response(status_for(error), error.code, error.message)
-            app.append_context(request=RequestContext(principal=principal, services=services()))
+            context = RequestContext(
+                principal=principal, services=services(), headers=app.current_event.headers
+            )
+            with serving(context):
+                return _unsupported_media(app.current_event) or next_middleware(app)
         return _unsupported_media(app.current_event) or next_middleware(app)
 
     app.use(middlewares=[authenticate_request])
 
-    @app.get(f"{PREFIX}/health", summary="Liveness (no authentication)", tags=["admin"])
+    @app.get(f"{PREFIX}/health", summary="Liveness (no authentication)", tags=["admin"], security=[{}])
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +35,8 @@ class Services:
 class RequestContext:
     principal: Principal
     services: Services
+    headers: Any = None
+    """The request's headers (case-insensitive lookup, as Powertools gives them)."""
 
     def allow(self, scope: Scope, *namespaces: str) -> None:
         """Raise Forbidden unless the principal has the scope and every namespace."""
@@ -40,8 +45,25 @@ class RequestContext:
             self.principal.require_namespace(namespace)
 
 
-def current(router: Any) -> RequestContext:
-    context = router.context.get("request")
-    if not isinstance(context, RequestContext):  # pragma: no cover - the middleware always sets it
+_REQUEST: ContextVar[RequestContext | None] = ContextVar("agent_memory_request", default=None)
+"""The request being served. A context variable rather than the Powertools router's context: the route
+modules' routers are module-level and Powertools points them at the last app that included them, so two apps
+in one process (the local server and the Lambda handler in tests, or an OpenAPI build) would otherwise read
+each other's context."""
+
+
+@contextmanager
+def serving(context: RequestContext) -> Iterator[RequestContext]:
+    """Make `context` the current request's for the duration of the route call (set by the middleware)."""
+    token = _REQUEST.set(context)
+    try:
+        yield context
+    finally:
+        _REQUEST.reset(token)
+
+
+def current() -> RequestContext:
+    context = _REQUEST.get()
+    if context is None:  # pragma: no cover - the middleware always sets it
         raise RuntimeError("request context missing: is the authentication middleware installed?")
     return context

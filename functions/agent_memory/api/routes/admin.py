@@ -17,7 +17,7 @@ router = Router()
 
 @router.get("/stats", summary="Counts by status/tier/type and memory-file usage against caps", tags=["admin"])
 def stats(namespace: Annotated[str, Query(max_length=520)]) -> StatsResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     counts = ctx.services.memory.counts(ctx.principal.tenant, namespace)
     usage = ctx.services.files.usage(ctx.principal.tenant, namespace)
@@ -32,7 +32,7 @@ def stats(namespace: Annotated[str, Query(max_length=520)]) -> StatsResponse:
 
 @router.post("/admin/archive-decayed", summary="Run the forgetting job (admin scope)", tags=["admin"])
 def archive_decayed(body: DecayRequest) -> DecayResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.ADMIN, *([body.namespace] if body.namespace else []))
     if body.namespace is None and not ctx.principal.allows_all:
         raise Forbidden("this API key is limited to some namespaces: name one in `namespace`")

@@ -79,7 +79,7 @@ class DreamResponse(Model):
 
 @router.post("/admin/dream", summary="Run or explain the dreaming sweep (admin scope)", tags=["admin"])
 def dream(body: DreamRequest) -> DreamResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.ADMIN, *([body.namespace] if body.namespace else []))
     if body.namespace is None and not ctx.principal.allows_all:
         raise Forbidden("this API key is limited to some namespaces: name one in `namespace`")
@@ -112,7 +112,7 @@ class DreamStarted(Model):
     tags=["admin"],
 )
 def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.ADMIN, *body.namespaces)
     if not body.namespaces and not ctx.principal.allows_all:
         raise Forbidden("this API key is limited to some namespaces: name them in `namespaces`")

@@ -9,22 +9,23 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from ...domain.errors import NotFound, ValidationFailed
+from ...domain.files.memory_files import FileView
 from ...domain.identity import Scope
 from ..context import current
 from ..models import DailyAppend, DailyOut, FileEntryAdd, FileEntryRemove, FileEntryReplace, FileKind, FileOut
 
 router = Router()
 
-_KINDS = ("memory", "user")
+_KINDS: dict[str, FileKind] = {"memory": "memory", "user": "user"}
 
 
 def _kind(kind: str) -> FileKind:
     if kind not in _KINDS:
         raise NotFound(f"no memory file kind {kind!r}; use one of: {', '.join(_KINDS)}")
-    return kind  # type: ignore[return-value]
+    return _KINDS[kind]
 
 
-def _out(view) -> FileOut:
+def _out(view: FileView) -> FileOut:
     return FileOut(
         kind=view.kind, path=view.path, entries=view.entries, text=view.text, used=view.used, limit=view.limit
     )
@@ -32,14 +33,14 @@ def _out(view) -> FileOut:
 
 @router.get("/files/<kind>", summary="Read MEMORY.md (kind=memory) or USER.md (kind=user)", tags=["files"])
 def read_file(kind: str, namespace: Annotated[str, Query(max_length=520)]) -> FileOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     return _out(ctx.services.files.read(ctx.principal.tenant, namespace, _kind(kind)))
 
 
 @router.post("/files/<kind>/entries", summary="Add an entry (refused over the cap)", tags=["files"])
 def add_entry(kind: str, body: FileEntryAdd) -> FileOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
     return _out(ctx.services.files.add(ctx.principal.tenant, body.namespace, _kind(kind), body.content))
 
@@ -48,7 +49,7 @@ def add_entry(kind: str, body: FileEntryAdd) -> FileOut:
     "/files/<kind>/entries/replace", summary="Replace the one entry containing `match`", tags=["files"]
 )
 def replace_entry(kind: str, body: FileEntryReplace) -> FileOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
     return _out(
         ctx.services.files.replace(
@@ -61,14 +62,14 @@ def replace_entry(kind: str, body: FileEntryReplace) -> FileOut:
     "/files/<kind>/entries/remove", summary="Remove the one entry containing `match`", tags=["files"]
 )
 def remove_entry(kind: str, body: FileEntryRemove) -> FileOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
     return _out(ctx.services.files.remove(ctx.principal.tenant, body.namespace, _kind(kind), body.match))
 
 
 @router.post("/daily-log", summary="Append a line to today's memory/YYYY-MM-DD.md", tags=["files"])
 def append_daily(body: DailyAppend) -> DailyOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
     path = ctx.services.files.append_daily(ctx.principal.tenant, body.namespace, body.text)
     day = path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -81,7 +82,7 @@ def read_daily(
     namespace: Annotated[str, Query(max_length=520)],
     day: Annotated[str, Query(alias="date", pattern=r"^\d{4}-\d{2}-\d{2}$")],
 ) -> DailyOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     try:
         when = date.fromisoformat(day)

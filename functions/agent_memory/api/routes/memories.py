@@ -82,7 +82,7 @@ def _visible(ctx: RequestContext, memory_id: str) -> MemoryRecord:
     tags=["memories"],
 )
 def remember(body: RememberRequest) -> Response[RememberResponse]:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
 
     def compute() -> dict:
@@ -92,7 +92,7 @@ def remember(body: RememberRequest) -> Response[RememberResponse]:
         status = 201 if result.decision in _CREATED else 200
         return {"status": status, "body": _to_response(result).model_dump(mode="json")}
 
-    key = router.current_event.headers.get("Idempotency-Key")  # header access is case-insensitive
+    key = ctx.headers.get("Idempotency-Key") if ctx.headers else None  # header access is case-insensitive
     if key is not None and ctx.services.idempotency is not None:
         outcome = ctx.services.idempotency.run(
             ctx.principal.tenant, "remember", key, body.model_dump(mode="json"), compute
@@ -108,7 +108,7 @@ def remember(body: RememberRequest) -> Response[RememberResponse]:
 
 @router.post("/memories/batch", summary="Remember up to 100 memories, one decision each", tags=["memories"])
 def remember_batch(body: RememberBatchRequest) -> RememberBatchResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE, *{item.namespace for item in body.items})
     results = ctx.services.memory.remember_batch(
         ctx.principal.tenant, [_to_input(item, ctx) for item in body.items], actor=ctx.principal.actor
@@ -119,7 +119,7 @@ def remember_batch(body: RememberBatchRequest) -> RememberBatchResponse:
 
 @router.post("/recall", summary="Hybrid recall (vector + BM25, fused and re-ranked)", tags=["memories"])
 def recall(body: RecallRequest) -> RecallResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, *body.namespaces)
     result = ctx.services.memory.recall(
         ctx.principal.tenant,
@@ -165,7 +165,7 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=2000)] = None,
 ) -> MemoryPage:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     page = ctx.services.memory.list(
         ctx.principal.tenant,
@@ -183,14 +183,14 @@ def list_memories(
 
 @router.get("/memories/<memory_id>", summary="Read one memory", tags=["memories"])
 def get_memory(memory_id: str) -> MemoryRecord:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ)
     return _visible(ctx, memory_id)
 
 
 @router.patch("/memories/<memory_id>", summary="Update governance fields of a memory", tags=["memories"])
 def update_memory(memory_id: str, body: UpdateRequest) -> MemoryRecord:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE)
     _visible(ctx, memory_id)
     return ctx.services.memory.update(
@@ -208,7 +208,7 @@ def update_memory(memory_id: str, body: UpdateRequest) -> MemoryRecord:
 
 @router.post("/memories/<memory_id>/correct", summary="Correct a memory's content", tags=["memories"])
 def correct_memory(memory_id: str, body: CorrectRequest) -> CorrectResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE)
     _visible(ctx, memory_id)
     previous, memory = ctx.services.memory.correct(
@@ -221,7 +221,7 @@ def correct_memory(memory_id: str, body: CorrectRequest) -> CorrectResponse:
     "/memories/<memory_id>/archive", summary="Archive (never deletes; restorable)", tags=["memories"]
 )
 def archive_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE)
     _visible(ctx, memory_id)
     return ctx.services.memory.archive(
@@ -231,7 +231,7 @@ def archive_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
 
 @router.post("/memories/<memory_id>/restore", summary="Restore an archived memory", tags=["memories"])
 def restore_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE)
     _visible(ctx, memory_id)
     return ctx.services.memory.restore(
@@ -241,7 +241,7 @@ def restore_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
 
 @router.get("/memories/<memory_id>/history", summary="Lineage and change log of a memory", tags=["memories"])
 def memory_history(memory_id: str) -> HistoryResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ)
     _visible(ctx, memory_id)
     lineage, changes = ctx.services.memory.history(ctx.principal.tenant, memory_id)
@@ -256,7 +256,7 @@ def change_log(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     cursor: Annotated[str | None, Query(max_length=2000)] = None,
 ) -> ChangePage:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     page = ctx.services.memory.changes(ctx.principal.tenant, namespace, limit=limit, cursor=cursor)
     return ChangePage(items=page.items, next_cursor=page.next_cursor)
@@ -264,7 +264,7 @@ def change_log(
 
 @router.get("/conflicts", summary="Open conflict groups of a namespace", tags=["conflicts"])
 def list_conflicts(namespace: Annotated[str, Query(max_length=520)]) -> ConflictList:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, namespace)
     groups = ctx.services.memory.conflicts(ctx.principal.tenant, namespace)
     return ConflictList(conflicts=[ConflictOut(group=g.group, memories=g.records) for g in groups])
@@ -276,7 +276,7 @@ def list_conflicts(namespace: Annotated[str, Query(max_length=520)]) -> Conflict
     tags=["conflicts"],
 )
 def resolve_conflict(group: str, body: ResolveRequest) -> ResolveResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.WRITE)
     for memory_id in body.keep:
         _visible(ctx, memory_id)

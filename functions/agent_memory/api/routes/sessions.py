@@ -119,7 +119,7 @@ def _out(session: SessionRecord, now: datetime) -> SessionOut:
     return SessionOut(
         id=session.id,
         namespace=session.namespace,
-        status=session.effective_status(now),  # type: ignore[arg-type]
+        status=session.effective_status(now),
         cache_ttl=session.cache_ttl,
         snapshot_sha256=session.snapshot_sha256,
         created_at=session.created_at,
@@ -142,7 +142,7 @@ def _can_write(ctx: RequestContext) -> bool:
     tags=["sessions"],
 )
 def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ, body.namespace)
     started = _sessions(ctx).start(
         ctx.principal.tenant,
@@ -164,7 +164,7 @@ def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
     "/sessions/<session_id>", summary="Read a session and its (unchanged) prompt blocks", tags=["sessions"]
 )
 def get_session(session_id: str) -> SessionResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ)
     session = _visible(ctx, session_id)
     sessions = _sessions(ctx)
@@ -177,7 +177,7 @@ def get_session(session_id: str) -> SessionResponse:
 
 @router.post("/sessions/<session_id>/end", summary="End a session (releases its snapshot)", tags=["sessions"])
 def end_session(session_id: str) -> SessionOut:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ)
     _visible(ctx, session_id)
     sessions = _sessions(ctx)
@@ -190,7 +190,7 @@ def end_session(session_id: str) -> SessionOut:
     tags=["sessions"],
 )
 def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
-    ctx = current(router)
+    ctx = current()
     ctx.allow(Scope.READ)
     chat = _chat(ctx)
     _visible(ctx, session_id)
@@ -208,7 +208,10 @@ def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
         cost_usd=round(result.cost.usd, 8),
         cost_without_cache_usd=round(result.cost.usd_without_cache, 8),
         model_calls=result.model_calls,
-        tool_calls=[ToolCallOut(**outcome.as_dict()) for outcome in result.tool_calls],  # type: ignore[arg-type]
+        tool_calls=[
+            ToolCallOut(name=outcome.name, status=outcome.status, summary=outcome.summary)
+            for outcome in result.tool_calls
+        ],
         sent_turns=result.sent_turns,
         elided_turns=result.elided_turns,
         summarized=result.summarized,

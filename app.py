@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -17,14 +18,15 @@ SKIP_LAYER_BUILD = "skip-layer-build"
 review, diff and lint, but its layer asset is unbuilt: never deploy such a synth."""
 
 
-def build_app(app: cdk.App | None = None, *, nag: bool = True) -> cdk.App:
+def build_app(app: cdk.App | None = None, *, nag: bool = True, target_region: str | None = None) -> cdk.App:
     """Build the app. With `nag` (the default, also for deploy) cdk-nag's AwsSolutions pack runs at synth
-    and any unacknowledged finding fails it."""
+    and any unacknowledged finding fails it. `target_region`: where an environment-agnostic stack is going
+    (the CDK CLI's region), so the config can check the models against it; `region` in cdk.json wins."""
     app = app or cdk.App()
     if str(app.node.try_get_context(SKIP_LAYER_BUILD)).lower() == "true":
         # The CLI refuses `aws:` context keys, so the documented switch maps onto CDK's own one here.
         app.node.set_context("aws:cdk:bundling-stacks", [])
-    config = DeploymentConfig.from_context(app.node.try_get_context(CONTEXT_KEY))
+    config = DeploymentConfig.from_context(app.node.try_get_context(CONTEXT_KEY), target_region=target_region)
     # Environment-agnostic unless cdk.json pins an account/region: synth needs no credentials.
     env = cdk.Environment(account=config.account, region=config.region) if config.region else None
     MemoryStack(
@@ -41,4 +43,6 @@ def build_app(app: cdk.App | None = None, *, nag: bool = True) -> cdk.App:
 
 
 if __name__ == "__main__":
-    build_app().synth()
+    # The CDK CLI runs the app with CDK_DEFAULT_REGION set to the region it deploys an environment-agnostic
+    # stack to (AWS_REGION or the profile's), so `cdk deploy` checks the Bedrock models against that region.
+    build_app(target_region=os.environ.get("CDK_DEFAULT_REGION")).synth()

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from agent_memory.domain.records import is_valid_tenant
 
@@ -21,10 +29,62 @@ TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMENSIONS = (256, 512, 1024)
 """Titan Text Embeddings v2 only produces these sizes (DESIGN §3)."""
 
-INTERFACE_ENDPOINTS = frozenset(
-    {"bedrock-runtime", "s3vectors", "sts", "logs", "xray", "states", "kms", "sqs", "monitoring"}
+INTERFACE_ENDPOINTS = frozenset({"bedrock-runtime", "s3vectors", "sts", "states"})
+"""Interface endpoints the network construct knows how to create (names as in the AWS service name): the
+services the functions call. Each gets an endpoint policy allowing only those calls."""
+
+ENDPOINTS_NOTHING_CALLS = {
+    "logs": "Lambda delivers the functions' logs itself, outside the VPC",
+    "xray": "Lambda's X-Ray daemon sends the traces, outside the VPC",
+    "monitoring": "metrics are embedded-metric-format log lines, never PutMetricData calls",
+    "kms": "the functions never call KMS themselves; DynamoDB, S3 Vectors and S3 Files use the key for them",
+    "sqs": "Lambda and EventBridge Scheduler deliver to the dead-letter queues themselves",
+}
+"""Endpoints earlier versions accepted that no function ever calls, with the reason (for the error message)."""
+
+INFERENCE_PROFILE_GEOGRAPHIES = {
+    "us": "US",
+    "us-gov": "AWS GovCloud (US)",
+    "ca": "Canada",
+    "eu": "EU",
+    "apac": "Asia Pacific",
+    "jp": "Japan",
+    "au": "Australia",
+}
+"""Prefixes of Bedrock's geographic cross-Region inference profiles (`eu.anthropic.claude-...`) and their
+geography. A geographic profile can only be called from a Region of its geography."""
+GLOBAL_INFERENCE_PROFILE = "global"
+"""`global.` profiles route worldwide and can be called from any commercial Region."""
+INFERENCE_PROFILE_PREFIXES = frozenset({*INFERENCE_PROFILE_GEOGRAPHIES, GLOBAL_INFERENCE_PROFILE})
+
+_REGION_PROFILE_PREFIXES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("us-gov-", frozenset({"us-gov"})),
+    ("us-", frozenset({"us", GLOBAL_INFERENCE_PROFILE})),
+    ("ca-", frozenset({"ca", GLOBAL_INFERENCE_PROFILE})),
+    ("eu-", frozenset({"eu", GLOBAL_INFERENCE_PROFILE})),
+    ("ap-northeast-1", frozenset({"apac", "jp", GLOBAL_INFERENCE_PROFILE})),
+    ("ap-northeast-3", frozenset({"apac", "jp", GLOBAL_INFERENCE_PROFILE})),
+    ("ap-southeast-2", frozenset({"apac", "au", GLOBAL_INFERENCE_PROFILE})),
+    ("ap-southeast-4", frozenset({"apac", "au", GLOBAL_INFERENCE_PROFILE})),
+    ("ap-", frozenset({"apac", GLOBAL_INFERENCE_PROFILE})),
+    ("cn-", frozenset()),
 )
-"""Interface endpoints the network construct knows how to create (names as in the AWS service name)."""
+"""Which inference profile prefixes a Region may call (first match wins); other commercial Regions: global."""
+
+
+def profile_prefixes_for(region: str) -> frozenset[str]:
+    """The inference profile prefixes (`eu`, `global`, ...) a stack in `region` may call."""
+    for start, prefixes in _REGION_PROFILE_PREFIXES:
+        if region.startswith(start):
+            return prefixes
+    return frozenset({GLOBAL_INFERENCE_PROFILE})
+
+
+def inference_profile_prefix(model_id: str) -> str | None:
+    """`eu` for `eu.anthropic.claude-...`; None for a foundation model id (`amazon.titan-embed-text-v2:0`)."""
+    prefix = model_id.partition(".")[0]
+    return prefix if prefix in INFERENCE_PROFILE_PREFIXES else None
+
 
 LOG_RETENTION_DAYS = (
     1,
@@ -254,8 +314,13 @@ class ApiConfig(_Model):
     authorizer_cache_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
     """How long API Gateway caches an authorizer decision per key; a disabled key works this much longer."""
     execution_logging: bool = True
-    """ERROR-level execution logs; needs the account-wide API Gateway CloudWatch role (created if missing)."""
-    create_cloudwatch_role: bool = True
+    """ERROR-level execution logs. Like the access logs, they need the Region's account-level API Gateway
+    CloudWatch Logs role (see `create_cloudwatch_role`)."""
+    create_cloudwatch_role: bool = False
+    """Create a role for API Gateway to write CloudWatch Logs with and make it the account's setting for this
+    Region (AWS::ApiGateway::Account). That setting is one per account and Region, shared by every API there:
+    turn this on only when the Region has none yet (`aws apigateway get-account`), since it replaces the
+    current role, and the role and setting stay when the stack is deleted."""
     waf_web_acl_arn: str | None = None
     iam_principals: tuple[IamPrincipalConfig, ...] = ()
     """SigV4 callers and the tenant each acts as. Non-empty: the API also serves `/iam/v1/{proxy+}` with IAM
@@ -272,6 +337,13 @@ class NetworkConfig(_Model):
     @field_validator("interface_endpoints")
     @classmethod
     def _endpoints(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        uncalled = [name for name in value if name in ENDPOINTS_NOTHING_CALLS]
+        if uncalled:
+            reasons = "; ".join(f"{name}: {ENDPOINTS_NOTHING_CALLS[name]}" for name in uncalled)
+            raise ValueError(
+                f"no function calls {uncalled} (an endpoint nobody uses only costs money): {reasons}. "
+                "Remove them"
+            )
         unknown = sorted(set(value) - INTERFACE_ENDPOINTS)
         if unknown:
             raise ValueError(f"unknown endpoints {unknown}; known: {sorted(INTERFACE_ENDPOINTS)}")
@@ -314,7 +386,10 @@ class MemoryFilesConfig(_Model):
     root_directory: Annotated[str, Field(pattern=r"^(/[A-Za-z0-9._-]+)+$")] = "/agent-memory"
     """Directory on the file system (= key prefix in the bucket) every access point is rooted at."""
     accept_bucket_warning: bool = False
-    """S3 Files refuses a bucket it has warnings about unless this is on; read the warning first."""
+    """Written to the file system as AcceptBucketWarning. S3 Files refuses to create a file system on a bucket
+    it has a warning about (documented: a very large number of objects, ~12 million) unless this is on; the
+    stack's bucket starts empty, so leave it off and read the warning if one ever appears. Create-only:
+    changing it after the first deploy replaces the file system."""
 
 
 class AlarmsConfig(_Model):
@@ -383,6 +458,47 @@ class DeploymentConfig(_Model):
             raise ValueError(f"not Bedrock model or inference profile ids: {bad}")
         return value
 
+    @model_validator(mode="after")
+    def _states_endpoint_only_for_on_demand_dreaming(self) -> DeploymentConfig:
+        if "states" in self.network.interface_endpoints and not self.schedules.dreaming.on_demand:
+            raise ValueError(
+                "network.interface_endpoints: only on-demand dreaming calls Step Functions from the VPC; "
+                "remove 'states', or set schedules.dreaming.on_demand to true (which adds the endpoint)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _models_in_the_regions_geography(self, info: ValidationInfo) -> DeploymentConfig:
+        """A geographic inference profile (`eu.`, `us.`, `apac.`, ...) can only be called from a Region of its
+        geography. The Region is `region`, or for an environment-agnostic stack the Region the CDK CLI
+        deploys to (`from_context(..., target_region=...)`)."""
+        target = (info.context or {}).get("target_region") if info.context else None
+        region = self.region or target
+        if not region:
+            return self
+        source = "`region` in cdk.json" if self.region else "the CDK CLI (CDK_DEFAULT_REGION)"
+        allowed = profile_prefixes_for(region)
+        models = [(f"chat_model_ids.{i}", model) for i, model in enumerate(self.chat_model_ids)]
+        models.append(("embedding.model_id", self.embedding.model_id))
+        if self.schedules.dreaming.model_id:
+            models.append(("schedules.dreaming.model_id", self.schedules.dreaming.model_id))
+        problems = []
+        for key, model_id in models:
+            prefix = inference_profile_prefix(model_id)
+            if prefix is None or prefix in allowed:
+                continue
+            where = INFERENCE_PROFILE_GEOGRAPHIES.get(prefix, "worldwide")
+            fixes = " or ".join(f"'{p}.{model_id.partition('.')[2]}'" for p in sorted(allowed)) or (
+                "a model this Region serves without a cross-Region profile"
+            )
+            problems.append(
+                f"{key}: {model_id!r} is an inference profile for {where} ('{prefix}.'), but the stack deploys "
+                f"to {region} (from {source}), which cannot call it: use {fixes}"
+            )
+        if problems:
+            raise ValueError("\n  - ".join(problems))
+        return self
+
     @field_validator("tenants")
     @classmethod
     def _unique_tenants(cls, value: tuple[TenantConfig, ...]) -> tuple[TenantConfig, ...]:
@@ -397,8 +513,10 @@ class DeploymentConfig(_Model):
         return tuple(t.id for t in self.tenants)
 
     @classmethod
-    def from_context(cls, raw: object) -> DeploymentConfig:
-        """Validate the `agent-memory` context value (a mapping, or a JSON string when given with -c)."""
+    def from_context(cls, raw: object, *, target_region: str | None = None) -> DeploymentConfig:
+        """Validate the `agent-memory` context value (a mapping, or a JSON string when given with -c).
+        `target_region`: where an environment-agnostic stack will be deployed, when known (the CDK CLI's
+        CDK_DEFAULT_REGION); a `region` in the config takes precedence."""
         if raw is None:
             raise ConfigError(
                 f"cdk.json has no '{CONTEXT_KEY}' context: add it (see docs/deploy.md) or pass "
@@ -412,7 +530,7 @@ class DeploymentConfig(_Model):
         if not isinstance(raw, Mapping):
             raise ConfigError(f"context '{CONTEXT_KEY}' must be a JSON object, got {type(raw).__name__}")
         try:
-            return cls.model_validate(dict(raw))
+            return cls.model_validate(dict(raw), context={"target_region": target_region})
         except ValidationError as exc:
             raise ConfigError(_describe(exc)) from None
 
@@ -420,11 +538,12 @@ class DeploymentConfig(_Model):
 def _describe(exc: ValidationError) -> str:
     lines = [f"invalid deployment configuration (cdk.json context '{CONTEXT_KEY}'):"]
     for error in exc.errors():
-        path = ".".join(str(part) for part in error["loc"]) or "(root)"
+        path = ".".join(str(part) for part in error["loc"])
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown key (check the spelling against docs/deploy.md)"
-        lines.append(f"  - {path}: {message}")
+        # Checks across keys name their keys in the message themselves.
+        lines.append(f"  - {path}: {message}" if path else f"  - {message}")
     return "\n".join(lines)
 
 

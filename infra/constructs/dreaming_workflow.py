@@ -97,6 +97,9 @@ class DreamingWorkflow(Construct):
             definition_body=sfn.DefinitionBody.from_string(
                 definition_json(
                     DreamingFunctions.single(fn.function_arn),
+                    # `${AWS::Partition}` unless the stack pins a region: the integration ARN follows the
+                    # partition the stack is deployed to (cdk.json allows aws-cn).
+                    partition=stack.partition,
                     max_concurrency=config.max_concurrency,
                     task_timeout_seconds=sizing.timeout_seconds,
                 )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import cast
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_apigateway as apigw
@@ -16,6 +17,17 @@ from ..config import ApiConfig
 
 BEARER_PATTERN = r"^Bearer [A-Za-z0-9._~+/=-]{16,512}$"
 """RFC 6750 bearer token syntax. API Gateway answers 401 for anything else without invoking the authorizer."""
+
+
+class _MethodOptions(TypedDict):
+    """The options every bearer-token method shares (keyword arguments to `add_method`)."""
+
+    authorizer: apigw.IAuthorizer
+    authorization_type: apigw.AuthorizationType
+    request_validator: apigw.IRequestValidator
+    request_parameters: Mapping[str, bool]
+    api_key_required: bool
+
 
 # One JSON line per request. Never the body, never the Authorization header.
 _ACCESS_LOG_FIELDS = {
@@ -82,8 +94,12 @@ class MemoryApi(Construct):
             description="Agent memory service API (authenticated with bearer API keys)",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
-            cloud_watch_role=config.execution_logging and config.create_cloudwatch_role,
-            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
+            # AWS::ApiGateway::Account is one setting per account and Region, shared by every API there:
+            # only on request (api.create_cloudwatch_role), never silently over another stack's role. Access
+            # and execution logs both need that role; the Region must have one either way.
+            cloud_watch_role=config.create_cloudwatch_role,
+            # Kept when the stack goes: other APIs in the Region log through the account setting too.
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if config.create_cloudwatch_role else None,
             deploy_options=apigw.StageOptions(
                 stage_name=config.stage_name,
                 tracing_enabled=True,
@@ -115,7 +131,7 @@ class MemoryApi(Construct):
             "RequestValidator", validate_request_parameters=True, validate_request_body=True
         )
         integration = apigw.LambdaIntegration(api_function, proxy=True, allow_test_invoke=False)
-        method_options = {
+        method_options: _MethodOptions = {
             "authorizer": self.authorizer,
             "authorization_type": apigw.AuthorizationType.CUSTOM,
             "request_validator": self.request_validator,
@@ -194,7 +210,7 @@ class MemoryApi(Construct):
                 "token authorizer; there are no end-user sign-ins for a Cognito user pool.",
             )
         )
-        if config.execution_logging and config.create_cloudwatch_role:
+        if config.create_cloudwatch_role:
             Validations.of(self.rest_api).acknowledge(
                 Acknowledgment(
                     id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from aws_cdk import Acknowledgment, ArnFormat, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
@@ -138,7 +139,7 @@ class MemoryFiles(Construct):
                 resources=[stack.format_arn(service="events", resource="rule", resource_name="*")],
             )
         )
-        bucket_logical_id = stack.get_logical_id(self.bucket.node.default_child)
+        bucket_logical_id = stack.get_logical_id(cast(s3.CfnBucket, self.bucket.node.default_child))
         wildcards = (
             *_SERVICE_ROLE_WILDCARDS,
             (
@@ -159,13 +160,29 @@ class MemoryFiles(Construct):
             bucket=self.bucket.bucket_arn,
             role_arn=self.service_role.role_arn,
             kms_key_id=key.key_arn,
-            accept_bucket_warning=config.accept_bucket_warning or None,
+            # Always written, false unless memory_files.accept_bucket_warning says otherwise. The warning S3
+            # Files documents is for a bucket (or prefix) holding a very large number of objects (about 12
+            # million), where recursive renames cost one copy and one delete per object. This stack creates
+            # the bucket empty in the same deployment and stores small Markdown files in it, so the warning
+            # should never come up; if S3 Files raises one anyway, the deploy stops so that someone reads it
+            # instead of it being accepted unseen. Create-only: changing it replaces the file system.
+            accept_bucket_warning=config.accept_bucket_warning,
         )
         # The role's policy must exist before S3 Files first uses the role (the role itself is a GetAtt).
         default_policy = self.service_role.node.try_find_child("DefaultPolicy")
         if default_policy is not None:
             self.file_system.node.add_dependency(default_policy)
-        self.file_system.apply_removal_policy(RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY)
+        # The file system, its service role and the role's policy share one removal policy. Retained (the
+        # default, retain_data), a file system can still export to the retained bucket whatever it had not
+        # written back when the stack was deleted, and it can only do so with its role and that role's grants
+        # (bucket, key, EventBridge rules); a retained file system whose role was deleted is stranded. Not
+        # retained, all three go: the bucket is the system of record, and S3 Files refuses to delete a file
+        # system that still has data pending export unless forced.
+        removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
+        self.file_system.apply_removal_policy(removal)
+        self.service_role.apply_removal_policy(removal)
+        if isinstance(default_policy, iam.Policy):
+            default_policy.apply_removal_policy(removal)
 
         self.mount_target_security_group = ec2.SecurityGroup(
             self,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -14,19 +17,25 @@ _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "bedrock-runtime": ec2.InterfaceVpcEndpointAwsService.BEDROCK_RUNTIME,
     "s3vectors": ec2.InterfaceVpcEndpointAwsService.S3_VECTORS,
     "sts": ec2.InterfaceVpcEndpointAwsService.STS,
-    "logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
-    "xray": ec2.InterfaceVpcEndpointAwsService.XRAY,
     "states": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
-    "kms": ec2.InterfaceVpcEndpointAwsService.KMS,
-    "sqs": ec2.InterfaceVpcEndpointAwsService.SQS,
-    "monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
 }
+"""One per name in config.INTERFACE_ENDPOINTS: the services the functions call."""
+
+
+DYNAMODB = "dynamodb"
+"""The gateway endpoint's name in `allow` (interface endpoints go by their config name, e.g. `sts`)."""
 
 
 class Network(Construct):
-    """VPC, function subnets (one per AZ), gateway endpoints for S3 and DynamoDB (free) and the interface
-    endpoints the functions call: Bedrock runtime (embeddings), S3 Vectors and STS (tenant credentials).
-    CloudWatch Logs and X-Ray need no endpoint: Lambda ships both from outside the function's ENI."""
+    """VPC, function subnets (one per AZ), a gateway endpoint for DynamoDB (free) and the interface endpoints
+    the functions call: Bedrock runtime (embeddings, chat), S3 Vectors and STS (tenant credentials), Step
+    Functions for on-demand dreaming. No S3 endpoint: no function calls S3 (memory files are read and written
+    over NFS to the S3 Files mount targets in these subnets; S3 Files syncs the bucket on its side).
+    CloudWatch Logs and X-Ray need no endpoint either: Lambda ships both from outside the function's ENI.
+
+    Every endpoint gets a policy that allows only the calls the stack declares with `allow` (which role, which
+    actions, which resources), mirroring the roles' own IAM grants; `check_policies` fails synth for an
+    endpoint nothing calls."""
 
     def __init__(
         self,
@@ -55,10 +64,9 @@ class Network(Construct):
             nat_gateways=config.nat_gateways,
             subnet_configuration=subnets,
             restrict_default_security_group=True,
-            gateway_endpoints={
-                "S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
-                "DynamoDb": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.DYNAMODB),
-            },
+        )
+        self.dynamodb_endpoint = self.vpc.add_gateway_endpoint(
+            "DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB
         )
         self.function_subnets = ec2.SubnetSelection(subnet_type=function_subnet_type)
 
@@ -83,6 +91,7 @@ class Network(Construct):
             ec2.Peer.ipv4(VPC_CIDR), ec2.Port.tcp(443), "HTTPS from the functions in this VPC"
         )
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        self._allowed: set[str] = set()
         for name in config.interface_endpoints:
             self.interface_endpoints[name] = self.vpc.add_interface_endpoint(
                 f"Endpoint-{name}",
@@ -91,6 +100,51 @@ class Network(Construct):
                 subnets=self.function_subnets,
                 security_groups=[self.endpoint_security_group],
                 open=False,
+            )
+
+    def endpoint(self, name: str) -> ec2.GatewayVpcEndpoint | ec2.InterfaceVpcEndpoint | None:
+        """The endpoint for `dynamodb` or an interface endpoint's config name; None when not created."""
+        if name == DYNAMODB:
+            return self.dynamodb_endpoint
+        return self.interface_endpoints.get(name)
+
+    def allow(
+        self,
+        name: str,
+        *,
+        roles: Sequence[iam.IRole],
+        actions: Sequence[str],
+        resources: Sequence[str],
+        sid: str | None = None,
+    ) -> None:
+        """Let `roles` (and their sessions) make `actions` on `resources` through endpoint `name`; a no-op when
+        the deployment has no such endpoint (the calls then take another route, e.g. a NAT gateway).
+
+        The principal is `*` narrowed by `aws:PrincipalArn`: AWS documents that form for gateway endpoints
+        (a role ARN as Principal would mean something else there) and it means the same for interface ones."""
+        endpoint = self.endpoint(name)
+        if endpoint is None:
+            return
+        endpoint.add_to_policy(
+            iam.PolicyStatement(
+                sid=sid,
+                principals=[iam.StarPrincipal()],
+                actions=list(actions),
+                resources=list(resources),
+                conditions={"ArnEquals": {"aws:PrincipalArn": [role.role_arn for role in roles]}},
+            )
+        )
+        self._allowed.add(name)
+
+    def check_policies(self) -> None:
+        """Fail synth for an endpoint without a policy: nothing calls it (and without a policy it would allow
+        every call, AWS's default)."""
+        names = [DYNAMODB, *self.interface_endpoints]
+        unused = [name for name in names if name not in self._allowed]
+        if unused:
+            raise ValueError(
+                f"VPC endpoints {unused} have no endpoint policy: no function calls them; remove them from "
+                "network.interface_endpoints, or declare the calls with Network.allow"
             )
 
     @property

@@ -135,8 +135,9 @@ class ServiceFunction(Construct):
                 reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.",
             ),
         )
-        # Egress stays open: DynamoDB and S3 are reached through gateway endpoints whose prefix-list ids an
-        # environment-agnostic template cannot name. Without NAT the subnets have no route to the internet.
+        # Egress stays open: DynamoDB is reached through a gateway endpoint whose prefix-list id an
+        # environment-agnostic template cannot name. Without NAT the subnets have no route to the internet, and
+        # every endpoint's policy admits only the calls the stack declares (Network.allow).
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="@aws-cdk/aws-ec2:ipv4IgnoreEgressRule",

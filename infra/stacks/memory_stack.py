@@ -25,7 +25,7 @@ from aws_cdk import aws_scheduler_targets as scheduler_targets
 from constructs import Construct
 
 from ..bundling import dependencies_layer_code, function_code
-from ..config import DeploymentConfig
+from ..config import INFERENCE_PROFILE_PREFIXES, DeploymentConfig
 from ..constructs import (
     MEMORY_MOUNT_PATH,
     AccessLogs,
@@ -38,6 +38,8 @@ from ..constructs import (
     ServiceFunction,
     TenantVectors,
 )
+from ..constructs.network import DYNAMODB
+from ..constructs.tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, ITEM_ACTIONS, VECTOR_ACTIONS
 
 API_HANDLER = "agent_memory.handlers.api.handler"
 AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
@@ -45,8 +47,8 @@ DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
 CHAT_HANDLER = "agent_memory.handlers.chat.handler"
 
 
-_INFERENCE_PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"})
-"""Geography prefixes of Bedrock cross-region inference profile ids (e.g. `us.anthropic.claude-...`)."""
+_IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+"""Powertools idempotency records (the API and chat functions, with their own roles)."""
 
 _KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 
@@ -185,8 +187,14 @@ class MemoryStack(Stack):
             )
 
         # Created before the rest of the jobs: its function is one of the tenant role's trusted roles.
+        # Not retained: the group holds nothing but this stack's schedules, which CloudFormation deletes with
+        # the stack anyway, and a retained group would keep its fixed name, so the next deploy after
+        # `cdk destroy` would fail to create it (CDK's default for a ScheduleGroup is RETAIN).
         self.schedule_group = scheduler.ScheduleGroup(
-            self, "JobSchedules", schedule_group_name=f"{self.stack_name}-jobs"
+            self,
+            "JobSchedules",
+            schedule_group_name=f"{self.stack_name}-jobs",
+            removal_policy=RemovalPolicy.DESTROY,
         )
         self.dreaming = DreamingWorkflow(
             self,
@@ -240,33 +248,27 @@ class MemoryStack(Stack):
 
         # Least privilege per function, beyond the tenant role: the API function keeps idempotency
         # records; the authorizer reads API keys by hash (GetItem only).
-        self.tables.idempotency.grant(
-            self.api_function.role,
-            "dynamodb:GetItem",
-            "dynamodb:PutItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:DeleteItem",
-        )
+        self.tables.idempotency.grant(self.api_function.role, *_IDEMPOTENCY_ACTIONS)
         self._grant_key_use(self.api_function.role)
         self._grant_key_use(self.dreaming_function.role)
         # Embeddings are computed with each function's own role (they are not tenant data).
+        embedding_model = self._foundation_model_arn(config.embedding.model_id, self.region)
         for service_function in tenant_functions:
             service_function.role.add_to_principal_policy(
                 iam.PolicyStatement(
-                    sid="EmbeddingModel",
-                    actions=["bedrock:InvokeModel"],
-                    resources=[self._foundation_model_arn(config.embedding.model_id, self.region)],
+                    sid="EmbeddingModel", actions=["bedrock:InvokeModel"], resources=[embedding_model]
                 )
             )
+        self.network.allow(
+            "bedrock-runtime",
+            sid="EmbeddingModel",
+            roles=[f.role for f in tenant_functions],
+            actions=["bedrock:InvokeModel"],
+            resources=[embedding_model],
+        )
         if self.chat_function is not None:
             self._grant_chat_models(self.chat_function.role, config.chat_model_ids)
-            self.tables.idempotency.grant(
-                self.chat_function.role,
-                "dynamodb:GetItem",
-                "dynamodb:PutItem",
-                "dynamodb:UpdateItem",
-                "dynamodb:DeleteItem",
-            )
+            self.tables.idempotency.grant(self.chat_function.role, *_IDEMPOTENCY_ACTIONS)
             self._grant_key_use(self.chat_function.role)
         self.tables.api_keys.grant(self.authorizer_function.role, "dynamodb:GetItem")
         self.key.grant(self.authorizer_function.role, "kms:Decrypt", "kms:DescribeKey")
@@ -363,7 +365,57 @@ class MemoryStack(Stack):
             dreaming_state_machine=self.dreaming.state_machine,
         )
 
+        self._endpoint_policies(tenant_functions)
         self._outputs()
+
+    def _endpoint_policies(self, tenant_functions: list[ServiceFunction]) -> None:
+        """What each VPC endpoint lets through: exactly the calls the functions make, by the role that makes
+        them (the IAM grants above; Bedrock's are declared next to them in `_grant_chat_models`)."""
+        network, tables, tenant_role = self.network, self.tables, self.vectors.tenant_access_role
+        network.allow(
+            DYNAMODB,
+            sid="TenantItems",
+            roles=[tenant_role],
+            actions=ITEM_ACTIONS,
+            resources=[tables.memory.table_arn, f"{tables.memory.table_arn}/index/*"],
+        )
+        network.allow(
+            DYNAMODB,
+            sid="IdempotencyRecords",
+            roles=[f.role for f in (self.api_function, self.chat_function) if f is not None],
+            actions=_IDEMPOTENCY_ACTIONS,
+            resources=[tables.idempotency.table_arn],
+        )
+        network.allow(
+            DYNAMODB,
+            sid="ApiKeyLookup",
+            roles=[self.authorizer_function.role],
+            actions=["dynamodb:GetItem"],
+            resources=[tables.api_keys.table_arn],
+        )
+        network.allow(
+            "s3vectors",
+            sid="TenantIndexes",
+            roles=[tenant_role],
+            actions=[*VECTOR_ACTIONS, *INDEX_ACTIONS],
+            resources=[f"{self.vectors.vector_bucket_arn}/index/{INDEX_PREFIX}*"],
+        )
+        network.allow(
+            "sts",
+            sid="TenantCredentials",
+            roles=[f.role for f in tenant_functions],
+            actions=["sts:AssumeRole", "sts:TagSession"],
+            resources=[tenant_role.role_arn],
+        )
+        if self.config.schedules.dreaming.on_demand:
+            network.allow(
+                "states",
+                sid="StartDreaming",
+                roles=[self.api_function.role],
+                actions=["states:StartExecution"],
+                resources=[self.dreaming.state_machine.state_machine_arn],
+            )
+        network.check_policies()
 
     def _foundation_model_arn(self, model_id: str, region: str) -> str:
         return self.format_arn(
@@ -384,7 +436,7 @@ class MemoryStack(Stack):
         profiles, foundation = [], []
         for model_id in model_ids:
             prefix, _, rest = model_id.partition(".")
-            if prefix in _INFERENCE_PROFILE_PREFIXES:
+            if prefix in INFERENCE_PROFILE_PREFIXES:
                 profiles.append(
                     self.format_arn(
                         service="bedrock",
@@ -401,15 +453,29 @@ class MemoryStack(Stack):
                 sid=f"{sid}Models", actions=["bedrock:InvokeModel"], resources=[*profiles, *foundation]
             )
         )
+        self.network.allow(
+            "bedrock-runtime",
+            sid=f"{sid}Models",
+            roles=[role],
+            actions=["bedrock:InvokeModel"],
+            resources=[*profiles, *foundation],
+        )
         if count_tokens:
             role.add_to_principal_policy(
                 iam.PolicyStatement(
                     sid=f"{sid}TokenCounting", actions=["bedrock:CountTokens"], resources=foundation
                 )
             )
+            self.network.allow(
+                "bedrock-runtime",
+                sid=f"{sid}TokenCounting",
+                roles=[role],
+                actions=["bedrock:CountTokens"],
+                resources=foundation,
+            )
         for model_id in model_ids:
             prefix, _, foundation_id = model_id.partition(".")
-            if prefix in _INFERENCE_PROFILE_PREFIXES:
+            if prefix in INFERENCE_PROFILE_PREFIXES:
                 resource = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{foundation_id}"
                 Validations.of(role).acknowledge(
                     Acknowledgment(

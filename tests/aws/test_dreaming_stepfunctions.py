@@ -5,11 +5,14 @@ moto 5 executes definitions when `stepfunctions.execute_state_machine` is on; it
 (`lambda.use_docker: False`) would echo the payload, so the test installs an `invoke` that does what the
 Lambda runtime does: call the handler, and on an exception answer `FunctionError: Unhandled` with
 `{"errorType", "errorMessage"}`. A 429 from the Invoke API is injected to check the retry path; the
-retrier's sleeps are recorded instead of waited.
+retrier's sleeps are recorded instead of waited. The last test sweeps as many namespaces as the ListTargets
+handler allows (AGENT_MEMORY_DREAMING_MAX_TARGETS) and measures every state's payload against Step Functions'
+256 KiB limit.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -23,11 +26,20 @@ from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
 
 from agent_memory.domain.dreaming.sweep import DreamingService
+from agent_memory.domain.errors import ValidationFailed
 from agent_memory.handlers import dreaming as dreaming_handlers
 from agent_memory.settings.dreaming import DreamingSettings
-from agent_memory.workflows.dreaming_asl import DreamingFunctions, RetryPolicy, build_definition
+from agent_memory.workflows.dreaming_asl import (
+    LAMBDA_TRANSIENT_ERRORS,
+    UPSTREAM_ERRORS,
+    DreamingFunctions,
+    RetryPolicy,
+)
+from agent_memory.workflows.dreaming_asl import build_definition as build_asl
 from tests.aws.support import REGION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
@@ -36,6 +48,13 @@ from dreaming_world import NS, TENANT, World
 INFRA = "/projects/infra"
 FUNCTION = f"arn:aws:lambda:{REGION}:123456789012:function:agent-memory-dreaming"
 INVOICES = "Invoices are generated on the first day of each month by the billing cron job"
+STATE_PAYLOAD_LIMIT = 256 * 1024
+"""Step Functions' quota on the input or output of a state (and of an execution): 256 KiB of UTF-8."""
+
+
+def build_definition(functions: DreamingFunctions, **options: Any) -> dict[str, Any]:
+    """The ASL as the stack builds it, in the `aws` partition of these moto executions."""
+    return build_asl(functions, partition="aws", **options)
 
 
 class FakeContext:
@@ -50,6 +69,7 @@ class LambdaRuntime:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str | None]] = []
+        self.results: list[tuple[str, str | None, dict[str, Any]]] = []
         self.throttle: dict[tuple[str, str], int] = {}
 
     def invoke(self, backend, function_name, qualifier, body, headers, response_headers) -> bytes:
@@ -65,6 +85,7 @@ class LambdaRuntime:
         except Exception as error:  # the Lambda runtime reports any exception as a function error
             response_headers["x-amz-function-error"] = "Unhandled"
             return json.dumps({"errorType": type(error).__name__, "errorMessage": str(error)}).encode()
+        self.results.append((task, namespace, result))
         return json.dumps(result).encode()
 
 
@@ -121,7 +142,7 @@ def execute(definition: dict[str, Any], execution_input: dict[str, Any], name: s
         started = client.start_execution(
             stateMachineArn=machine["stateMachineArn"], name=name, input=json.dumps(execution_input)
         )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 240
         while True:
             described = client.describe_execution(executionArn=started["executionArn"])
             if described["status"] != "RUNNING" or time.monotonic() > deadline:
@@ -141,19 +162,12 @@ def test_given_two_namespaces_one_locked_when_executed_then_one_promotes_and_the
     described = execute(definition, {"tenants": [TENANT], "day": day}, "nightly-1")
 
     assert described["status"] == "SUCCEEDED", described
-    output = json.loads(described["output"])
-    results = {result["namespace"]: result for result in output["results"]}
-    assert set(results) == {NS, INFRA}
-    billing, infra = results[NS], results[INFRA]
-    assert billing["status"] == "completed" and billing["day"] == day
-    assert [p["memory_md"] for p in billing["summary"]["promoted"]] == ["added"]
-    assert infra == {
-        "tenant": TENANT,
-        "namespace": INFRA,
-        "day": day,
-        "status": "failed",
-        "error": "SweepInProgress",
-    }
+    # The execution's output counts the namespaces; what each sweep did is in its files and the task results
+    assert json.loads(described["output"]) == {"day": day, "completed": 1, "failed": 1}
+    (deep,) = [result for task, ns, result in runtime.results if task == "deep"]
+    assert [p["memory_md"] for p in deep["summary"]["promoted"]] == ["added"]
+    (recorded,) = [result for task, ns, result in runtime.results if task == "record_failure"]
+    assert recorded["recorded"] is True and recorded["error"] == "SweepInProgress"
     # Data flow: Light → REM (throttled twice, retried) → Deep for billing; Light → RecordFailure for infra.
     assert [task for task, ns in runtime.calls if ns == NS] == ["light", "rem", "rem", "rem", "deep"]
     assert [task for task, ns in runtime.calls if ns == INFRA] == ["light", "record_failure"]
@@ -174,20 +188,36 @@ def test_given_the_same_day_executed_twice_then_the_second_promotes_nothing(worl
     second = execute(definition, {"tenants": [TENANT], "day": day}, "on-demand-2")
 
     assert first["status"] == second["status"] == "SUCCEEDED"
-    summaries = {r["namespace"]: r["summary"] for r in json.loads(second["output"])["results"]}
-    assert summaries[NS]["status"] == "already_done" and summaries[INFRA]["status"] == "already_done"
+    assert json.loads(second["output"]) == {"day": day, "completed": 2, "failed": 0}
+    second_deeps = [(ns, result) for task, ns, result in runtime.results if task == "deep"][2:]
+    assert {ns: result["summary"]["status"] for ns, result in second_deeps} == {
+        NS: "already_done",
+        INFRA: "already_done",
+    }
     assert world.memory_md() == [INVOICES]
 
 
-def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world, monkeypatch):
-    monkeypatch.delenv("AGENT_MEMORY_TENANTS", raising=False)
+def assert_input_error(event: dict[str, Any], message: str) -> None:
+    """The handler refuses `event` with exactly ValidationFailed (not a subclass, not a bare Exception): the
+    errorType Step Functions sees is `type(error).__name__` (see LambdaRuntime), and it is not one of the
+    names the definition retries."""
+    with pytest.raises(ValidationFailed, match=message) as raised:
+        dreaming_handlers.handler(event, FakeContext())
+    assert type(raised.value) is ValidationFailed
+    error_type = type(raised.value).__name__
+    assert error_type == "ValidationFailed"
+    assert error_type not in (*UPSTREAM_ERRORS, *LAMBDA_TRANSIENT_ERRORS)
+
+
+def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world, handler_env):
+    handler_env.delenv("AGENT_MEMORY_TENANTS", raising=False)
     service = DreamingService(world.memory, world.store, world.files, world.clock)
     dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[]))
     try:
-        with pytest.raises(Exception, match="no tenant to sweep"):
-            dreaming_handlers.handler({"task": "list_targets", "input": {}}, FakeContext())
-        with pytest.raises(Exception, match="unknown dreaming task"):
-            dreaming_handlers.handler({"task": "sleep"}, FakeContext())
+        # Bad input is a ValidationFailed: the Lambda runtime reports the class name as the errorType, the
+        # name the state machine's Retry/Catch route on, and this one must not be retried like a throttle.
+        assert_input_error({"task": "list_targets", "input": {}}, "no tenant to sweep")
+        assert_input_error({"task": "sleep"}, "unknown dreaming task")
         listed = dreaming_handlers.handler(
             {
                 "task": "list_targets",
@@ -208,14 +238,175 @@ def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world,
             FakeContext(),
         )
         assert [t["namespace"] for t in chosen["targets"]] == [INFRA]
-        with pytest.raises(Exception, match="namespaces must be a list"):
-            dreaming_handlers.handler(
-                {"task": "list_targets", "input": {"tenants": [TENANT], "namespaces": ["../x"]}},
-                FakeContext(),
-            )
+        assert_input_error(
+            {"task": "list_targets", "input": {"tenants": [TENANT], "namespaces": ["../x"]}},
+            "namespaces must be a list",
+        )
         unusable = dreaming_handlers.handler(
             {"task": "record_failure", "target": {"tenant": TENANT}}, FakeContext()
         )
         assert unusable["recorded"] is False and "namespace" in unusable["reason"]  # logged, never raised
     finally:
         dreaming_handlers.configure(None)
+
+
+# --------------------------------------------------------------------------- payload size at the namespace cap
+
+
+class StubbedSweep:
+    """Lambda answers of realistic size for every task of a sweep over `count` namespaces, without sweeping:
+    ListTargets is the real handler (over a service that reports `count` namespaces); Light, REM and Deep
+    answer what the real tasks answer for a namespace with a dozen candidates and three promotions; every
+    `fail_every`-th namespace fails in REM with `SweepInProgress` and is recorded."""
+
+    def __init__(self, count: int, fail_every: int) -> None:
+        self.namespaces = [f"/projects/team-{i // 50:02d}/service-{i:04d}" for i in range(count)]
+        self.failing = set(self.namespaces[::fail_every])
+        self.deep_summaries: list[int] = []
+
+    def namespaces_of(self, tenant: str, configured: Any) -> list[str]:
+        return list(self.namespaces)
+
+    def invoke(self, backend, function_name, qualifier, body, headers, response_headers) -> bytes:
+        payload = json.loads(body)
+        task = payload["task"]
+        if task == "list_targets":
+            return json.dumps(dreaming_handlers.handler(payload, FakeContext())).encode()
+        handle = payload.get("handle") or payload.get("target") or {}
+        namespace = handle.get("namespace")
+        if task == "light":
+            answer: dict[str, Any] = {
+                "handle": {**handle, "as_of": "2026-11-30T02:00:03.517000Z", "skip": False, "reason": None},
+                "light": {"candidates": 12, "materialized": 3},
+            }
+        elif task == "rem" and namespace in self.failing:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            error = {"errorType": "SweepInProgress", "errorMessage": f"{namespace} is leased by manual-sweep"}
+            return json.dumps(error).encode()
+        elif task == "rem":
+            answer = {"rem": {"themes": 2}}
+        elif task == "deep":
+            promoted = [
+                {
+                    "record_id": f"rec_01JD{index:022d}",
+                    "memory_md": "added",
+                    "text": "Invoices are generated on the first day of each month by the billing cron job",
+                    "score": 0.8731,
+                }
+                for index in range(3)
+            ]
+            summary = {
+                "status": "completed",
+                "run_id": handle["run_id"],
+                "candidates": 12,
+                "promoted": promoted,
+            }
+            answer = {"summary": {**summary, "rejected": 9, "archived": 1, "capped": 0, "duration_ms": 5120}}
+            self.deep_summaries.append(len(json.dumps(answer)))
+        elif task == "record_failure":
+            answer = {
+                "recorded": True,
+                "error": "SweepInProgress",
+                "failed_at": "2026-11-30T02:00:09.101000Z",
+            }
+        else:
+            raise AssertionError(f"unexpected task {task!r}")
+        return json.dumps(answer).encode()
+
+
+class PayloadSizes:
+    """Every state input and output of the executions, measured as moto's interpreter records each history
+    event (reading 28,000 events back through GetExecutionHistory takes moto longer than the execution)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sizes: list[tuple[str, str, int]] = []
+        create = EventManager._create_history_event
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            event = create(*args, **kwargs)
+            for key, details in event.items():
+                if key.endswith("EventDetails") and isinstance(details, dict):
+                    for field in ("input", "output"):
+                        if isinstance(details.get(field), str):
+                            kind = str(getattr(event["type"], "value", event["type"]))
+                            self.sizes.append((kind, details.get("name", ""), len(details[field].encode())))
+            return event
+
+        monkeypatch.setattr(EventManager, "_create_history_event", staticmethod(recording))
+
+    def of(self, event_type: str, name: str = "") -> list[int]:
+        return [
+            size for kind, state, size in self.sizes if kind == event_type and (not name or state == name)
+        ]
+
+
+def _reuse_lambda_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto builds a new boto3 client (and TLS context) for every Lambda invoke; at thousands of invokes that
+    is most of the run, so one client per region serves them all (boto3 clients are thread-safe)."""
+    build = lambda_eval_utils.boto_client_for
+    clients = functools.lru_cache(maxsize=None)(lambda region, service: build(region, service))
+    monkeypatch.setattr(
+        lambda_eval_utils,
+        "boto_client_for",
+        lambda region, service, state_credentials=None: clients(region, service),
+    )
+
+
+@pytest.mark.slow  # 1,500 Map iterations in moto's interpreter: about a minute
+def test_given_the_namespace_cap_when_swept_then_no_state_payload_nears_the_256_kib_limit(
+    monkeypatch, sleeps
+):
+    # Given as many namespaces as ListTargets allows (AGENT_MEMORY_DREAMING_MAX_TARGETS, 1500 by default),
+    # every 25th of which fails, and Deep summaries of realistic size
+    cap = DreamingSettings().max_targets
+    assert cap == 1500
+    sweep = StubbedSweep(cap, fail_every=25)
+    monkeypatch.setattr(
+        LambdaSimpleBackend,
+        "invoke",
+        lambda self, name, qualifier, body, headers, response_headers: sweep.invoke(
+            self, name, qualifier, body, headers, response_headers
+        ),
+    )
+    _reuse_lambda_clients(monkeypatch)
+    payloads = PayloadSizes(monkeypatch)
+    service = SimpleNamespace(namespaces=sweep.namespaces_of)
+    dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[TENANT]))
+    definition = build_definition(DreamingFunctions.single(FUNCTION), max_concurrency=40)
+
+    # When the nightly execution runs (the scheduler names executions with a UUID)
+    try:
+        described = execute(
+            definition,
+            {"tenants": [TENANT], "time_zone": "UTC"},
+            "6f1c2b7e-0d4a-4b8e-9c3f-1a2b3c4d5e6f",
+        )
+    finally:
+        dreaming_handlers.configure(None)
+
+    # Then it succeeds, and its output is three numbers
+    assert described["status"] == "SUCCEEDED", described.get("error")
+    failed = len(sweep.failing)
+    output = json.loads(described["output"])
+    assert output == {"day": output["day"], "completed": cap - failed, "failed": failed}
+    assert len(described["output"].encode()) < 1024
+    assert len(sweep.deep_summaries) == cap - failed and min(sweep.deep_summaries) > 400
+    # And the sweep's results never pile up: the Map leaves less state than it was given (the targets)
+    (listed,) = payloads.of("TaskStateExited", "ListTargets")
+    (map_in,) = payloads.of("MapStateEntered", "SweepNamespaces")
+    (map_out,) = payloads.of("MapStateExited", "SweepNamespaces")
+    assert map_in == listed and map_out < map_in // 20
+    # And apart from the target list itself (ListTargets' Lambda result, its output, the Map's input), which
+    # the ListTargets cap keeps under the limit, no input or output anywhere in the execution is even 1/20th
+    # of it: not a namespace's states, not the Map's result, not the summary
+    assert len(payloads.of("TaskStateExited", "Deep")) == cap - failed
+    (lambda_result,) = [
+        size for kind, name, size in payloads.sizes if kind == "TaskSucceeded" and size >= listed
+    ]
+    assert lambda_result < STATE_PAYLOAD_LIMIT, (
+        "the ListTargets cap no longer fits the target list in one state"
+    )
+    target_list = sorted([lambda_result, listed, map_in])
+    others = sorted(payloads.sizes, key=lambda item: item[2])[:-3]
+    assert sorted(size for *_, size in payloads.sizes)[-3:] == target_list
+    assert max(size for *_, size in others) < STATE_PAYLOAD_LIMIT // 20, others[-5:]

@@ -60,6 +60,17 @@ def test_shipped_cdk_json_runs_the_app_with_the_venv_python_and_recommended_flag
         ({"retention": {"log_days": 45}}, "only these retention days"),
         ({"functions": {"api": {"memory_mb": 1024, "timeout_seconds": 60}}}, "<= 29"),
         ({"network": {"interface_endpoints": ["bedrock-runtime", "ec2"]}}, "unknown endpoints ['ec2']"),
+        ({"network": {"interface_endpoints": ["sts", "logs", "kms"]}}, "no function calls ['logs', 'kms']"),
+        (
+            {"network": {"interface_endpoints": ["sts", "states"]}},
+            "only on-demand dreaming calls Step Functions",
+        ),
+        (
+            {"account": "123456789012", "region": "eu-central-1"},
+            "chat_model_ids.0: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' is an inference profile for US "
+            "('us.'), but the stack deploys to eu-central-1 (from `region` in cdk.json), which cannot call it: use "
+            "'eu.anthropic.claude-haiku-4-5-20251001-v1:0' or 'global.anthropic.claude-haiku-4-5-20251001-v1:0'",
+        ),
         ({"region": "Frankfurt"}, "is not an AWS region name"),
         ({"alarms": {"email": "not-an-address"}}, "is not an e-mail address"),
         ({"tenantz": []}, "tenantz: unknown key"),
@@ -106,7 +117,12 @@ def test_pinned_region_makes_the_stack_environment_specific() -> None:
     from app import build_app
 
     context = load_cdk_json_context(ROOT / "cdk.json")  # feature flags included, as the CLI passes them
-    context[CONTEXT_KEY] = {**_shipped(), "account": "123456789012", "region": "eu-central-1"}
+    context[CONTEXT_KEY] = {
+        **_shipped(),
+        "account": "123456789012",
+        "region": "eu-central-1",
+        "chat_model_ids": ["eu.anthropic.claude-haiku-4-5-20251001-v1:0"],  # the EU profile in an EU region
+    }
     app = cdk.App(context={**context, "aws:cdk:bundling-stacks": []})
     build_app(app)
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
@@ -123,3 +139,84 @@ def test_skip_layer_build_switch_turns_off_bundling_for_offline_synth() -> None:
     assert app.node.try_get_context("aws:cdk:bundling-stacks") == []
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
     assert stack.bundling_required is False
+
+
+HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+@pytest.mark.parametrize(
+    ("region", "model_id"),
+    [
+        ("us-east-1", f"us.{HAIKU}"),
+        ("eu-central-1", f"eu.{HAIKU}"),
+        ("eu-west-3", f"global.{HAIKU}"),
+        ("ap-northeast-1", f"jp.{HAIKU}"),
+        ("ap-northeast-1", f"apac.{HAIKU}"),
+        ("ap-southeast-2", f"au.{HAIKU}"),
+        ("ap-south-1", f"apac.{HAIKU}"),
+        ("ca-central-1", f"ca.{HAIKU}"),
+        ("us-gov-west-1", f"us-gov.{HAIKU}"),
+        ("sa-east-1", "anthropic.claude-3-haiku-20240307-v1:0"),  # a model id without a profile prefix
+    ],
+)
+def test_models_of_the_regions_geography_are_accepted(region: str, model_id: str) -> None:
+    raw = {**_shipped(), "account": "123456789012", "region": region, "chat_model_ids": [model_id]}
+    assert DeploymentConfig.from_context(raw).chat_model_ids == (model_id,)
+
+
+@pytest.mark.parametrize(
+    ("region", "change", "expected"),
+    [
+        ("eu-west-1", {"chat_model_ids": [f"us.{HAIKU}"]}, f"use 'eu.{HAIKU}' or 'global.{HAIKU}'"),
+        ("us-west-2", {"chat_model_ids": [f"eu.{HAIKU}"]}, "is an inference profile for EU ('eu.')"),
+        (
+            "ap-south-1",
+            {"chat_model_ids": [f"jp.{HAIKU}"]},
+            "for Japan ('jp.'), but the stack deploys to ap-south-1",
+        ),
+        ("us-gov-west-1", {"chat_model_ids": [f"global.{HAIKU}"]}, f"use 'us-gov.{HAIKU}'"),
+        ("sa-east-1", {"chat_model_ids": [f"us.{HAIKU}"]}, f"use 'global.{HAIKU}'"),
+        (
+            "eu-central-1",
+            {"chat_model_ids": [f"eu.{HAIKU}"], "schedules": {"dreaming": {"model_id": f"apac.{HAIKU}"}}},
+            "schedules.dreaming.model_id: 'apac.",
+        ),
+        (
+            "eu-central-1",
+            {
+                "chat_model_ids": [f"eu.{HAIKU}"],
+                "embedding": {"model_id": "us.cohere.embed-v4:0", "dimensions": 1536},
+            },
+            "embedding.model_id: 'us.cohere.embed-v4:0' is an inference profile for US",
+        ),
+    ],
+)
+def test_a_model_outside_the_regions_geography_fails_synth_naming_the_key_and_the_fix(
+    region: str, change: dict[str, Any], expected: str
+) -> None:
+    message = _error_for({**_shipped(), "account": "123456789012", "region": region, **change})
+    assert expected in message
+
+
+def test_an_environment_agnostic_stack_checks_its_models_against_the_clis_region() -> None:
+    from app import build_app
+
+    # Given the shipped cdk.json (no region; the US chat profile) deployed where the CLI points, e.g. Frankfurt
+    message = _error_for_target(_shipped(), "eu-central-1")
+    assert "deploys to eu-central-1 (from the CDK CLI (CDK_DEFAULT_REGION))" in message
+    assert f"use 'eu.{HAIKU}' or 'global.{HAIKU}'" in message
+    # Then a US region is fine, and a region pinned in cdk.json wins over the CLI's
+    assert DeploymentConfig.from_context(_shipped(), target_region="us-east-1")
+    pinned = {**_shipped(), "account": "123456789012", "region": "us-west-2"}
+    assert DeploymentConfig.from_context(pinned, target_region="eu-central-1").region == "us-west-2"
+    # And the app passes the region on (app.py gives it CDK_DEFAULT_REGION, which the CLI sets)
+    context = load_cdk_json_context(ROOT / "cdk.json")
+    app = cdk.App(context={**context, "aws:cdk:bundling-stacks": []})
+    with pytest.raises(ConfigError, match=r"chat_model_ids\.0"):
+        build_app(app, nag=False, target_region="eu-central-1")
+
+
+def _error_for_target(raw: object, target_region: str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        DeploymentConfig.from_context(raw, target_region=target_region)
+    return str(caught.value)

@@ -93,7 +93,8 @@ def test_every_task_invokes_the_dreaming_function_and_retries_with_backoff_and_f
     # Then all five tasks invoke the one dreaming function, dispatching on `task`
     assert set(tasks) == {"ListTargets", "Light", "Rem", "Deep", "RecordFailure"}
     for name, task in tasks.items():
-        assert task["Resource"] == "arn:aws:states:::lambda:invoke", name
+        # the stack's own partition (aws, aws-cn, ...), never a literal `arn:aws:`
+        assert task["Resource"] == "arn:<AWS::Partition>:states:::lambda:invoke", name
         assert task["Parameters"]["FunctionName"] == function_arn, name
         assert task["TimeoutSeconds"] == timeout, name
         # And Lambda throttling is retried with exponential backoff and FULL jitter
@@ -129,7 +130,7 @@ def test_a_failing_phase_is_caught_and_recorded_without_failing_the_other_namesp
     assert items["RecordFailure"]["Next"] == "ItemFailed"
     assert items["RecordFailure"]["Catch"][0]["Next"] == "ItemFailed"
     assert items["ItemFailed"]["Type"] == "Pass" and items["ItemFailed"]["End"] is True
-    assert items["ItemFailed"]["Parameters"]["status"] == "failed"
+    assert items["ItemFailed"]["Result"] == {"failed": 1}
 
 
 def test_state_machine_is_standard_traced_and_logs_no_execution_data(synthesized: Synthesized) -> None:
@@ -428,3 +429,52 @@ def test_the_llm_extraction_model_is_configured_and_the_only_model_the_sweep_may
     assert f"inference-profile/{TEST_DREAMING_MODEL}" in resources
     assert "foundation-model/" + TEST_DREAMING_MODEL.split(".", 1)[1] in resources
     assert statements[0]["Action"] == "bedrock:InvokeModel"
+
+
+def test_the_lambda_integration_follows_the_stacks_partition(synthesized: Synthesized) -> None:
+    # Given the environment-agnostic template: every task resolves the partition at deploy time
+    _, props = _state_machine(synthesized)
+    raw = json.dumps(props["DefinitionString"])
+    assert "arn:aws:states" not in raw and "AWS::Partition" in raw
+
+    # When the stack is pinned to a China region (cdk.json allows the aws-cn partition)
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+    from infra_support import ROOT
+
+    from app import build_app
+    from infra.config import CONTEXT_KEY, load_cdk_json_context
+
+    context = load_cdk_json_context(ROOT / "cdk.json")
+    context[CONTEXT_KEY] = {
+        **context[CONTEXT_KEY],
+        "account": "123456789012",
+        "region": "cn-north-1",
+        "chat_model_ids": [],  # Bedrock's cross-region profiles do not serve the China regions
+    }
+    # CDK's region check would stop synth: S3 Files is not offered in the China regions (yet). Only the
+    # partition the template is rendered for matters here.
+    context["@aws-cdk/core:validateAgainstDefaultRules"] = False
+    app = cdk.App(context={**context, "aws:cdk:bundling-stacks": []})
+    build_app(app, nag=False)
+    (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
+    assert stack.partition == "aws-cn"
+    (machine,) = Template.from_stack(stack).find_resources("AWS::StepFunctions::StateMachine").values()
+
+    # Then its tasks use the aws-cn integration ARN, and nothing names the commercial partition's
+    definition = json.loads(render(machine["Properties"]["DefinitionString"]))
+    tasks = _tasks(definition["States"])
+    assert {task["Resource"] for task in tasks.values()} == {"arn:aws-cn:states:::lambda:invoke"}
+    assert "arn:aws:" not in json.dumps(definition)
+
+
+def test_the_map_keeps_only_counts_so_the_execution_state_stays_small(synthesized: Synthesized) -> None:
+    # Given the synthesized definition (tests/aws/test_dreaming_stepfunctions.py runs it at the namespace cap)
+    states = _definition(synthesized)["States"]
+    sweep = states["SweepNamespaces"]
+    # Then each namespace leaves a count, and the counts replace the target list instead of joining it
+    items = sweep["ItemProcessor"]["States"]
+    assert items["ItemDone"]["Result"] == {"completed": 1} and items["ItemFailed"]["Result"] == {"failed": 1}
+    assert sweep["ResultSelector"] == {"completed.$": "$[*].completed", "failed.$": "$[*].failed"}
+    assert sweep["ResultPath"] == "$.targets"
+    assert sweep["Next"] == "Summarize" and states["Summarize"]["Next"] == "Done"

@@ -221,3 +221,82 @@ def test_one_access_point_cannot_be_mounted_twice() -> None:
     assert files.mounted_function_ids == ("first", "second")
     with pytest.raises(ValueError, match="already mounted into function 'first'"):
         files.mount_for("first")
+
+
+def _bare_memory_files(*, retain: bool, accept_bucket_warning: bool = False) -> dict[str, Any]:
+    """The MemoryFiles construct alone in a stack, synthesized."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_s3 as s3
+    from aws_cdk.assertions import Template
+
+    from infra.config import MemoryFilesConfig
+    from infra.constructs import MemoryFiles
+
+    stack = cdk.Stack(cdk.App())
+    vpc = ec2.Vpc(
+        stack,
+        "Vpc",
+        max_azs=1,
+        nat_gateways=0,
+        subnet_configuration=[ec2.SubnetConfiguration(name="f", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)],
+    )
+    MemoryFiles(
+        stack,
+        "Files",
+        vpc=vpc,
+        subnets=vpc.isolated_subnets,
+        key=kms.Key(stack, "Key"),
+        access_logs_bucket=s3.Bucket(stack, "Logs"),
+        config=MemoryFilesConfig(accept_bucket_warning=accept_bucket_warning),
+        noncurrent_version_days=7,
+        retain=retain,
+    )
+    return dict(Template.from_stack(stack).to_json()["Resources"])
+
+
+def test_the_bucket_warning_is_answered_explicitly_and_only_accepted_on_request(
+    synthesized: Synthesized,
+) -> None:
+    # Given the file system as deployed: S3 Files fails creation on a bucket warning unless it is accepted
+    _, fs = _file_system(synthesized)
+    # Then the template says so explicitly (not accepted: the stack's bucket starts empty, and a warning,
+    # should one appear, is for someone to read)
+    assert fs["AcceptBucketWarning"] is False
+    # And memory_files.accept_bucket_warning is the only way to accept one
+    (accepted,) = [
+        r["Properties"]
+        for r in _bare_memory_files(retain=False, accept_bucket_warning=True).values()
+        if r["Type"] == "AWS::S3Files::FileSystem"
+    ]
+    assert accepted["AcceptBucketWarning"] is True
+
+
+def _file_system_and_its_role(resources: dict[str, Any]) -> list[tuple[str, str | None]]:
+    ((fs_id, fs),) = [(k, r) for k, r in resources.items() if r["Type"] == "AWS::S3Files::FileSystem"]
+    role_id = fs["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+    (policy_id,) = [
+        k
+        for k, r in resources.items()
+        if r["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in r["Properties"]["Roles"]
+    ]
+    return [(resources[i]["Type"], resources[i].get("DeletionPolicy")) for i in (fs_id, role_id, policy_id)]
+
+
+def test_the_file_system_and_its_service_role_are_retained_together_or_not_at_all(
+    synthesized: Synthesized,
+) -> None:
+    # Given retain_data (as shipped): a retained file system can only finish exporting to the retained bucket
+    # with its role and the role's grants, so all three stay
+    assert _file_system_and_its_role(synthesized.resources) == [
+        ("AWS::S3Files::FileSystem", "Retain"),
+        ("AWS::IAM::Role", "Retain"),
+        ("AWS::IAM::Policy", "Retain"),
+    ]
+    # And without retain_data all three go with the stack
+    assert [policy for _, policy in _file_system_and_its_role(_bare_memory_files(retain=False))] == [
+        "Delete",
+        "Delete",
+        "Delete",
+    ]

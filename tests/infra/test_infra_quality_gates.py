@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from infra_support import Synthesized, render
+from infra_support import Synthesized, as_list, render
 
 LINT_REGIONS = ["us-east-1", "eu-central-1"]
 
@@ -81,13 +81,17 @@ def test_nothing_is_publicly_reachable_but_the_authenticated_api(synthesized: Sy
         props = permission["Properties"]
         assert props["Principal"].endswith(".amazonaws.com"), props
         assert "SourceArn" in props, props
-    # Resource policies: no statement allows "*" as principal
+    # Resource policies: no statement allows "*" as principal, except VPC endpoint policies, which name
+    # their callers with aws:PrincipalArn instead (the form AWS documents for gateway endpoints)
     for resource in synthesized.resources.values():
         for key in ("PolicyDocument", "KeyPolicy"):
             document = resource["Properties"].get(key) if "Properties" in resource else None
             for statement in (document or {}).get("Statement", []):
                 if statement["Effect"] == "Allow":
                     principal = render(statement.get("Principal", {}))
+                    if resource["Type"] == "AWS::EC2::VPCEndpoint":
+                        assert statement["Condition"]["ArnEquals"]["aws:PrincipalArn"], statement
+                        continue
                     assert principal not in ("*", {"AWS": "*"}), (resource["Type"], statement)
     # Network: no internet gateway and no NAT gateway by default
     assert not synthesized.of_type("AWS::EC2::InternetGateway")
@@ -101,10 +105,84 @@ def test_functions_reach_aws_through_vpc_endpoints(synthesized: Synthesized) -> 
     for rendered, endpoint in names.items():
         service = rendered.strip('"').rsplit(".", 1)[-1]
         by_service[service] = endpoint
-    assert by_service["s3"]["VpcEndpointType"] == "Gateway"
+    # No function calls S3 (memory files go over NFS to the S3 Files mount targets), so no S3 endpoint
+    assert "s3" not in by_service
     assert by_service["dynamodb"]["VpcEndpointType"] == "Gateway"
     for service in ("bedrock-runtime", "s3vectors", "sts"):
         assert by_service[service]["VpcEndpointType"] == "Interface", service
         assert by_service[service]["PrivateDnsEnabled"] is True, service
     (flow_log,) = synthesized.of_type("AWS::EC2::FlowLog").values()
     assert flow_log["Properties"]["LogDestinationType"] == "s3"
+
+
+def _endpoint_policies(synthesized: Synthesized) -> dict[str, list[dict]]:
+    """Service (`dynamodb`, `sts`, ...) → the rendered statements of its endpoint's policy."""
+    policies = {}
+    for endpoint in synthesized.of_type("AWS::EC2::VPCEndpoint").values():
+        service = json.dumps(render(endpoint["Properties"]["ServiceName"])).strip('"').rsplit(".", 1)[-1]
+        policies[service] = render(endpoint["Properties"].get("PolicyDocument", {}).get("Statement", []))
+    return policies
+
+
+def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synthesized: Synthesized) -> None:
+    # Given every endpoint's policy (without one, AWS lets any call by anyone through the endpoint)
+    policies = _endpoint_policies(synthesized)
+    assert set(policies) == {"dynamodb", "bedrock-runtime", "s3vectors", "sts", "states"}
+    roles = {f"<{logical_id}.Arn>" for logical_id in synthesized.of_type("AWS::IAM::Role")}
+
+    def role(fragment: str) -> str:
+        return f"<{synthesized.logical_id('AWS::IAM::Role', fragment)}.Arn>"
+
+    def callers(statement: dict) -> set[str]:
+        return set(as_list(statement["Condition"]["ArnEquals"]["aws:PrincipalArn"]))
+
+    # Then each endpoint has a policy whose statements allow this stack's roles only, and name their actions
+    # (of that service) and resources: never `*`
+    for service, statements in policies.items():
+        assert statements, service
+        for statement in statements:
+            assert statement["Effect"] == "Allow" and statement["Principal"] == "*", statement
+            assert callers(statement) and callers(statement) <= roles, statement
+            assert "*" not in as_list(statement["Resource"]), statement
+            prefix = service.removesuffix("-runtime")
+            assert all(a.startswith(f"{prefix}:") and "*" not in a for a in as_list(statement["Action"]))
+    by_sid = {service: {s["Sid"]: s for s in statements} for service, statements in policies.items()}
+
+    # DynamoDB: tenant sessions on the memory table, idempotency records of the API and chat functions, and
+    # the authorizer's key lookup
+    memory, idempotency, api_keys = (
+        f"<{synthesized.logical_id('AWS::DynamoDB::Table', name)}.Arn>"
+        for name in ("Memory", "Idemp", "ApiKeys")
+    )
+    dynamodb = by_sid["dynamodb"]
+    assert set(dynamodb) == {"TenantItems", "IdempotencyRecords", "ApiKeyLookup"}
+    assert callers(dynamodb["TenantItems"]) == {role("TenantAccessRole")}
+    assert sorted(as_list(dynamodb["TenantItems"]["Resource"])) == [memory, f"{memory}/index/*"]
+    assert not {a for a in as_list(dynamodb["TenantItems"]["Action"]) if "Scan" in a or "PartiQL" in a}
+    assert callers(dynamodb["IdempotencyRecords"]) == {role("ApiFunctionRole"), role("ChatFunctionRole")}
+    assert dynamodb["IdempotencyRecords"]["Resource"] == idempotency
+    assert callers(dynamodb["ApiKeyLookup"]) == {role("AuthorizerFunctionRole")}
+    assert (dynamodb["ApiKeyLookup"]["Action"], dynamodb["ApiKeyLookup"]["Resource"]) == (
+        "dynamodb:GetItem",
+        api_keys,
+    )
+    # S3 Vectors: tenant sessions on the `mem-` indexes; STS: the functions obtain tenant sessions only
+    assert callers(by_sid["s3vectors"]["TenantIndexes"]) == {role("TenantAccessRole")}
+    assert by_sid["s3vectors"]["TenantIndexes"]["Resource"].endswith(".VectorBucketArn>/index/mem-*")
+    sts = by_sid["sts"]["TenantCredentials"]
+    assert sorted(as_list(sts["Action"])) == ["sts:AssumeRole", "sts:TagSession"]
+    assert sts["Resource"] == role("TenantAccessRole") and role("AuthorizerFunctionRole") not in callers(sts)
+    # Bedrock: the embedding model for every data function, the chat and extraction models for theirs
+    bedrock = by_sid["bedrock-runtime"]
+    assert set(bedrock) == {"EmbeddingModel", "ChatModels", "ChatTokenCounting", "DreamingExtractionModels"}
+    assert callers(bedrock["ChatModels"]) == {role("ChatFunctionRole")}
+    assert callers(bedrock["DreamingExtractionModels"]) == {role("DreamingFunctionRole")}
+    for statement in bedrock.values():
+        assert all(
+            "foundation-model/" in r or "inference-profile/" in r for r in as_list(statement["Resource"])
+        )
+    # Step Functions (on-demand dreaming): the API function may start the dreaming state machine, nothing else
+    (machine,) = synthesized.of_type("AWS::StepFunctions::StateMachine")
+    start = by_sid["states"]["StartDreaming"]
+    assert callers(start) == {role("ApiFunctionRole")}
+    assert (start["Action"], start["Resource"]) == ("states:StartExecution", f"<{machine}>")

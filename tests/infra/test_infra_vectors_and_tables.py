@@ -97,9 +97,9 @@ def test_tenant_role_reaches_only_the_callers_own_index(synthesized: Synthesized
     bucket_arn = f"<{bucket_id}.VectorBucketArn>"
 
     vectors = _statement(statements, "OwnTenantIndexes")
-    assert sorted(as_list(vectors["Resource"])) == sorted(
-        [f"{bucket_arn}/index/mem-{TENANT_TAG}", f"{bucket_arn}/index/kw-{TENANT_TAG}"]
-    )
+    # only the tenant's `mem-` index: hybrid recall needs no keyword companion index (`kw-`) any more
+    assert as_list(vectors["Resource"]) == [f"{bucket_arn}/index/mem-{TENANT_TAG}"]
+    assert not [r for s in statements for r in as_list(s["Resource"]) if "/index/kw-" in str(r)]
     assert {"s3vectors:QueryVectors", "s3vectors:GetVectors", "s3vectors:PutVectors"} <= set(
         vectors["Action"]
     )
@@ -128,11 +128,12 @@ def test_tenant_role_reaches_only_items_whose_partition_key_starts_with_the_tena
     )
 
 
-def test_tenant_role_may_embed_only_with_the_configured_model(synthesized: Synthesized) -> None:
+def test_tenant_role_reaches_tenant_data_only_and_never_a_model(synthesized: Synthesized) -> None:
+    # Bedrock is called with each function's own role (wiring.build_aws builds its clients without tenant
+    # credentials), so a tenant session has no use for it
     statements = policy_statements(synthesized, _tenant_role(synthesized))
-    model = _statement(statements, "EmbeddingModel")
-    assert model["Action"] == "bedrock:InvokeModel"
-    assert model["Resource"].endswith("::foundation-model/amazon.titan-embed-text-v2:0")
+    assert not {a for a in actions_of(statements) if a.startswith("bedrock:")}
+    assert {a.split(":")[0] for a in actions_of(statements)} == {"s3vectors", "dynamodb", "kms"}
 
 
 def test_request_functions_may_assume_the_tenant_role_and_the_authorizer_may_not(

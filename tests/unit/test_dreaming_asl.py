@@ -8,11 +8,11 @@ import json
 import pytest
 
 from agent_memory.workflows.dreaming_asl import (
-    LAMBDA_INVOKE,
     DreamingFunctions,
     RetryPolicy,
     build_definition,
     definition_json,
+    lambda_invoke_arn,
 )
 
 ARNS = DreamingFunctions(
@@ -26,7 +26,7 @@ ARNS = DreamingFunctions(
 
 @pytest.fixture
 def definition() -> dict:
-    return build_definition(ARNS, max_concurrency=7)
+    return build_definition(ARNS, partition="aws", max_concurrency=7)
 
 
 def tasks(definition: dict) -> dict[str, dict]:
@@ -53,7 +53,7 @@ def test_given_functions_when_built_then_list_targets_then_a_bounded_map_of_ligh
         "Deep": ARNS.deep,
         "RecordFailure": ARNS.record_failure,
     }
-    assert all(state["Resource"] == LAMBDA_INVOKE for state in tasks(definition).values())
+    assert all(state["Resource"] == "arn:aws:states:::lambda:invoke" for state in tasks(definition).values())
 
 
 def test_given_every_task_then_lambda_throttling_is_retried_with_exponential_backoff_and_full_jitter(
@@ -77,7 +77,7 @@ def test_given_a_failing_namespace_then_its_phase_is_caught_and_recorded_without
         assert item[phase]["ResultPath"] not in ("$", None)  # the target survives for RecordFailure
     assert item["RecordFailure"]["Next"] == "ItemFailed"
     assert item["RecordFailure"]["Catch"][0]["Next"] == "ItemFailed"
-    assert item["ItemFailed"]["End"] is True and item["ItemFailed"]["Parameters"]["status"] == "failed"
+    assert item["ItemFailed"]["End"] is True and item["ItemFailed"]["Result"] == {"failed": 1}
 
 
 def test_given_the_state_between_tasks_then_only_small_handles_are_passed(definition):
@@ -89,12 +89,50 @@ def test_given_the_state_between_tasks_then_only_small_handles_are_passed(defini
 
 def test_given_one_function_and_options_when_serialised_then_valid_json_with_them():
     text = definition_json(
-        DreamingFunctions.single("dreaming"), max_concurrency=2, retry=RetryPolicy(max_attempts=3)
+        DreamingFunctions.single("dreaming"),
+        partition="aws",
+        max_concurrency=2,
+        retry=RetryPolicy(max_attempts=3),
     )
     parsed = json.loads(text)
     assert parsed["States"]["SweepNamespaces"]["MaxConcurrency"] == 2
     assert parsed["States"]["ListTargets"]["Retry"][0]["MaxAttempts"] == 3
     with pytest.raises(ValueError, match="max_concurrency"):
-        build_definition(ARNS, max_concurrency=0)
+        build_definition(ARNS, partition="aws", max_concurrency=0)
     with pytest.raises(ValueError, match="backoff_rate"):
         RetryPolicy(backoff_rate=0.5)
+
+
+@pytest.mark.parametrize("partition", ["aws-cn", "aws-us-gov", "${Token[AWS.Partition.9]}"])
+def test_given_a_partition_then_every_task_invokes_lambda_through_that_partitions_integration(partition):
+    # Given the definition for a stack in another partition (or the stack's own partition token)
+    definition = build_definition(ARNS, partition=partition)
+    # Then no task names the commercial partition's integration
+    assert {state["Resource"] for state in tasks(definition).values()} == {
+        f"arn:{partition}:states:::lambda:invoke"
+    }
+    assert lambda_invoke_arn(partition) == f"arn:{partition}:states:::lambda:invoke"
+    # And a caller must say which partition: there is no silent `aws` default
+    with pytest.raises(TypeError, match="partition"):
+        build_definition(ARNS)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="partition"):
+        build_definition(ARNS, partition="")
+
+
+def test_given_the_map_then_each_namespace_leaves_one_count_and_the_output_is_a_summary(definition):
+    sweep = definition["States"]["SweepNamespaces"]
+    item = sweep["ItemProcessor"]["States"]
+    # Each item ends with a one-key count instead of the sweep's summary
+    assert item["ItemDone"] == {"Type": "Pass", "Result": {"completed": 1}, "End": True}
+    assert item["ItemFailed"] == {"Type": "Pass", "Result": {"failed": 1}, "End": True}
+    # The Map keeps the counts only, in place of the target list (never next to it)
+    assert sweep["ResultSelector"] == {"completed.$": "$[*].completed", "failed.$": "$[*].failed"}
+    assert sweep["ResultPath"] == "$.targets" and sweep["Next"] == "Summarize"
+    # And the execution's output is the day and two numbers
+    summarize = definition["States"]["Summarize"]
+    assert summarize["Parameters"] == {
+        "day.$": "$.day",
+        "completed.$": "States.ArrayLength($.targets.completed)",
+        "failed.$": "States.ArrayLength($.targets.failed)",
+    }
+    assert summarize["Next"] == "Done" and definition["States"]["Done"] == {"Type": "Succeed"}

@@ -1,6 +1,6 @@
 """The dreaming sweep's Step Functions state machine, as Amazon States Language data (no CDK, no AWS calls).
 
-    ListTargets ──► SweepNamespaces (Map, MaxConcurrency N) ──► Done
+    ListTargets ──► SweepNamespaces (Map, MaxConcurrency N) ──► Summarize ──► Done
                      per namespace: Light ──► Rem ──► Deep ──► ItemDone
                                       │        │       │
                                       └────────┴───────┴──(any error)──► RecordFailure ──► ItemFailed
@@ -15,6 +15,13 @@
 - State between tasks stays small: the target and the sweep handle (tenant, namespace, day, run id); the
   candidates live in the namespace's `.dreams/<day>/` files. The inline Map carries at most the input
   payload limit (256 KB: about 1,500 targets, enforced by the ListTargets handler).
+- The Map never accumulates what the sweeps produced: each item ends with a one-key count (`{"completed": 1}`
+  or `{"failed": 1}`), the Map's ResultSelector keeps only those counts and its ResultPath replaces the target
+  list with them, so the state after the Map is smaller than before it; `Summarize` turns them into the
+  execution's output `{"day", "completed", "failed"}`. The sweeps' details are in each namespace's
+  `.dreams/<day>/` files, the logs and the `Dream*` metrics.
+- Every task's `Resource` is built for the partition the state machine runs in (`aws`, `aws-cn`,
+  `aws-us-gov`): the CDK passes the stack's partition.
 
 The CDK wraps it with `sfn.DefinitionBody.from_string(definition_json(...))`.
 """
@@ -25,7 +32,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+
+def lambda_invoke_arn(partition: str) -> str:
+    """The Step Functions optimized Lambda integration (`lambda:invoke`) in `partition` (`aws`, `aws-cn`, ...,
+    or a CloudFormation token for the stack's own partition)."""
+    if not partition:
+        raise ValueError("partition must name the AWS partition, e.g. 'aws' or 'aws-cn'")
+    return f"arn:{partition}:states:::lambda:invoke"
+
 
 LAMBDA_TRANSIENT_ERRORS: tuple[str, ...] = (
     "Lambda.TooManyRequestsException",
@@ -77,24 +91,27 @@ class RetryPolicy:
 def build_definition(
     functions: DreamingFunctions,
     *,
+    partition: str,
     max_concurrency: int = 4,
     retry: RetryPolicy | None = None,
     task_timeout_seconds: int = 900,
 ) -> dict[str, Any]:
-    """The state machine definition as a dict (`json.dumps` it, or use `definition_json`)."""
+    """The state machine definition as a dict (`json.dumps` it, or use `definition_json`). `partition` is the
+    AWS partition of the Lambda integration's ARN; there is no default, so no caller gets `aws` by accident."""
     if not 1 <= max_concurrency <= 1000:
         raise ValueError(f"max_concurrency must be between 1 and 1000, got {max_concurrency}")
     if not 1 <= task_timeout_seconds <= 900:
         raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
     policy = retry or RetryPolicy()
     retriers = _retriers(policy)
+    lambda_invoke = lambda_invoke_arn(partition)
 
     def task(
         function: str, payload: dict[str, Any], selector: dict[str, str], **extra: Any
     ) -> dict[str, Any]:
         return {
             "Type": "Task",
-            "Resource": LAMBDA_INVOKE,
+            "Resource": lambda_invoke,
             "Parameters": {"FunctionName": function, "Payload": payload},
             "ResultSelector": selector,
             "TimeoutSeconds": task_timeout_seconds,
@@ -128,17 +145,8 @@ def build_definition(
             Catch=catch_to_failure,
             Next="ItemDone",
         ),
-        "ItemDone": {
-            "Type": "Pass",
-            "Parameters": {
-                "tenant.$": "$.tenant",
-                "namespace.$": "$.namespace",
-                "day.$": "$.day",
-                "status": "completed",
-                "summary.$": "$.deep.summary",
-            },
-            "End": True,
-        },
+        # An item's output is one count, never the sweep's summary: the Map's result holds one per namespace.
+        "ItemDone": {"Type": "Pass", "Result": {"completed": 1}, "End": True},
         "RecordFailure": task(
             functions.record_failure,
             {"task": "record_failure", "target.$": "$"},
@@ -148,17 +156,8 @@ def build_definition(
             Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure_error", "Next": "ItemFailed"}],
             Next="ItemFailed",
         ),
-        "ItemFailed": {
-            "Type": "Pass",
-            "Parameters": {
-                "tenant.$": "$.tenant",
-                "namespace.$": "$.namespace",
-                "day.$": "$.day",
-                "status": "failed",
-                "error.$": "$.error.Error",
-            },
-            "End": True,
-        },
+        # Which error, and where: `.dreams/<day>/failure.json`, the log and the DreamFailures metric.
+        "ItemFailed": {"Type": "Pass", "Result": {"failed": 1}, "End": True},
     }
     return {
         "Comment": "Agent memory dreaming sweep: list namespaces, then Light -> REM -> Deep per namespace",
@@ -179,7 +178,19 @@ def build_definition(
                     "StartAt": "Light",
                     "States": item_states,
                 },
-                "ResultPath": "$.results",
+                # Only the counts survive the Map ($[*].failed is [] when nothing failed), and they take the
+                # place of the target list: the state after the Map is never larger than its input.
+                "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
+                "ResultPath": "$.targets",
+                "Next": "Summarize",
+            },
+            "Summarize": {
+                "Type": "Pass",
+                "Parameters": {
+                    "day.$": "$.day",
+                    "completed.$": "States.ArrayLength($.targets.completed)",
+                    "failed.$": "States.ArrayLength($.targets.failed)",
+                },
                 "Next": "Done",
             },
             "Done": {"Type": "Succeed"},

@@ -1,8 +1,12 @@
 """Docker-free build of the Lambda assets: the dependencies layer and the function code.
 
-CDK asks the local bundler first; the layer's runs the host's pip with `--platform manylinux2014_aarch64
---only-binary=:all:` so the wheels match the arm64 Python 3.14 runtime whatever the build machine is.
-There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output.
+CDK asks the local bundler first; the layer's runs the host's pip with `--platform manylinux_2_28_aarch64
+--platform manylinux2014_aarch64 --only-binary=:all:` so the wheels match the arm64 Python 3.14 runtime
+whatever the build machine is. That runtime is Amazon Linux 2023 (glibc 2.34), so it loads wheels tagged for
+glibc 2.28 as well as the older manylinux2014 (glibc 2.17) ones; some projects publish only the newer tag.
+There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output. Everything pip
+installs stays, the AWS SDK included (layers/requirements.txt pins it: the function runs the SDK the tests
+validated, not whatever the runtime bundles).
 
 Bytecode: Lambda's /var/task and /opt are read-only, so modules shipped without `__pycache__/*.cpython-314.pyc`
 are compiled again at every cold start; bench/cold_start.py measures that at about twice the import time.
@@ -12,13 +16,12 @@ on stderr and the assets ship source only, as before."""
 
 from __future__ import annotations
 
-import email.parser
 import functools
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,10 @@ from aws_cdk import BundlingOptions, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 LAMBDA_PYTHON_VERSION = "3.14"
-LAMBDA_PLATFORM = "manylinux2014_aarch64"
+LAMBDA_PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
+"""Wheel platform tags the arm64 Python 3.14 runtime (Amazon Linux 2023, glibc 2.34) can load, each passed
+to pip as its own `--platform` (pip matches a `manylinux_2_28` tag exactly, not the older ones it implies, so
+both are listed)."""
 
 BYTECODE_PYTHON_ENV = "AGENT_MEMORY_BYTECODE_PYTHON"
 
@@ -35,20 +41,9 @@ CODE_IGNORED = ("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", ".mypy_ca
 """What the function code asset leaves out of `functions/`: caches and build metadata."""
 CODE_EXCLUDES = [f"**/{name}" for name in CODE_IGNORED]
 
-RUNTIME_PROVIDED = frozenset(
-    {"boto3", "botocore", "s3transfer", "jmespath", "urllib3", "python-dateutil", "six"}
-)
-"""Distributions the Lambda Python runtime already ships (boto3's closure). Dropping them keeps the layer
-small and, more importantly, keeps the runtime's boto3 and botocore a matching pair: a layer copy of
-botocore pulled in transitively (aws-xray-sdk depends on it) would shadow the runtime's."""
-
 
 class LayerBuildError(RuntimeError):
     """pip could not build the layer. The message carries the command and pip's output."""
-
-
-def _normalize(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
 
 
 @jsii.implements(ILocalBundling)
@@ -61,8 +56,7 @@ class PipLayerBundler:
         *,
         python: str = sys.executable,
         python_version: str = LAMBDA_PYTHON_VERSION,
-        platform: str = LAMBDA_PLATFORM,
-        drop_distributions: Iterable[str] = RUNTIME_PROVIDED,
+        platforms: Sequence[str] = LAMBDA_PLATFORMS,
         extra_pip_args: Sequence[str] = (),
         timeout_seconds: int = 900,
         bytecode_python: str | None = None,
@@ -70,8 +64,9 @@ class PipLayerBundler:
         self.requirements = Path(requirements).resolve()
         self.python = python
         self.python_version = python_version
-        self.platform = platform
-        self.drop_distributions = frozenset(_normalize(d) for d in drop_distributions)
+        if not platforms:
+            raise ValueError("the layer build needs at least one wheel platform tag")
+        self.platforms = tuple(platforms)
         self.extra_pip_args = tuple(extra_pip_args)
         self.timeout_seconds = timeout_seconds
         self.bytecode_python = bytecode_python
@@ -87,8 +82,7 @@ class PipLayerBundler:
             "--no-compile",  # host-version .pyc files would be useless on the 3.14 runtime
             "--progress-bar",
             "off",
-            "--platform",
-            self.platform,
+            *(arg for platform in self.platforms for arg in ("--platform", platform)),
             "--only-binary=:all:",
             "--implementation",
             "cp",
@@ -133,10 +127,9 @@ class PipLayerBundler:
                 f"exit code: {result.returncode}\n"
                 f"pip output:\n{result.stdout}{result.stderr}\n"
                 "Hints: every package in the requirements file needs a wheel for "
-                f"{self.platform} / CPython {self.python_version} on PyPI (no source builds); "
+                f"{' or '.join(self.platforms)} / CPython {self.python_version} on PyPI (no source builds); "
                 "offline builds can point pip at a wheelhouse with PIP_FIND_LINKS and PIP_NO_INDEX=1."
             )
-        self._drop_runtime_provided(target)
         # Console scripts cannot run from a layer; only importable code is useful there.
         shutil.rmtree(target / "bin", ignore_errors=True)
         for cache in list(target.rglob("__pycache__")):
@@ -144,30 +137,6 @@ class PipLayerBundler:
         if self.bytecode_python:
             compile_bytecode(self.bytecode_python, target)
         return target
-
-    def _drop_runtime_provided(self, target: Path) -> None:
-        for dist_info in sorted(target.glob("*.dist-info")):
-            metadata = dist_info / "METADATA"
-            if not metadata.is_file():
-                continue
-            name = email.parser.Parser().parsestr(metadata.read_text(encoding="utf-8"), headersonly=True)[
-                "Name"
-            ]
-            if not name or _normalize(name) not in self.drop_distributions:
-                continue
-            record = dist_info / "RECORD"
-            if record.is_file():
-                for line in record.read_text(encoding="utf-8").splitlines():
-                    relative = line.split(",", 1)[0]
-                    path = (target / relative).resolve()
-                    # RECORD may list files outside the target (scripts in ../bin); never touch those.
-                    if path.is_relative_to(target.resolve()) and path.is_file():
-                        path.unlink()
-            shutil.rmtree(dist_info, ignore_errors=True)
-        # Packages whose files were all removed leave empty directories behind.
-        for directory in sorted((p for p in target.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-            if not any(directory.iterdir()):
-                directory.rmdir()
 
 
 def _python_version(python: str) -> str | None:

@@ -17,7 +17,7 @@ from infra_support import ROOT
 
 from infra.bundling import (
     BYTECODE_PYTHON_ENV,
-    LAMBDA_PLATFORM,
+    LAMBDA_PLATFORMS,
     CodeBundler,
     LayerBuildError,
     PipLayerBundler,
@@ -30,7 +30,7 @@ from infra.bundling import (
 HOST_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 HOST_TAG = sys.implementation.cache_tag  # e.g. cpython-311; the runtime's would be cpython-314
 
-LAYER_LIMIT_BYTES = 25 * 1024 * 1024
+LAYER_LIMIT_BYTES = 50 * 1024 * 1024
 
 
 def _fake_python(tmp_path: Path, body: str) -> str:
@@ -70,7 +70,9 @@ def test_pip_command_installs_binary_wheels_for_the_lambda_runtime(tmp_path: Pat
     command = bundler.pip_command(tmp_path / "out" / "python")
     assert command[:4] == ["/opt/py", "-m", "pip", "install"]
     joined = " ".join(command)
-    assert f"--platform {LAMBDA_PLATFORM}" in joined and LAMBDA_PLATFORM == "manylinux2014_aarch64"
+    # Both wheel generations the arm64 runtime (Amazon Linux 2023, glibc 2.34) loads, each its own flag
+    assert LAMBDA_PLATFORMS == ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
+    assert "--platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64" in joined
     assert "--only-binary=:all:" in command
     assert "--implementation cp" in joined
     assert "--python-version 3.14" in joined
@@ -78,8 +80,33 @@ def test_pip_command_installs_binary_wheels_for_the_lambda_runtime(tmp_path: Pat
     assert f"-r {(tmp_path / 'requirements.txt').resolve()}" in joined
 
 
-def test_build_keeps_only_what_the_runtime_lacks(tmp_path: Path) -> None:
-    # Given a requirements file and a pip that installs botocore and dateutil (runtime-provided) and pydantic
+def test_pip_accepts_the_commands_targets_as_both_manylinux_generations(tmp_path: Path) -> None:
+    # Given the command the bundler builds, run with this machine's pip (offline: `pip debug` only parses)
+    command = PipLayerBundler(tmp_path / "requirements.txt").pip_command(tmp_path / "python")
+    targets = []
+    for flag in ("--platform", "--python-version", "--implementation"):
+        for index, arg in enumerate(command):
+            if arg == flag:
+                targets += [flag, command[index + 1]]
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "debug", "--verbose", *targets],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # Then pip installs wheels tagged for glibc 2.28 as well as manylinux2014 ones for CPython 3.14
+    tags = {line.strip() for line in result.stdout.splitlines()}
+    assert {"cp314-cp314-manylinux_2_28_aarch64", "cp314-cp314-manylinux2014_aarch64"} <= tags
+
+
+def test_a_layer_build_needs_a_platform(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least one wheel platform"):
+        PipLayerBundler(tmp_path / "requirements.txt", platforms=())
+
+
+def test_build_keeps_every_distribution_and_drops_only_caches_and_scripts(tmp_path: Path) -> None:
+    # Given a requirements file and a pip that installs botocore, dateutil and pydantic
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pydantic\n")
     bundler = PipLayerBundler(requirements, python=_fake_python(tmp_path, _INSTALLING_PIP))
@@ -87,16 +114,54 @@ def test_build_keeps_only_what_the_runtime_lacks(tmp_path: Path) -> None:
     # When the layer is built
     target = bundler.build(tmp_path / "layer")
 
-    # Then the content is under python/, the runtime's own boto3 closure and caches and scripts are gone
+    # Then the content is under python/, every distribution is kept (the SDK too: the layer pins it), and
+    # bytecode caches and console scripts, useless in a layer, are gone
     assert target == tmp_path / "layer" / "python"
     remaining = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
     assert remaining == [
+        "botocore",
+        "botocore-1.0.dist-info",
+        "botocore-1.0.dist-info/METADATA",
+        "botocore-1.0.dist-info/RECORD",
+        "botocore/__init__.py",
+        "botocore/data",
+        "botocore/data/s3.json",
+        "dateutil",
+        "dateutil/__init__.py",
         "pydantic",
         "pydantic-1.0.dist-info",
         "pydantic-1.0.dist-info/METADATA",
         "pydantic-1.0.dist-info/RECORD",
         "pydantic/__init__.py",
+        "python_dateutil-1.0.dist-info",
+        "python_dateutil-1.0.dist-info/METADATA",
+        "python_dateutil-1.0.dist-info/RECORD",
     ]
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[name.split("[", 1)[0].strip().lower()] = version.strip()
+    return pins
+
+
+def test_the_layer_ships_the_sdk_the_tests_validate_against() -> None:
+    """The request-shape tests validate every S3 Vectors call against the botocore of constraints.txt; the
+    layer must ship exactly that SDK, not rely on whatever boto3 the Lambda runtime bundles."""
+    layer = _pins(ROOT / "layers" / "requirements.txt")
+    constraints = _pins(ROOT / "constraints.txt")
+    for name in ("boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3"):
+        assert name in layer, f"{name} is not pinned in layers/requirements.txt"
+        assert layer[name] == constraints[name], (
+            f"{name}: layer {layer[name]} != constraints {constraints[name]}"
+        )
+    import botocore
+
+    assert botocore.__version__ == layer["botocore"], "the test environment runs another botocore"
 
 
 def test_pip_failure_raises_with_pips_output_and_no_docker_fallback(tmp_path: Path) -> None:
@@ -149,12 +214,12 @@ def test_cdk_bundles_the_layer_locally_through_the_bundler(tmp_path: Path) -> No
     app, outdir = _layer_app(tmp_path, _fake_python(tmp_path, _INSTALLING_PIP))
     # When the app is synthesized
     app.synth()
-    # Then the staged asset holds python/pydantic and nothing the runtime provides
+    # Then the staged asset holds what pip installed, the SDK included
     manifest = json.loads((outdir / "LayerOnly.assets.json").read_text())
     (asset,) = [a for a in manifest["files"].values() if a["source"]["packaging"] == "zip"]
     staged = outdir / asset["source"]["path"]
     assert (staged / "python" / "pydantic" / "__init__.py").is_file()
-    assert not (staged / "python" / "botocore").exists()
+    assert (staged / "python" / "botocore" / "__init__.py").is_file()
 
 
 def test_cdk_synth_fails_loudly_when_the_layer_cannot_be_built(tmp_path: Path) -> None:
@@ -170,13 +235,15 @@ def test_real_layer_fits_lambda_and_ships_no_model_or_runtime_duplicates(tmp_pat
     # Given the project's layer requirements, built for real from PyPI
     target = PipLayerBundler(ROOT / "layers" / "requirements.txt").build(tmp_path / "layer")
 
-    # Then the unzipped size is within 25 MB (Lambda allows 250 MB for all layers + code together)
+    # Then the unzipped size is within 50 MB (Lambda allows 250 MB for all layers + code together)
     size = directory_size_bytes(target)
     assert size <= LAYER_LIMIT_BYTES, f"layer is {size / 1e6:.1f} MB"
     top_level = {p.name.split("-")[0].lower() for p in target.iterdir()}
-    # And there is no ML runtime or model inside, and no copy of the runtime's boto3/botocore
+    # And there is no ML runtime or model inside, and the pinned AWS SDK is
     assert not top_level & {"torch", "numpy", "onnxruntime", "transformers", "sentence_transformers"}
-    assert not top_level & {"boto3", "botocore", "s3transfer"}
+    pins = _pins(ROOT / "layers" / "requirements.txt")
+    assert (target / f"botocore-{pins['botocore']}.dist-info").is_dir()
+    assert (target / f"boto3-{pins['boto3']}.dist-info").is_dir()
     assert not list(target.rglob("*.safetensors")) and not list(target.rglob("*.onnx"))
     # And the compiled wheels are the arm64 Linux ones for CPython 3.14
     (core,) = list(target.glob("pydantic_core/_pydantic_core*.so"))
@@ -252,8 +319,11 @@ def test_layer_build_compiles_bytecode_when_given_a_runtime_interpreter(tmp_path
     target = bundler.build(tmp_path / "layer")
     pyc = target / "pydantic" / "__pycache__" / f"__init__.{HOST_TAG}.pyc"
     assert pyc.is_file() and _pyc_flags(pyc) == 0b01
-    # Only bytecode for the runtime's interpreter: the host caches pip left behind are still removed.
-    assert sorted(p.name for p in target.rglob("*.pyc")) == [f"__init__.{HOST_TAG}.pyc"]
+    # Only bytecode for the runtime's interpreter, one per module: the host caches pip left behind are removed.
+    compiled = sorted(str(p.relative_to(target)) for p in target.rglob("*.pyc"))
+    assert compiled == [
+        f"{package}/__pycache__/__init__.{HOST_TAG}.pyc" for package in ("botocore", "dateutil", "pydantic")
+    ]
 
 
 def test_bytecode_compile_failure_fails_the_build_with_the_compiler_output(tmp_path: Path) -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.iam import plugin as iam_plugin  # noqa: E402
 
 
 class FixedClock:
@@ -24,3 +33,34 @@ class FixedClock:
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock()
+
+
+@pytest.fixture
+def handler_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """`monkeypatch` for the variables the Lambda handlers read through `settings.handlers`, whose parsed
+    values are cached: the cache is dropped before the test changes them and after it, so the next reader
+    sees the restored environment."""
+    from agent_memory.settings.handlers import get_handler_settings
+
+    get_handler_settings.cache_clear()
+    yield monkeypatch
+    get_handler_settings.cache_clear()
+
+
+# --------------------------------------------------------------------------- the IAM contract (tests/iam)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    iam_plugin.configure(config)
+
+
+def pytest_configure_node(node) -> None:  # xdist: the controller tells each worker where to write
+    iam_plugin.configure_node(node)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    iam_plugin.runtest_setup(item)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    iam_plugin.session_finish(session)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from aws_cdk import Acknowledgment, ArnFormat, Fn, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
@@ -18,7 +19,8 @@ TENANT_PRINCIPAL_TAG = "${aws:PrincipalTag/" + TENANT_TAG + "}"
 """IAM policy variable: the tenant of the session, set as a session tag by AssumeRole."""
 
 INDEX_PREFIX = "mem-"
-KEYWORD_INDEX_PREFIX = "kw-"
+"""One index per tenant holds both halves of hybrid recall (vectors and S3 Vectors' own full-text search on
+`text`), so there is no keyword companion index to grant (adapters/aws/s3vectors_index.py)."""
 VECTOR_ACTIONS = (
     "s3vectors:PutVectors",
     "s3vectors:GetVectors",
@@ -150,13 +152,22 @@ class TenantVectors(Construct):
         for role in others:
             self.allow_assume(role)
 
-        tenant_index_arns = [
-            f"{self.vector_bucket_arn}/index/{prefix}{TENANT_PRINCIPAL_TAG}"
-            for prefix in (INDEX_PREFIX, KEYWORD_INDEX_PREFIX)
-        ]
         self.tenant_access_role.add_to_policy(
             iam.PolicyStatement(
-                sid="OwnTenantIndexes", actions=list(VECTOR_ACTIONS), resources=tenant_index_arns
+                sid="OwnTenantIndexes",
+                actions=list(VECTOR_ACTIONS),
+                resources=[f"{self.vector_bucket_arn}/index/{INDEX_PREFIX}{TENANT_PRINCIPAL_TAG}"],
+            )
+        )
+        # Index set-up stays with the runtime (S3VectorsIndex.ensure_tenant): CloudFormation cannot configure
+        # full-text search, so the first request upgrades an index created by the stack; a tenant onboarded
+        # without an index gets one on first use. Only the session's own `mem-<tenant>` index: no tenant can
+        # create or change another tenant's index, and no other index name is reachable.
+        self.tenant_access_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantIndexSetup",
+                actions=list(INDEX_ACTIONS),
+                resources=[f"{self.vector_bucket_arn}/index/{INDEX_PREFIX}{TENANT_PRINCIPAL_TAG}"],
             )
         )
         self.tenant_access_role.add_to_policy(
@@ -176,33 +187,24 @@ class TenantVectors(Construct):
                 resources=[key.key_arn],
             )
         )
-        self.tenant_access_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="EmbeddingModel",
-                actions=["bedrock:InvokeModel"],
-                resources=[
-                    stack.format_arn(
-                        service="bedrock",
-                        account="",
-                        resource="foundation-model",
-                        resource_name=embedding.model_id,
-                        arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-                    )
-                ],
-            )
-        )
-        table_logical_id = stack.get_logical_id(memory_table.node.default_child)
+        # No Bedrock here: embeddings and chat run with each function's own role (wiring.build_aws builds the
+        # Bedrock clients without tenant credentials); tenant sessions only reach tenant data.
+        table_logical_id = stack.get_logical_id(cast(dynamodb.CfnTable, memory_table.node.default_child))
         Validations.of(self.tenant_access_role).acknowledge(
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{table_logical_id}.Arn>/index/*]",
-                reason="Queries on the GSIs of the memory table; the LeadingKeys condition still confines "
-                "every item and index key to the session's tenant.",
+                reason="Queries on the GSIs of the memory table. LeadingKeys confines the queried GSI "
+                "partition key to the session's tenant; an item's own GSI attributes are not checked by IAM, "
+                "so DynamoRecordStore also drops GSI results whose base pk is another tenant's.",
             )
         )
 
     def allow_assume(self, role: iam.IRole) -> None:
         """Let a function role obtain tenant-scoped credentials (AssumeRole + TagSession with tenant)."""
-        self.tenant_access_role.assume_role_policy.add_statements(
+        trust_policy = self.tenant_access_role.assume_role_policy
+        if trust_policy is None:  # a role built with assumed_by always has one
+            raise RuntimeError("TenantAccessRole has no trust policy")
+        trust_policy.add_statements(
             iam.PolicyStatement(
                 actions=["sts:AssumeRole", "sts:TagSession"],
                 principals=[iam.ArnPrincipal(role.role_arn)],
@@ -219,6 +221,3 @@ class TenantVectors(Construct):
                 conditions={"Null": {f"aws:RequestTag/{TENANT_TAG}": "false"}},
             )
         )
-
-    def index_arn(self, tenant: str) -> str:
-        return f"{self.vector_bucket_arn}/index/{index_name(tenant)}"

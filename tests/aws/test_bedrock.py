@@ -163,7 +163,7 @@ def test_given_batch_when_embedded_then_bounded_concurrency_and_order_kept():
 
 
 def test_given_converse_input_when_counted_then_count_tokens_api(bedrock: Any):
-    counter = BedrockTokenCounter(bedrock, "anthropic.claude-sonnet-4-5-20250929-v1:0")
+    counter = BedrockTokenCounter(bedrock, "anthropic.claude-haiku-4-5-20251001-v1:0")
     messages = [{"role": "user", "content": [{"text": "What do you remember about billing?"}]}]
     system = [{"text": "You are a helpful agent."}, {"cachePoint": {"type": "default"}}]
     with Stubber(bedrock) as stubber:
@@ -171,7 +171,7 @@ def test_given_converse_input_when_counted_then_count_tokens_api(bedrock: Any):
             "count_tokens",
             {"inputTokens": 42},
             {
-                "modelId": "anthropic.claude-sonnet-4-5-20250929-v1:0",
+                "modelId": "anthropic.claude-haiku-4-5-20251001-v1:0",
                 "input": {"converse": {"messages": messages, "system": system}},
             },
         )

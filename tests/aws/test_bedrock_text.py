@@ -15,7 +15,8 @@ from agent_memory.domain.dreaming.extraction import DailyDocument, LlmExtractor
 from agent_memory.domain.errors import UpstreamUnavailable
 from tests.aws.support import REGION
 
-MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+# The dreaming model the infra tests deploy: the IAM contract (tests/iam) judges these calls against its grant.
+MODEL = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
 
 
 def converse_response(text: str, stop: str = "end_turn") -> dict[str, Any]:

@@ -1,0 +1,210 @@
+"""The IAM contract on the synthesized template itself: what the recorded calls of the other suites cannot
+show (another tenant's resources; the calls Step Functions and EventBridge Scheduler make on our behalf).
+
+The recorded calls of every suite are judged at the end of the run (tests/iam/plugin.py); these tests use the
+same resolver and evaluator on hand-made requests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from infra_support import Synthesized
+
+from tests.iam.contract import BINDING
+from tests.iam.policy import Request, evaluate
+from tests.iam.reference import ACCOUNT, needs_for
+from tests.iam.template import ResolvedTemplate, resolve_template
+
+REGION = "us-east-1"
+BUCKET = f"arn:aws:s3vectors:{REGION}:{ACCOUNT}:bucket/{BINDING['AGENT_MEMORY_VECTOR_BUCKET']}"
+TABLE = BINDING["AGENT_MEMORY_TABLE"]
+
+
+@pytest.fixture(scope="module")
+def resolved(synthesized: Synthesized) -> ResolvedTemplate:
+    return resolve_template(synthesized.template, REGION, BINDING)
+
+
+def _tenant_allows(
+    resolved: ResolvedTemplate, tenant: str, service: str, operation: str, params: dict
+) -> bool:
+    statements = resolved.role_statements(resolved.tenant_role())
+    needs = needs_for(service, operation, params, REGION, resolved.key_schemas())
+    context = {"aws:principaltag/tenant": [tenant]}
+    return all(
+        evaluate(statements, Request(n.action, n.resource, {**n.context, **context})).allowed for n in needs
+    )
+
+
+@pytest.mark.parametrize(
+    "operation, params",
+    [
+        ("GetIndex", {}),
+        ("QueryVectors", {"topK": 5}),
+        ("PutVectors", {"vectors": []}),
+        ("DeleteVectors", {"keys": ["k"]}),
+        ("UpdateMetadataConfiguration", {"add": {}}),
+    ],
+)
+def test_a_tenant_session_reaches_its_own_index_and_never_another(
+    resolved: ResolvedTemplate, operation: str, params: dict
+) -> None:
+    own = {"vectorBucketName": BINDING["AGENT_MEMORY_VECTOR_BUCKET"], "indexName": "mem-acme", **params}
+    other = {**own, "indexName": "mem-globex-eu"}
+    assert _tenant_allows(resolved, "acme", "s3vectors", operation, own)
+    assert not _tenant_allows(resolved, "acme", "s3vectors", operation, other)
+
+
+def test_a_tenant_session_gets_no_index_outside_its_prefix(resolved: ResolvedTemplate) -> None:
+    """`kw-<tenant>` and any other name: only `mem-<tenant>` exists in this design."""
+    for name in ("kw-acme", "acme", "mem-acme-2"):
+        params = {"vectorBucketName": BINDING["AGENT_MEMORY_VECTOR_BUCKET"], "indexName": name, "topK": 1}
+        assert not _tenant_allows(resolved, "acme", "s3vectors", "QueryVectors", params), name
+
+
+@pytest.mark.parametrize("owner, allowed", [("acme", True), ("globex-eu", False)])
+def test_a_tenant_session_reads_and_writes_only_its_own_rows(
+    resolved: ResolvedTemplate, owner: str, allowed: bool
+) -> None:
+    key = {"pk": {"S": f"{owner}#REC#r1"}, "sk": {"S": "META"}}
+    assert (
+        _tenant_allows(resolved, "acme", "dynamodb", "GetItem", {"TableName": TABLE, "Key": key}) is allowed
+    )
+    write = {"TransactItems": [{"Put": {"TableName": TABLE, "Item": key}}]}
+    assert _tenant_allows(resolved, "acme", "dynamodb", "TransactWriteItems", write) is allowed
+
+
+@pytest.mark.parametrize("index", ["gsi1", "gsi2"])
+@pytest.mark.parametrize("owner, allowed", [("acme", True), ("globex-eu", False)])
+def test_a_tenant_session_queries_only_its_own_gsi_partitions(
+    resolved: ResolvedTemplate, index: str, owner: str, allowed: bool
+) -> None:
+    assert index in resolved.key_schemas()[TABLE], "the template's table has this GSI"
+    query = {
+        "TableName": TABLE,
+        "IndexName": index,
+        "KeyConditionExpression": f"{index}pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": f"{owner}#REC"}},
+    }
+    assert _tenant_allows(resolved, "acme", "dynamodb", "Query", query) is allowed
+
+
+def test_a_tenant_session_cannot_scan(resolved: ResolvedTemplate) -> None:
+    """A Scan names no partition key, so ForAllValues on LeadingKeys would pass: Scan must not be granted."""
+    assert not _tenant_allows(resolved, "acme", "dynamodb", "Scan", {"TableName": TABLE})
+
+
+def test_only_the_data_functions_may_assume_the_tenant_role_and_only_with_a_tenant_tag(
+    resolved: ResolvedTemplate,
+) -> None:
+    roles = resolved.function_roles()
+    tenant_role = resolved.tenant_role()
+    role_arn = resolved.get_att(tenant_role, "Arn")
+    tagged = {"RoleArn": role_arn, "Tags": [{"Key": "tenant", "Value": "acme"}]}
+    untagged = {"RoleArn": role_arn}
+    trust = resolved.resolve(resolved.resources[tenant_role]["Properties"]["AssumeRolePolicyDocument"])
+    trusted = {
+        p
+        for s in trust["Statement"]
+        for p in (
+            s["Principal"]["AWS"] if isinstance(s["Principal"]["AWS"], list) else [s["Principal"]["AWS"]]
+        )
+    }
+    for function, role in roles.items():
+        statements = resolved.role_statements(role)
+        allowed = all(
+            evaluate(statements, Request(n.action, n.resource, n.context)).allowed
+            for n in needs_for("sts", "AssumeRole", tagged, REGION, {})
+        )
+        role_trusted = resolved.get_att(role, "Arn") in trusted
+        expected = function != "authorizer"  # the authorizer reads API keys with its own role only
+        assert allowed is expected and role_trusted is expected, function
+        assert not evaluate(statements, Request("sts:AssumeRole", role_arn, {})).allowed, function
+        assert untagged["RoleArn"] == role_arn
+
+
+def _state_machine_tasks(resolved: ResolvedTemplate) -> list[tuple[str, str, dict[str, Any]]]:
+    """(state machine logical id, state name, task) for every Task state, recursively through Map/Parallel."""
+    found = []
+    for logical, resource in resolved.resources.items():
+        if resource["Type"] != "AWS::StepFunctions::StateMachine":
+            continue
+        definition = json.loads(resolved.resolve(resource["Properties"]["DefinitionString"]))
+
+        def walk(states: dict[str, Any], logical: str = logical) -> None:
+            for name, state in states.items():
+                if state["Type"] == "Task":
+                    found.append((logical, name, state))
+                for branch in [
+                    state.get("ItemProcessor") or state.get("Iterator"),
+                    *state.get("Branches", []),
+                ]:
+                    if branch:
+                        walk(branch["States"])
+
+        walk(definition["States"])
+    return found
+
+
+def test_the_state_machine_role_may_invoke_every_function_its_definition_names(
+    resolved: ResolvedTemplate,
+) -> None:
+    tasks = _state_machine_tasks(resolved)
+    assert tasks, "the dreaming workflow has Task states"
+    for logical, name, task in tasks:
+        role = resolved.resources[logical]["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+        statements = resolved.role_statements(role)
+        assert re.fullmatch(r"arn:aws[-a-z]*:states:::lambda:invoke", task["Resource"]), name
+        function = task["Parameters"]["FunctionName"]
+        decision = evaluate(statements, Request("lambda:InvokeFunction", function))
+        assert decision.allowed, f"{name}: {role} may not invoke {function}"
+
+
+def test_every_schedule_role_may_start_its_target_and_use_its_dead_letter_queue(
+    resolved: ResolvedTemplate,
+) -> None:
+    schedules = [r for r in resolved.resources.values() if r["Type"] == "AWS::Scheduler::Schedule"]
+    assert schedules
+    for schedule in schedules:
+        target = schedule["Properties"]["Target"]
+        role = target["RoleArn"]["Fn::GetAtt"][0]
+        statements = resolved.role_statements(role)
+        arn = resolved.resolve(target["Arn"])
+        action = "states:StartExecution" if ":states:" in arn else "lambda:InvokeFunction"
+        assert evaluate(statements, Request(action, arn)).allowed, f"{role}: {action} on {arn}"
+        if "DeadLetterConfig" in target:
+            queue = resolved.resolve(target["DeadLetterConfig"]["Arn"])
+            assert evaluate(statements, Request("sqs:SendMessage", queue)).allowed, f"{role}: DLQ {queue}"
+
+
+def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_calls(
+    resolved: ResolvedTemplate,
+) -> None:
+    """No NAT: each call leaves the VPC through the service's endpoint, whose policy must let it through —
+    and must not let the authorizer (which has no business with tenant credentials) assume the tenant role."""
+    assert not resolved.has_nat()
+    assert resolved.functions_in_vpc() == set(resolved.function_roles())
+    endpoints = resolved.endpoint_policies()
+    tenant_role_arn = resolved.get_att(resolved.tenant_role(), "Arn")
+    sts = endpoints["sts"]
+    for function, role in resolved.function_roles().items():
+        request = Request(
+            "sts:AssumeRole",
+            tenant_role_arn,
+            {"aws:principalarn": [resolved.get_att(role, "Arn")], "aws:requesttag/tenant": ["acme"]},
+        )
+        assert evaluate(sts, request, resource_policy=True).allowed is (function != "authorizer"), function
+    index = f"{BUCKET}/index/mem-acme"
+    tenant = {"aws:principalarn": [tenant_role_arn]}
+    assert evaluate(
+        endpoints["s3vectors"], Request("s3vectors:QueryVectors", index, tenant), resource_policy=True
+    ).allowed
+    api_role = resolved.get_att(resolved.function_roles()["api"], "Arn")
+    as_api = {"aws:principalarn": [api_role]}
+    assert not evaluate(
+        endpoints["s3vectors"], Request("s3vectors:QueryVectors", index, as_api), resource_policy=True
+    ).allowed, "a function's own role never reaches tenant vectors, even through the endpoint"

@@ -141,6 +141,25 @@ def test_given_two_chained_writes_of_one_record_when_committed_then_last_one_sto
     assert stored is not None and stored.content == "second" and stored.version == record.version + 2
 
 
+@pytest.fixture
+def atomic_moto(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB evaluates a write's condition and applies it atomically; moto's in-memory backend does not
+    (two threads can both pass the same condition). One lock around moto's write paths stands in for the
+    service's atomicity, so the race below tests the adapter's conditional writes, not moto's thread safety."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        original = getattr(DynamoDBBackend, name)
+
+        def serialized(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(DynamoDBBackend, name, serialized)
+
+
+@pytest.mark.usefixtures("atomic_moto")
 def test_given_many_writers_with_same_version_when_racing_then_exactly_one_wins(
     store: DynamoRecordStore,
 ):

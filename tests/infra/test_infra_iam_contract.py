@@ -208,3 +208,66 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
     assert not evaluate(
         endpoints["s3vectors"], Request("s3vectors:QueryVectors", index, as_api), resource_policy=True
     ).allowed, "a function's own role never reaches tenant vectors, even through the endpoint"
+
+
+# What Amazon S3 Files does with the file system's role (the S3 Files prerequisites, "IAM role for accessing
+# your bucket from the file system"): read and write the bucket's objects and versions, list the bucket, use
+# the bucket's KMS key (SSE-KMS), and manage the EventBridge rules it creates for synchronization.
+S3_FILES_CALLS = [
+    ("s3:ListBucket", "{bucket}", {}),
+    ("s3:ListBucketVersions", "{bucket}", {}),
+    ("s3:GetObject", "{bucket}/acme/projects/a/MEMORY.md", {}),
+    ("s3:GetObjectVersion", "{bucket}/acme/projects/a/MEMORY.md", {}),
+    ("s3:PutObject", "{bucket}/acme/projects/a/MEMORY.md", {}),
+    ("s3:DeleteObject", "{bucket}/acme/projects/a/MEMORY.md", {}),
+    ("s3:AbortMultipartUpload", "{bucket}/acme/projects/a/big.md", {}),
+    ("kms:GenerateDataKey", "{key}", {}),
+    ("kms:Decrypt", "{key}", {}),
+    (
+        "events:PutRule",
+        "{rules}DO-NOT-DELETE-S3-Files-sync",
+        {"events:managedby": ["elasticfilesystem.amazonaws.com"]},
+    ),
+    (
+        "events:PutTargets",
+        "{rules}DO-NOT-DELETE-S3-Files-sync",
+        {"events:managedby": ["elasticfilesystem.amazonaws.com"]},
+    ),
+    ("events:DescribeRule", "{rules}DO-NOT-DELETE-S3-Files-sync", {}),
+]
+
+
+def test_the_s3_files_role_allows_what_the_service_does_for_the_file_system_and_no_more(
+    resolved: ResolvedTemplate,
+) -> None:
+    (file_system,) = [r for r in resolved.resources.values() if r["Type"] == "AWS::S3Files::FileSystem"]
+    role = file_system["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+    bucket_logical = next(
+        k for k, r in resolved.resources.items() if r["Type"] == "AWS::S3::Bucket" and "MemoryFiles" in k
+    )
+    bucket = resolved.get_att(bucket_logical, "Arn")
+    encryption = resolved.resources[bucket_logical]["Properties"]["BucketEncryption"]
+    key = resolved.resolve(
+        encryption["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]["KMSMasterKeyID"]
+    )
+    rules = f"arn:aws:events:{REGION}:{ACCOUNT}:rule/"
+    statements = resolved.role_statements(role)
+    for action, pattern, context in S3_FILES_CALLS:
+        resource = pattern.format(bucket=bucket, key=key, rules=rules)
+        assert evaluate(statements, Request(action, resource, context)).allowed, f"{action} on {resource}"
+    # ... and nothing of anyone else's: another bucket, another account's rules, rules it does not manage
+    denied = [
+        ("s3:GetObject", "arn:aws:s3:::another-bucket/x", {}),
+        (
+            "events:PutRule",
+            f"{rules}someone-elses-rule",
+            {"events:managedby": ["elasticfilesystem.amazonaws.com"]},
+        ),
+        ("events:PutRule", f"{rules}DO-NOT-DELETE-S3-Files-sync", {}),
+        ("kms:Decrypt", f"arn:aws:kms:{REGION}:{ACCOUNT}:key/another", {}),
+    ]
+    for action, resource, context in denied:
+        assert not evaluate(statements, Request(action, resource, context)).allowed, f"{action} on {resource}"
+    trust = resolved.resolve(resolved.resources[role]["Properties"]["AssumeRolePolicyDocument"])["Statement"]
+    assert [s["Principal"] for s in trust] == [{"Service": "elasticfilesystem.amazonaws.com"}]
+    assert all("aws:SourceArn" in s["Condition"].get("ArnLike", {}) for s in trust), "confused-deputy guard"

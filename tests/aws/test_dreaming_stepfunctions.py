@@ -209,6 +209,30 @@ def assert_input_error(event: dict[str, Any], message: str) -> None:
     assert error_type not in (*UPSTREAM_ERRORS, *LAMBDA_TRANSIENT_ERRORS)
 
 
+def test_given_long_namespace_names_under_the_count_cap_then_the_byte_budget_refuses_them(handler_env):
+    """The count cap (AGENT_MEMORY_DREAMING_MAX_TARGETS) does not bound the bytes: 800 namespaces with long
+    names would pass it and then fail the execution with States.DataLimitExceeded."""
+    long_names = [f"/projects/{'x' * 200}/{n:04d}" for n in range(800)]
+    service = SimpleNamespace(namespaces=lambda tenant, extra=(): long_names)
+    dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[TENANT]))
+    try:
+        assert len(long_names) < DreamingSettings().max_targets
+        with pytest.raises(ValidationFailed, match="start one execution per tenant") as refused:
+            dreaming_handlers.handler({"task": "list_targets", "input": {"tenants": [TENANT]}}, FakeContext())
+        assert refused.value.details["bytes"] > dreaming_handlers.TARGETS_MAX_BYTES
+        # ... while the same number of ordinary names fits
+        short = [f"/projects/p{n:04d}" for n in range(800)]
+        service.namespaces = lambda tenant, extra=(): short
+        listed = dreaming_handlers.handler(
+            {"task": "list_targets", "input": {"tenants": [TENANT]}}, FakeContext()
+        )
+        assert len(listed["targets"]) == 800
+        encoded = len(json.dumps(listed, separators=(",", ":")).encode())
+        assert encoded <= dreaming_handlers.TARGETS_MAX_BYTES
+    finally:
+        dreaming_handlers.configure(None)
+
+
 def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world, handler_env):
     handler_env.delenv("AGENT_MEMORY_TENANTS", raising=False)
     service = DreamingService(world.memory, world.store, world.files, world.clock)

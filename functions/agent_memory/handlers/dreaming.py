@@ -23,6 +23,7 @@ service fails that task with `Misconfigured`.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
@@ -89,6 +90,11 @@ def _service(tenant: str) -> DreamingService:
 # --------------------------------------------------------------------------- tasks
 
 
+TARGETS_MAX_BYTES = 200_000
+"""What the target list may take of the execution state (256 KiB in all; the input and the Map's counts
+need the rest)."""
+
+
 def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
     settings = _settings()
     body = event["input"] if isinstance(event.get("input"), dict) else event
@@ -123,10 +129,23 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
             "Map's payload limit): start one execution per tenant, or raise the limit with a distributed Map",
             targets=len(targets),
         )
+    result = {"day": day.isoformat(), "targets": targets}
+    size = len(json.dumps(result, separators=(",", ":")).encode())
+    if size > TARGETS_MAX_BYTES:
+        # The count cap alone does not bound the bytes: long namespace names can reach Step Functions' 256 KiB
+        # state limit first, and the execution would then fail with States.DataLimitExceeded mid-sweep.
+        raise ValidationFailed(
+            f"the {len(targets)} targets take {size:,} bytes, over the {TARGETS_MAX_BYTES:,} the inline Map's "
+            "state can carry (Step Functions allows 256 KiB): start one execution per tenant or per set of "
+            "namespaces ({'tenants': [...], 'namespaces': [...]})",
+            targets=len(targets),
+            bytes=size,
+        )
     logger.info(
-        "dreaming targets", extra={"tenants": len(tenants), "targets": len(targets), "day": day.isoformat()}
+        "dreaming targets",
+        extra={"tenants": len(tenants), "targets": len(targets), "bytes": size, "day": day.isoformat()},
     )
-    return {"day": day.isoformat(), "targets": targets}
+    return result
 
 
 def light_task(event: dict[str, Any]) -> dict[str, Any]:

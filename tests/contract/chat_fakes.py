@@ -168,8 +168,10 @@ def api_event(
     namespaces: str = "*",
     scopes: str = "read,write",
     key_id: str = "k1",
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The API Gateway REST proxy event the functions receive, with the authorizer's context."""
+    """The API Gateway REST proxy event the functions receive, with the authorizer's context (none when
+    `tenant` is None) and any extra `headers` (an Authorization header, say)."""
     authorizer = (
         {
             "principalId": key_id,
@@ -181,7 +183,7 @@ def api_event(
         if tenant
         else None
     )
-    headers = {"Content-Type": "application/json", "Host": "api.example.com"}
+    headers = {"Content-Type": "application/json", "Host": "api.example.com", **(headers or {})}
     return {
         "resource": "/v1/{proxy+}",
         "path": path,

@@ -186,6 +186,20 @@ def test_mounting_function_roles_may_mount_their_access_point(synthesized: Synth
 
 def test_one_access_point_cannot_be_mounted_twice() -> None:
     # Given a MemoryFiles construct in a bare stack
+
+    files, _ = _memory_files_stack(retain=False)
+    # When a function mounts its access point, and another function asks for its own
+    files.mount_for("first")
+    files.mount_for("second")
+    # Then each got a distinct access point, and mounting "first" again is refused
+    assert files.access_point_for("first") is not files.access_point_for("second")
+    assert files.mounted_function_ids == ("first", "second")
+    with pytest.raises(ValueError, match="already mounted into function 'first'"):
+        files.mount_for("first")
+
+
+def _memory_files_stack(*, retain: bool, accept_bucket_warning: bool = False) -> tuple[Any, Any]:
+    """The MemoryFiles construct alone in a stack (one isolated subnet): (construct, stack)."""
     import aws_cdk as cdk
     from aws_cdk import aws_ec2 as ec2
     from aws_cdk import aws_kms as kms
@@ -209,50 +223,18 @@ def test_one_access_point_cannot_be_mounted_twice() -> None:
         subnets=vpc.isolated_subnets,
         key=kms.Key(stack, "Key"),
         access_logs_bucket=s3.Bucket(stack, "Logs"),
-        config=MemoryFilesConfig(),
-        noncurrent_version_days=7,
-        retain=False,
-    )
-    # When a function mounts its access point, and another function asks for its own
-    files.mount_for("first")
-    files.mount_for("second")
-    # Then each got a distinct access point, and mounting "first" again is refused
-    assert files.access_point_for("first") is not files.access_point_for("second")
-    assert files.mounted_function_ids == ("first", "second")
-    with pytest.raises(ValueError, match="already mounted into function 'first'"):
-        files.mount_for("first")
-
-
-def _bare_memory_files(*, retain: bool, accept_bucket_warning: bool = False) -> dict[str, Any]:
-    """The MemoryFiles construct alone in a stack, synthesized."""
-    import aws_cdk as cdk
-    from aws_cdk import aws_ec2 as ec2
-    from aws_cdk import aws_kms as kms
-    from aws_cdk import aws_s3 as s3
-    from aws_cdk.assertions import Template
-
-    from infra.config import MemoryFilesConfig
-    from infra.constructs import MemoryFiles
-
-    stack = cdk.Stack(cdk.App())
-    vpc = ec2.Vpc(
-        stack,
-        "Vpc",
-        max_azs=1,
-        nat_gateways=0,
-        subnet_configuration=[ec2.SubnetConfiguration(name="f", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)],
-    )
-    MemoryFiles(
-        stack,
-        "Files",
-        vpc=vpc,
-        subnets=vpc.isolated_subnets,
-        key=kms.Key(stack, "Key"),
-        access_logs_bucket=s3.Bucket(stack, "Logs"),
         config=MemoryFilesConfig(accept_bucket_warning=accept_bucket_warning),
         noncurrent_version_days=7,
         retain=retain,
     )
+    return files, stack
+
+
+def _bare_memory_files(*, retain: bool, accept_bucket_warning: bool = False) -> dict[str, Any]:
+    """The MemoryFiles construct alone in a stack, synthesized."""
+    from aws_cdk.assertions import Template
+
+    _, stack = _memory_files_stack(retain=retain, accept_bucket_warning=accept_bucket_warning)
     return dict(Template.from_stack(stack).to_json()["Resources"])
 
 

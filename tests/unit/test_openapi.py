@@ -17,6 +17,7 @@ from agent_memory.api.openapi import openapi_document
 from agent_memory.domain.identity import Principal, Scope
 from agent_memory.settings.service import Settings
 from agent_memory.wiring import build_local
+from tests.contract.chat_fakes import api_event
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 BEARER = [{"bearer": []}]
@@ -54,31 +55,6 @@ class Context:
     aws_request_id = "openapi-test"
 
 
-def event(method: str, path: str, authorization: str | None) -> dict[str, Any]:
-    headers = {"Host": "api.example.com", **({"Authorization": authorization} if authorization else {})}
-    return {
-        "resource": "/v1/{proxy+}",
-        "path": path,
-        "httpMethod": method,
-        "headers": headers,
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": None,
-        "multiValueQueryStringParameters": None,
-        "pathParameters": {"proxy": path.removeprefix("/v1/")},
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": "/v1/{proxy+}",
-            "httpMethod": method,
-            "path": f"/prod{path}",
-            "stage": "prod",
-            "requestId": "openapi-test",
-            "identity": {"sourceIp": "127.0.0.1"},
-        },
-        "body": None,
-        "isBase64Encoded": False,
-    }
-
-
 @pytest.fixture(scope="module")
 def services(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return build_local(Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing")).services
@@ -101,7 +77,8 @@ def build_app(services: Any) -> APIGatewayRestResolver:
 
 def call(app: APIGatewayRestResolver, method: str, template: str, authorization: str | None) -> dict:
     path = re.sub(r"\{[^}]+\}", "x1", template)
-    return app.resolve(event(method, path, authorization), Context())
+    headers = {"Authorization": authorization} if authorization else None
+    return app.resolve(api_event(method, path, tenant=None, headers=headers), Context())
 
 
 def test_committed_openapi_matches_the_routes():

@@ -212,7 +212,7 @@ def assert_input_error(event: dict[str, Any], message: str) -> None:
 def test_given_long_namespace_names_under_the_count_cap_then_the_byte_budget_refuses_them(handler_env):
     """The count cap (AGENT_MEMORY_DREAMING_MAX_TARGETS) does not bound the bytes: 800 namespaces with long
     names would pass it and then fail the execution with States.DataLimitExceeded."""
-    long_names = [f"/projects/{'x' * 200}/{n:04d}" for n in range(800)]
+    long_names = [f"/projects/{'x' * 400}/{n:04d}" for n in range(800)]
     service = SimpleNamespace(namespaces=lambda tenant, extra=(): long_names)
     dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[TENANT]))
     try:

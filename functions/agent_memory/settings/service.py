@@ -42,7 +42,6 @@ class Settings(BaseSettings):
     # aws runtime (names from the CDK stack; see infra/)
     table: str = ""
     idempotency_table: str = ""
-    api_keys_table: str = ""
     vector_bucket: str = ""
     tenant_role_arn: str = ""
     files_root: Path = Path("/mnt/memory")

@@ -46,9 +46,10 @@ from agent_memory.domain import safety
 from agent_memory.domain.files.memory_files import MemoryFilesService
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.service import MemoryService
-from agent_memory.domain.sessions.chat import ChatConfig, ChatService, tool_config
+from agent_memory.domain.sessions.chat import ChatService, tool_config
+from agent_memory.domain.sessions.config import ChatConfig, ModelProfile, PromptCacheConfig
 from agent_memory.domain.sessions.ports import ModelReply
-from agent_memory.domain.sessions.prompt_cache import ModelProfile, PromptCacheConfig, estimate_text_tokens
+from agent_memory.domain.sessions.prompt_cache import estimate_text_tokens
 from agent_memory.domain.sessions.sessions import SessionService, system_blocks
 
 TENANT = "bench"

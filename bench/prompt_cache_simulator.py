@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from agent_memory.domain.errors import ValidationFailed
-from agent_memory.domain.sessions.ports import CacheTtl, Usage
-from agent_memory.domain.sessions.prompt_cache import ModelProfile
+from agent_memory.domain.sessions.config import CacheTtl, ModelProfile
+from agent_memory.domain.sessions.ports import Usage
 
 TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600}
 MAX_CACHE_POINTS = 4

@@ -17,7 +17,8 @@ from agent_memory.adapters.aws.session_store import DynamoSessionStore
 from agent_memory.api.context import Services
 from agent_memory.domain.errors import NotFound, UpstreamFailed, UpstreamUnavailable
 from agent_memory.domain.sessions.chat import tool_config
-from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig
+from agent_memory.domain.sessions.config import PromptCacheConfig
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor
 from agent_memory.domain.sessions.sessions import SessionService
 from agent_memory.handlers import chat as chat_handler
 from agent_memory.handlers._runtime import Lazy, LazyServices

@@ -20,10 +20,11 @@ from agent_memory.domain.files.memory_files import MemoryFilesService
 from agent_memory.domain.memory.policy import FileCaps, MemoryPolicy
 from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.ports import Clock
-from agent_memory.domain.sessions.chat import ChatConfig, ChatService
+from agent_memory.domain.sessions.chat import ChatService
+from agent_memory.domain.sessions.config import ChatConfig, PromptCacheConfig, SessionConfig
 from agent_memory.domain.sessions.ports import ChatModel, ModelReply, SessionStore, Usage
-from agent_memory.domain.sessions.prompt_cache import PromptCacheConfig, estimate_text_tokens
-from agent_memory.domain.sessions.sessions import SessionConfig, SessionService
+from agent_memory.domain.sessions.prompt_cache import estimate_text_tokens
+from agent_memory.domain.sessions.sessions import SessionService
 from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
 
 

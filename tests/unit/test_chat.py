@@ -14,16 +14,15 @@ from agent_memory.domain.memory.policy import FileCaps
 from agent_memory.domain.memory.service import RecallInput
 from agent_memory.domain.records import SourceKind
 from agent_memory.domain.sessions.chat import (
-    ChatConfig,
-    ContextBudget,
     HistoryPlan,
     assemble_messages,
     build_prefix_monitor,
     plan_history,
     tool_config,
 )
+from agent_memory.domain.sessions.config import ChatConfig, ContextBudget, PromptCacheConfig
 from agent_memory.domain.sessions.ports import SessionClosed, Usage
-from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PromptCacheConfig
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator
 from bench.prompt_cache_simulator import PromptCacheSimulator
 from tests.contract.chat_fakes import FakeChatModel, build_stack, text_reply, tool_reply
 

@@ -6,15 +6,9 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
+from agent_memory.domain.sessions.config import ModelProfile, PromptCacheConfig, price
 from agent_memory.domain.sessions.ports import Usage
-from agent_memory.domain.sessions.prompt_cache import (
-    CharTokenEstimator,
-    ModelProfile,
-    PrefixMonitor,
-    PromptCacheConfig,
-    estimate_text_tokens,
-    price,
-)
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor, estimate_text_tokens
 from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"

@@ -12,9 +12,10 @@ import pytest
 from agent_memory.adapters.local.session_store import SqliteSessionStore
 from agent_memory.domain import safety
 from agent_memory.domain.errors import Conflict, NotFound, ValidationFailed
+from agent_memory.domain.sessions.config import PromptCacheConfig, SessionConfig
 from agent_memory.domain.sessions.ports import SessionClosed
-from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig
-from agent_memory.domain.sessions.sessions import SessionConfig, snapshot_digest
+from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor
+from agent_memory.domain.sessions.sessions import snapshot_digest
 from tests.contract.chat_fakes import build_stack
 from tests.contract.session_store_contract import T0, SessionStoreContract, make_session, make_turn
 

@@ -14,9 +14,7 @@ from ..domain.errors import Misconfigured
 from ..domain.identity import Principal, Scope
 from ..domain.memory.policy import MemoryPolicy
 from ..domain.model import Model
-from ..domain.sessions.chat import ChatConfig
-from ..domain.sessions.prompt_cache import PromptCacheConfig
-from ..domain.sessions.sessions import SessionConfig
+from ..domain.sessions.config import ChatConfig, PromptCacheConfig, SessionConfig
 
 
 class IamPrincipalConfig(Model):
@@ -64,6 +62,10 @@ class Settings(BaseSettings):
 
     dreaming_state_machine_arn: str = ""
     """Set by the CDK stack when on-demand dreaming is enabled: POST /v1/admin/dream/start starts it."""
+    guardrail_id: str = ""
+    """Amazon Bedrock guardrail (id or ARN) that screens every memory-file write after the safety scan (aws
+    runtime; empty: off). Set by the CDK stack when the `guardrail` context is enabled."""
+    guardrail_version: Annotated[str, Field(pattern=r"^(DRAFT|[1-9][0-9]{0,7})$")] = "DRAFT"
     iam_principals: dict[str, IamPrincipalConfig] = {}
     """JSON in AGENT_MEMORY_IAM_PRINCIPALS: IAM role/user ARN → {tenant, namespaces, scopes}, for SigV4 callers
     of the `/iam/v1/...` routes (set by the CDK stack from cdk.json `api.iam_principals`)."""

@@ -19,16 +19,19 @@ import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
-
-from pydantic import ConfigDict, Field, model_validator
+from typing import Any, Literal
 
 from ..errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
 from ..files.memory_files import FileView, MemoryFilesService
 from ..memory.service import MemoryService, RecallInput, RememberInput
-from ..model import Model
 from ..ports import Clock
 from ..records import MemoryType, Source, SourceKind
+from .config import (
+    NO_MODEL_MESSAGE,
+    ChatConfig,
+    PromptCacheConfig,
+    TurnCost,
+)
 from .ports import (
     ChatModel,
     Message,
@@ -39,77 +42,8 @@ from .ports import (
     TurnRecord,
     Usage,
 )
-from .prompt_cache import CharTokenEstimator, PrefixMonitor, PromptCacheConfig, TurnCost
+from .prompt_cache import CharTokenEstimator, PrefixMonitor
 from .sessions import SessionService
-
-DEFAULT_CHAT_MODEL_ID = "anthropic.claude-sonnet-4-5-20250929-v1:0"
-
-Share = Annotated[float, Field(ge=0.0, le=1.0)]
-
-# --------------------------------------------------------------------------- configuration
-
-
-class ContextBudget(Model):
-    """Shares of the model's context window (seed design: 5 / 25 / 15 / 35 / 20 %)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    system: Share = 0.05
-    memory: Share = 0.25
-    tools: Share = 0.15
-    history: Share = 0.35
-    response: Share = 0.20
-
-    @model_validator(mode="after")
-    def _at_most_whole(self) -> ContextBudget:
-        total = self.system + self.memory + self.tools + self.history + self.response
-        if total > 1.0 + 1e-9:
-            raise ValueError(f"context budget shares add up to {total:.2f}; they may not exceed 1.0")
-        if self.history <= 0 or self.response <= 0:
-            raise ValueError("the history and response shares must be positive")
-        return self
-
-    def tokens(self, window: int) -> dict[str, int]:
-        return {
-            "system": int(window * self.system),
-            "memory": int(window * self.memory),
-            "tools": int(window * self.tools),
-            "history": int(window * self.history),
-            "response": int(window * self.response),
-        }
-
-
-class ChatConfig(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model_id: Annotated[str, Field(min_length=1, max_length=2048)] = DEFAULT_CHAT_MODEL_ID
-    """Bedrock model or inference-profile id (or ARN). Also selects the prompt-cache profile and prices."""
-    count_tokens_model_id: str | None = None
-    """CountTokens takes a foundation-model id; default: `model_id` without a geographic profile prefix."""
-    max_tool_rounds: Annotated[int, Field(ge=0, le=20)] = 5
-    """Model calls that may ask for tools in one turn; the turn ends after at most this many + 1 calls."""
-    max_output_tokens: Annotated[int, Field(ge=1, le=128_000)] = 2048
-    temperature: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    budget: ContextBudget = ContextBudget()
-    context_window: Annotated[int, Field(ge=1000)] | None = None
-    """Default: the model profile's window."""
-    summarize_history: bool = False
-    """Summarise elided turns with the model (one extra call when trimming happens); else a marked elision."""
-    summary_max_tokens: Annotated[int, Field(ge=16, le=8192)] = 512
-    snapshot_ceiling_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Alert above this many snapshot tokens. Default: the budget's memory share of the window."""
-    max_message_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 20_000
-    recall_k: Annotated[int, Field(ge=1, le=50)] = 5
-    tool_result_max_chars: Annotated[int, Field(ge=200, le=100_000)] = 8_000
-
-    def foundation_model_id(self) -> str:
-        if self.count_tokens_model_id:
-            return self.count_tokens_model_id
-        prefix, dot, rest = self.model_id.partition(".")
-        # Cross-region inference profiles are `<geo>.<provider>.<model>`: us., eu., apac., global., …
-        return (
-            rest if dot and rest.count(".") >= 1 and prefix.isalpha() and len(prefix) <= 6 else self.model_id
-        )
 
 
 def build_prefix_monitor(
@@ -340,13 +274,6 @@ class _ToolContext:
     actor: str
     can_write: bool
     turn_index: int
-
-
-NO_MODEL_MESSAGE = (
-    "no chat model is configured in this runtime: set AGENT_MEMORY_CHAT_PROVIDER=bedrock (with AWS credentials "
-    "allowed bedrock:InvokeModel on the model in AGENT_MEMORY_CHAT) to chat here, or send the `system` blocks "
-    "from POST /v1/sessions to your own model"
-)
 
 
 class ChatService:

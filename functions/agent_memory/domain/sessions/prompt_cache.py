@@ -18,179 +18,18 @@ applies these rules to a sequence of requests, for the cost benchmark and the te
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
-
-from pydantic import ConfigDict, Field
+from typing import Any
 
 from ..errors import DomainError
-from ..model import Model
-from .ports import CacheTtl, TokenCounter, Usage
-
-PER_MILLION = 1_000_000
-
-# --------------------------------------------------------------------------- configuration
-
-Multiplier = Annotated[float, Field(ge=0.0, le=10.0)]
-
-
-class ModelProfile(Model):
-    """Cache rules and list prices of the models whose id matches `pattern` (fnmatch, case-insensitive;
-    Bedrock ids such as `us.anthropic.claude-sonnet-4-5-20250929-v1:0`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    pattern: str
-    min_cacheable_tokens: Annotated[int, Field(ge=0, le=1_000_000)]
-    context_window: Annotated[int, Field(ge=1000, le=10_000_000)] = 200_000
-    input_usd_per_mtok: Annotated[float, Field(ge=0)]
-    output_usd_per_mtok: Annotated[float, Field(ge=0)]
-    supports_1h_ttl: bool = False
-    cache_read_multiplier: Multiplier = 0.1
-    cache_write_5m_multiplier: Multiplier = 1.25
-    cache_write_1h_multiplier: Multiplier = 2.0
-
-    def write_multiplier(self, ttl: CacheTtl) -> float:
-        return self.cache_write_1h_multiplier if ttl == "1h" else self.cache_write_5m_multiplier
-
-
-# Public list prices (USD per million tokens) and documented minimums at the time of writing. Regional and
-# cross-region inference profiles may be priced differently: override the table in configuration.
-DEFAULT_PROFILES: tuple[ModelProfile, ...] = (
-    ModelProfile(
-        pattern="*claude-opus-4-6*",
-        min_cacheable_tokens=4096,
-        input_usd_per_mtok=5.0,
-        output_usd_per_mtok=25.0,
-        supports_1h_ttl=True,
-    ),
-    ModelProfile(
-        pattern="*claude-opus-4-5*",
-        min_cacheable_tokens=4096,
-        input_usd_per_mtok=5.0,
-        output_usd_per_mtok=25.0,
-        supports_1h_ttl=True,
-    ),
-    ModelProfile(
-        pattern="*claude-opus-4-*",
-        min_cacheable_tokens=1024,
-        input_usd_per_mtok=15.0,
-        output_usd_per_mtok=75.0,
-    ),
-    ModelProfile(
-        pattern="*claude-sonnet-4-5*",
-        min_cacheable_tokens=1024,
-        input_usd_per_mtok=3.0,
-        output_usd_per_mtok=15.0,
-        supports_1h_ttl=True,
-    ),
-    ModelProfile(
-        pattern="*claude-sonnet-4-6*",
-        min_cacheable_tokens=1024,
-        input_usd_per_mtok=3.0,
-        output_usd_per_mtok=15.0,
-        supports_1h_ttl=True,
-    ),
-    ModelProfile(
-        pattern="*claude-sonnet-4*",
-        min_cacheable_tokens=1024,
-        input_usd_per_mtok=3.0,
-        output_usd_per_mtok=15.0,
-    ),
-    ModelProfile(
-        pattern="*claude-3-7-sonnet*",
-        min_cacheable_tokens=1024,
-        input_usd_per_mtok=3.0,
-        output_usd_per_mtok=15.0,
-    ),
-    ModelProfile(
-        pattern="*claude-haiku-4-5*",
-        min_cacheable_tokens=4096,
-        input_usd_per_mtok=1.0,
-        output_usd_per_mtok=5.0,
-        supports_1h_ttl=True,
-    ),
-    ModelProfile(
-        pattern="*claude-3-5-haiku*",
-        min_cacheable_tokens=2048,
-        input_usd_per_mtok=0.8,
-        output_usd_per_mtok=4.0,
-    ),
-    ModelProfile(
-        pattern="*claude-3-haiku*",
-        min_cacheable_tokens=2048,
-        input_usd_per_mtok=0.25,
-        output_usd_per_mtok=1.25,
-    ),
-)
-FALLBACK_PROFILE = ModelProfile(
-    pattern="*", min_cacheable_tokens=1024, input_usd_per_mtok=3.0, output_usd_per_mtok=15.0
-)
-"""Unknown models are priced and checked like the Sonnet class; configure a profile for yours."""
-
-
-class PromptCacheConfig(Model):
-    """The model table: the first profile whose pattern matches the model id wins."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    profiles: tuple[ModelProfile, ...] = DEFAULT_PROFILES
-    fallback: ModelProfile = FALLBACK_PROFILE
-
-    def profile(self, model_id: str) -> ModelProfile:
-        lowered = model_id.lower()
-        for profile in self.profiles:
-            if fnmatch.fnmatchcase(lowered, profile.pattern.lower()):
-                return profile
-        return self.fallback
-
-    def cost(self, model_id: str, usage: Usage, ttl: CacheTtl = "5m") -> TurnCost:
-        """Price one usage record. Cache writes are priced at the TTL of the session's cache point."""
-        return price(self.profile(model_id), usage, ttl)
-
+from .config import ModelProfile
+from .ports import TokenCounter
 
 # --------------------------------------------------------------------------- cost
-
-
-@dataclass(frozen=True)
-class TurnCost:
-    input_usd: float
-    cache_read_usd: float
-    cache_write_usd: float
-    output_usd: float
-    usd_without_cache: float
-    """What the same tokens would cost with no caching: every input token at the base input price."""
-
-    @property
-    def usd(self) -> float:
-        return self.input_usd + self.cache_read_usd + self.cache_write_usd + self.output_usd
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            "usd": round(self.usd, 8),
-            "input_usd": round(self.input_usd, 8),
-            "cache_read_usd": round(self.cache_read_usd, 8),
-            "cache_write_usd": round(self.cache_write_usd, 8),
-            "output_usd": round(self.output_usd, 8),
-            "usd_without_cache": round(self.usd_without_cache, 8),
-        }
-
-
-def price(profile: ModelProfile, usage: Usage, ttl: CacheTtl = "5m") -> TurnCost:
-    unit = profile.input_usd_per_mtok / PER_MILLION
-    return TurnCost(
-        input_usd=usage.input_tokens * unit,
-        cache_read_usd=usage.cache_read_input_tokens * unit * profile.cache_read_multiplier,
-        cache_write_usd=usage.cache_write_input_tokens * unit * profile.write_multiplier(ttl),
-        output_usd=usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,
-        usd_without_cache=usage.total_input_tokens * unit
-        + usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,
-    )
 
 
 # --------------------------------------------------------------------------- token estimation

@@ -52,3 +52,22 @@ class CallCounter:
 
     def params(self, operation: str) -> list[dict[str, Any]]:
         return [params for name, params in self.calls if name == operation]
+
+
+def serialize_moto_writes(monkeypatch: Any) -> None:
+    """DynamoDB evaluates a write's condition and applies it atomically; moto's in-memory backend does not
+    (two threads can both pass the same condition). One lock around moto's write paths stands in for the
+    service's atomicity, so a race tests the adapter's conditional writes, not moto's thread safety."""
+    import threading
+
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        original = getattr(DynamoDBBackend, name)
+
+        def serialized(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(DynamoDBBackend, name, serialized)

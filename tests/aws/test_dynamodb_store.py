@@ -17,7 +17,7 @@ from agent_memory.adapters.aws.dynamodb_store import MAX_TRANSACTION_ITEMS, Dyna
 from agent_memory.domain.errors import ConcurrentModification, TooLarge, UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.ports import RecordQuery, RecordWrite
 from agent_memory.domain.records import Status, content_hash
-from tests.aws.support import TABLE, CallCounter
+from tests.aws.support import TABLE, CallCounter, serialize_moto_writes
 from tests.contract.record_store_contract import (
     BILLING,
     SEARCH,
@@ -98,6 +98,36 @@ def test_given_commit_when_applied_then_one_conditional_transaction(store: Dynam
     assert guarded[0]["ExpressionAttributeValues"][":expected"] == {"N": str(record.version)}
 
 
+def test_given_state_transition_when_committed_then_successor_and_guarded_predecessor_in_one_transaction(
+    store: DynamoRecordStore, dynamodb: Any
+):
+    # Given an active record
+    record = make_record()
+    create(store, record)
+    calls = CallCounter(dynamodb)
+
+    # When a correction commits its successor and retires the record, expecting it still active
+    successor = make_record("The billing service uses Postgres 17", supersedes=record.id)
+    retired = next_version(record, status=Status.ARCHIVED, superseded_by=successor.id)
+    store.commit(
+        [RecordWrite(successor, None), RecordWrite(retired, record.version, Status.ACTIVE)],
+        [make_change(successor), make_change(retired)],
+    )
+
+    # Then one TransactWriteItems creates the successor and guards the predecessor by version AND status
+    (params,) = calls.params("TransactWriteItems")
+    guarded = {
+        p["Item"]["record_id"]["S"]: p
+        for p in (i["Put"] for i in params["TransactItems"])
+        if "ConditionExpression" in p
+    }
+    assert guarded[successor.id]["ConditionExpression"] == "attribute_not_exists(pk)"
+    condition = guarded[record.id]
+    assert condition["ConditionExpression"] == "#version = :expected AND #status = :expected_status"
+    assert condition["ExpressionAttributeNames"] == {"#version": "version", "#status": "status"}
+    assert condition["ExpressionAttributeValues"][":expected_status"] == {"S": "active"}
+
+
 def test_given_too_many_items_for_one_transaction_when_committed_then_refused_and_nothing_written(
     store: DynamoRecordStore, dynamodb: Any
 ):
@@ -143,20 +173,8 @@ def test_given_two_chained_writes_of_one_record_when_committed_then_last_one_sto
 
 @pytest.fixture
 def atomic_moto(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DynamoDB evaluates a write's condition and applies it atomically; moto's in-memory backend does not
-    (two threads can both pass the same condition). One lock around moto's write paths stands in for the
-    service's atomicity, so the race below tests the adapter's conditional writes, not moto's thread safety."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    lock = threading.RLock()
-    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
-        original = getattr(DynamoDBBackend, name)
-
-        def serialized(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            with lock:
-                return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(DynamoDBBackend, name, serialized)
+    """moto applies conditional writes non-atomically: see `serialize_moto_writes`."""
+    serialize_moto_writes(monkeypatch)
 
 
 @pytest.mark.usefixtures("atomic_moto")

@@ -192,6 +192,61 @@ class RecordStoreContract:
         assert record_store.get(TENANT_A, existing.id) == existing
         assert [c.record_id for c in record_store.list_changes(TENANT_A).items] == [existing.id]
 
+    # ------------------------------------------------------------------ state transitions
+
+    def test_given_status_moved_when_transition_committed_then_conflict_and_successor_not_created(
+        self, record_store: RecordStore
+    ):
+        # Given a record archived at the version a correction read (e.g. archive won a race)
+        record = make_record()
+        self.create(record_store, record)
+        archived = next_version(record, status=Status.ARCHIVED)
+        forged = archived.model_copy(update={"version": record.version})  # same version, other status
+        record_store.commit([RecordWrite(forged, expected_version=record.version)], [])
+        successor = make_record("The billing service uses Postgres 17", supersedes=record.id)
+        retired = next_version(record, status=Status.ARCHIVED, superseded_by=successor.id)
+
+        # When the correction commits expecting the version it read and the status "active"
+        with pytest.raises(ConcurrentModification) as refused:
+            record_store.commit(
+                [RecordWrite(successor, None), RecordWrite(retired, record.version, Status.ACTIVE)],
+                [make_change(successor), make_change(retired)],
+            )
+
+        # Then nothing is written: no successor, the record as it was, no change entries
+        assert refused.value.details["stored_status"] == "archived"
+        assert refused.value.details["expected_status"] == "active"
+        assert record_store.get(TENANT_A, successor.id) is None
+        assert record_store.get(TENANT_A, record.id) == forged
+        assert [c.record_id for c in record_store.list_changes(TENANT_A).items] == [record.id]
+
+    def test_given_two_transitions_from_one_state_when_committed_then_only_the_first_applies(
+        self, record_store: RecordStore
+    ):
+        # Given an active record and two corrections that both read it at its version
+        record = make_record()
+        self.create(record_store, record)
+        commits = []
+        for n in (1, 2):
+            successor = make_record(f"The billing service uses Postgres 1{n}", supersedes=record.id)
+            retired = next_version(record, status=Status.ARCHIVED, superseded_by=successor.id)
+            commits.append(
+                (
+                    successor,
+                    [RecordWrite(successor, None), RecordWrite(retired, record.version, Status.ACTIVE)],
+                )
+            )
+
+        # When both commit, one after the other
+        record_store.commit(commits[0][1], [])
+        with pytest.raises(ConcurrentModification):
+            record_store.commit(commits[1][1], [])
+
+        # Then one successor exists and the record points to it: no fork
+        stored = record_store.get(TENANT_A, record.id)
+        assert stored is not None and stored.superseded_by == commits[0][0].id
+        assert record_store.get(TENANT_A, commits[1][0].id) is None
+
     # ------------------------------------------------------------------ list
 
     def test_given_mixed_records_when_listed_with_filters_then_only_matches(self, record_store: RecordStore):

@@ -291,7 +291,11 @@ def test_hybrid_fuses_keyword_and_vector_and_weights_rerank(tmp_path, clock):
 
 
 def test_importance_weight_orders_equally_relevant_records(tmp_path, clock):
-    service = make_service(tmp_path, clock, weights=RecallWeights(relevance=0.0, recency=0.0, importance=1.0))
+    # RRF puts the two one rank apart (relevance 1.0 vs 0.98, inside the relevance-first margin); score fusion's
+    # min-max scaling would give the last vector hit of a two-record list 0 and keep them apart.
+    service = make_service(
+        tmp_path, clock, fusion="rrf", weights=RecallWeights(relevance=0.0, recency=0.0, importance=1.0)
+    )
     low = remember(service, "Alpha cluster uses node pool small", score=0.2).record
     high = remember(service, "Beta cluster uses node pool large", score=0.9).record
     hits = recall(service, "cluster node pool")
@@ -408,3 +412,11 @@ def test_credentials_are_refused_even_when_policy_quarantines(tmp_path, clock):
     assert refused.value.details["rule"] == "secret"
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in refused.value.message
     assert service.list(T, RecordQuery(namespaces=(NS,))).items == []
+
+
+def test_given_a_leading_bom_when_a_memory_is_remembered_then_it_is_stored_and_hashed_without_it(service):
+    plain = remember(service, "The billing service runs on Postgres 16")
+    with_bom = remember(service, "\ufeffThe billing service runs on Postgres 16")
+
+    assert not plain.record.content.startswith("\ufeff")
+    assert with_bom.decision.value == "merged" and with_bom.record.id == plain.record.id

@@ -43,10 +43,14 @@ class Clock(Protocol):
 @dataclass(frozen=True)
 class RecordWrite:
     """Create (`expected_version is None`: must not exist) or replace a record whose stored version is
-    `expected_version`. The adapter stores `record` as given; the service has already bumped `record.version`."""
+    `expected_version` and, when `expected_status` is set, whose stored status is `expected_status` (a state
+    transition such as correct or archive names the state it leaves, so the store refuses it atomically once
+    another request has moved the record on). The adapter stores `record` as given; the service has already
+    bumped `record.version`."""
 
     record: MemoryRecord
     expected_version: int | None
+    expected_status: Status | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,25 @@ class RecordQuery:
 class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None = None
+    skipped: int = 0
+    """Stored items of this page that could not be read (left out and logged; `agent-memory repair`)."""
+
+
+@dataclass(frozen=True)
+class UnreadableRecord:
+    """A stored record that no longer validates as a `MemoryRecord` (e.g. null in a numeric or metadata
+    field, written by an older version). Stores skip such records on every read; repair finds them here.
+    `body` is the record's JSON exactly as stored; the other fields come from the store's own columns."""
+
+    tenant: str
+    record_id: str
+    namespace: str
+    type: str
+    status: str
+    version: int
+    created_at: str
+    body: str
+    error: str
 
 
 @dataclass(frozen=True)
@@ -82,8 +105,9 @@ class RecordStore(Protocol):
     def commit(self, writes: Sequence[RecordWrite], changes: Sequence[ChangeEntry]) -> None:
         """Apply all writes and append all change entries atomically, or nothing.
 
-        Raises `ConcurrentModification` when a record's stored version differs from `expected_version`, or a
-        record to create already exists."""
+        Raises `ConcurrentModification` when a record's stored version differs from `expected_version` (or
+        its stored status from `expected_status`), or a record to create already exists. The check and the
+        writes are one atomic step: of two commits expecting the same version, exactly one succeeds."""
         ...
 
     def get(self, tenant: str, record_id: str) -> MemoryRecord | None: ...
@@ -119,6 +143,11 @@ class RecordStore(Protocol):
     def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
         """Set last_access_at=at and add 1 to access_count for each record, without a version bump
         (access bookkeeping is not a content mutation and must never conflict with a real update)."""
+        ...
+
+    def unreadable(self, tenant: str, namespace: str | None = None) -> builtins.list[UnreadableRecord]:
+        """Every stored record of the namespace (or tenant) that fails to load: reads them all, O(n), for
+        the repair command only. A later `commit` with `expected_version=version` replaces one."""
         ...
 
 

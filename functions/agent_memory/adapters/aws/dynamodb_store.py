@@ -49,17 +49,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import ClientError
+from pydantic import BaseModel
 
 from ...domain.errors import ConcurrentModification, TooLarge, UpstreamUnavailable, ValidationFailed
-from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite
+from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite, UnreadableRecord
 from ...domain.records import (
     ChangeEntry,
     MemoryRecord,
     RecallLogEntry,
+    describe_invalid,
     is_valid_namespace,
     is_valid_tenant,
 )
@@ -80,6 +82,9 @@ DynamoClientFactory = Callable[[str], Any]
 """tenant -> boto3 DynamoDB client (tenant-scoped credentials in production, a moto client in tests)."""
 
 Item = dict[str, dict[str, Any]]
+M = TypeVar("M", bound=BaseModel)
+_UNREADABLE = (ValueError, KeyError, TypeError)
+"""What a stored item that no longer validates raises (pydantic's ValidationError is a ValueError)."""
 
 logger = Logger()
 """The service's Powertools logger (the handlers' service name, so the same output and keys)."""
@@ -155,6 +160,33 @@ def _check_namespace(namespace: str) -> None:
 def _check_limit(limit: int) -> None:
     if limit < 1:
         raise ValidationFailed(f"page limit must be at least 1, got {limit}")
+
+
+def _text(item: Item, attribute: str) -> str:
+    return str(item.get(attribute, {}).get("S", ""))
+
+
+def _overlaid_doc(item: Item) -> str:
+    """`doc` with the access attributes touch() keeps beside it, as the record's JSON (as stored if it is
+    not a JSON object, so repair keeps it whole)."""
+    raw = _text(item, "doc")
+    try:
+        data = json.loads(raw)
+        if isinstance(data, dict):
+            data["access_count"] = int(item["access_count"]["N"])
+            data["last_access_at"] = _parse_time(item["last_access_at"]["S"]).isoformat()
+            return json.dumps(data)
+    except _UNREADABLE:
+        pass
+    return raw
+
+
+def _warn_unreadable(kind: str, tenant: str, item: Item, error: Exception) -> None:
+    item_id = _text(item, "record_id") or _text(item, "sk")
+    logger.warning(
+        f"skipped an unreadable stored {kind}",
+        extra={"kind": kind, "tenant": tenant, "item_id": item_id, "problem": describe_invalid(error)},
+    )
 
 
 def _belongs_to(item: Item, tenant: str) -> bool:
@@ -282,6 +314,24 @@ class DynamoRecordStore:
             data["last_access_at"] = _parse_time(stored_access).isoformat()
         return MemoryRecord.model_validate(data)
 
+    @classmethod
+    def _read_record(cls, item: Item, tenant: str) -> MemoryRecord | None:
+        """The record, or None when it no longer validates (logged without content): one bad item, e.g.
+        written by an older version, must never make a whole namespace unreadable. `agent-memory repair`."""
+        try:
+            return cls._record_from_item(item)
+        except _UNREADABLE as error:
+            _warn_unreadable("MemoryRecord", tenant, item, error)
+            return None
+
+    @staticmethod
+    def _read(model: type[M], item: Item, tenant: str) -> M | None:
+        try:
+            return model.model_validate_json(item["doc"]["S"])
+        except _UNREADABLE as error:
+            _warn_unreadable(model.__name__, tenant, item, error)
+            return None
+
     def _change_item(self, change: ChangeEntry, stamp: str) -> Item:
         t, position = change.tenant, f"{sortable_time(change.at)}#{stamp}#{change.id}"
         return {
@@ -377,7 +427,7 @@ class DynamoRecordStore:
                     expected_version=write.expected_version,
                     stored_version=earlier.record.version,
                 )
-            merged[record.id] = RecordWrite(record, earlier.expected_version)
+            merged[record.id] = RecordWrite(record, earlier.expected_version, earlier.expected_status)
         return list(merged.values())
 
     def _record_put(self, write: RecordWrite) -> dict[str, Any]:
@@ -392,12 +442,19 @@ class DynamoRecordStore:
             put["ConditionExpression"] = "#version = :expected"
             put["ExpressionAttributeNames"] = {"#version": "version"}
             put["ExpressionAttributeValues"] = {":expected": _n(write.expected_version)}
+            if write.expected_status is not None:
+                put["ConditionExpression"] += " AND #status = :expected_status"
+                put["ExpressionAttributeNames"]["#status"] = "status"
+                put["ExpressionAttributeValues"][":expected_status"] = _s(write.expected_status.value)
         return {"Put": put}
 
     @staticmethod
     def _raise_cancelled(error: ClientError, owners: list[str | None], writes: Sequence[RecordWrite]) -> None:
         reasons = error.response.get("CancellationReasons") or []
         expected = {w.record.id: w.expected_version for w in writes}
+        expected_status = {
+            w.record.id: w.expected_status.value for w in writes if w.expected_status is not None
+        }
         for index, reason in enumerate(reasons):
             code = reason.get("Code", "None")
             record_id = owners[index] if index < len(owners) else None
@@ -414,12 +471,25 @@ class DynamoRecordStore:
                         record_id=record_id,
                         expected_version=expected[record_id],
                     ) from error
+                wanted_status = expected_status.get(record_id)
+                statuses = (
+                    {"expected_status": wanted_status, "stored_status": old.get("status", {}).get("S")}
+                    if wanted_status
+                    else {}
+                )
                 raise ConcurrentModification(
                     f"record {record_id} was changed by someone else (stored version {stored}, expected "
-                    f"{expected[record_id]}); read it again and retry",
+                    f"{expected[record_id]}"
+                    + (
+                        f"; stored status {statuses['stored_status']}, expected {wanted_status}"
+                        if statuses
+                        else ""
+                    )
+                    + "); read it again and retry",
                     record_id=record_id,
                     expected_version=expected[record_id],
                     stored_version=stored,
+                    **statuses,
                 ) from error
             if code == "TransactionConflict":
                 raise ConcurrentModification(
@@ -483,7 +553,7 @@ class DynamoRecordStore:
                 ConsistentRead=True,
             )
         item = response.get("Item")
-        return self._record_from_item(item) if item else None
+        return self._read_record(item, tenant) if item else None
 
     def get_many(self, tenant: str, record_ids: Sequence[str]) -> list[MemoryRecord]:
         """Existing records among `record_ids`, in the order given; missing and repeated ids are skipped."""
@@ -497,8 +567,9 @@ class DynamoRecordStore:
                 {"pk": _s(f"{tenant}#REC#{i}"), "sk": _s("REC")} for i in ids[start : start + _BATCH_GET_MAX]
             ]
             for item in self._batch_get(client, keys):
-                record = self._record_from_item(item)
-                found[record.id] = record
+                record = self._read_record(item, tenant)
+                if record is not None:
+                    found[record.id] = record
         return [found[i] for i in ids if i in found]
 
     def _batch_get(self, client: Any, keys: list[Item]) -> Iterator[Item]:
@@ -561,9 +632,10 @@ class DynamoRecordStore:
         # One item beyond the page tells whether a next page exists.
         taken = list(itertools.islice(merged, query.limit + 1))
         page, more = taken[: query.limit], len(taken) > query.limit
-        items = [self._record_from_item(item) for _, item in page]
+        loaded = [self._read_record(item, tenant) for _, item in page]
+        items = [record for record in loaded if record is not None]
         next_cursor = encode_cursor("records", page[-1][0]) if more else None
-        return Page(items=items, next_cursor=next_cursor)
+        return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
     def _list_conflict_group(self, tenant: str, query: RecordQuery, after: str | None) -> Page[MemoryRecord]:
         pk = self._conflict_pk(tenant, query.conflict_group or "")
@@ -633,8 +705,10 @@ class DynamoRecordStore:
             stream = self._query_index(tenant, "gsi2", f"{tenant}#CHG", "", after, flt, limit_hint=limit)
         taken = list(itertools.islice(stream, limit + 1))
         page, more = taken[:limit], len(taken) > limit
-        items = [ChangeEntry.model_validate_json(item["doc"]["S"]) for _, item in page]
-        return Page(items=items, next_cursor=encode_cursor("changes", page[-1][0]) if more else None)
+        loaded = [self._read(ChangeEntry, item, tenant) for _, item in page]
+        items = [entry for entry in loaded if entry is not None]
+        next_cursor = encode_cursor("changes", page[-1][0]) if more else None
+        return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
     def list_recalls(self, tenant: str, namespace: str, since: datetime) -> builtins.list[RecallLogEntry]:
         """Recalls at or after `since`, oldest first (expired ones may linger until TTL removes them)."""
@@ -642,7 +716,34 @@ class DynamoRecordStore:
         stream = self._query_table(
             tenant, f"{tenant}#RCL#{namespace}", None, _Filter(), from_inclusive=sortable_time(since)
         )
-        return [RecallLogEntry.model_validate_json(item["doc"]["S"]) for _, item in stream]
+        loaded = (self._read(RecallLogEntry, item, tenant) for _, item in stream)
+        return [entry for entry in loaded if entry is not None]
+
+    def unreadable(self, tenant: str, namespace: str | None = None) -> builtins.list[UnreadableRecord]:
+        if namespace is not None:
+            _check_namespace(namespace)
+            stream = self._query_index(tenant, "gsi1", f"{tenant}#NS#{namespace}", "REC#", None, _Filter())
+        else:
+            stream = self._query_index(tenant, "gsi2", f"{tenant}#REC", "", None, _Filter())
+        found = []
+        for _, item in stream:
+            try:
+                self._record_from_item(item)
+            except _UNREADABLE as error:
+                found.append(
+                    UnreadableRecord(
+                        tenant=tenant,
+                        record_id=_text(item, "record_id"),
+                        namespace=_text(item, "namespace"),
+                        type=_text(item, "type"),
+                        status=_text(item, "status"),
+                        version=int(item.get("version", {}).get("N", "0")),
+                        created_at=_text(item, "created_at"),
+                        body=_overlaid_doc(item),
+                        error=describe_invalid(error),
+                    )
+                )
+        return found
 
     # ------------------------------------------------------------------ query plumbing
 

@@ -8,16 +8,18 @@ copies of the fields that lists filter and sort on.
 from __future__ import annotations
 
 import builtins
+import logging
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from ...domain.errors import ConcurrentModification, ValidationFailed
-from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite
-from ...domain.records import ChangeEntry, MemoryRecord, RecallLogEntry
+from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite, UnreadableRecord
+from ...domain.records import ChangeEntry, MemoryRecord, RecallLogEntry, describe_invalid
 from ._sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     SqliteDatabase,
@@ -114,6 +116,29 @@ def _record_row(record: MemoryRecord) -> tuple[object, ...]:
     )
 
 
+logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _load(model: type[M], tenant: str, key: str, body: str) -> M | None:
+    """The stored item, or None when it no longer validates (logged, with no content): one bad row, e.g.
+    written by an older version, must never make a whole namespace unreadable. `agent-memory repair`."""
+    try:
+        return model.model_validate_json(body)
+    except ValueError as error:  # pydantic's ValidationError is a ValueError
+        problem = describe_invalid(error)
+        logger.warning(
+            "skipped an unreadable stored %s %s of tenant %s: %s",
+            model.__name__,
+            key,
+            tenant,
+            problem,
+            extra={"kind": model.__name__, "tenant": tenant, "item_id": key, "problem": problem},
+        )
+        return None
+
+
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _ID_CHUNK):
         yield items[start : start + _ID_CHUNK]
@@ -187,16 +212,23 @@ class SqliteRecordStore:
                     f"record {record.id} already exists; it cannot be created twice", record_id=record.id
                 )
             return
+        # The guard and the write are one statement inside the commit's BEGIN IMMEDIATE transaction: of two
+        # writers expecting the same version (and status), exactly one matches the row.
+        guard = "version = ?"
+        guard_args: list[object] = [write.expected_version]
+        if write.expected_status is not None:
+            guard += " AND status = ?"
+            guard_args.append(write.expected_status.value)
         cursor = conn.execute(
             "UPDATE records SET namespace = ?, type = ?, status = ?, tier = ?, content_hash = ?, "
             "created_at = ?, last_access_at = ?, conflict_group = ?, version = ?, body = ? "
-            "WHERE tenant = ? AND id = ? AND version = ?",
-            (*row[2:], record.tenant, record.id, write.expected_version),
+            f"WHERE tenant = ? AND id = ? AND {guard}",
+            (*row[2:], record.tenant, record.id, *guard_args),
         )
         if cursor.rowcount == 1:
             return
         current = conn.execute(
-            "SELECT version FROM records WHERE tenant = ? AND id = ?", (record.tenant, record.id)
+            "SELECT version, status FROM records WHERE tenant = ? AND id = ?", (record.tenant, record.id)
         ).fetchone()
         if current is None:
             raise ConcurrentModification(
@@ -204,12 +236,17 @@ class SqliteRecordStore:
                 record_id=record.id,
                 expected_version=write.expected_version,
             )
+        wanted_status = write.expected_status.value if write.expected_status is not None else None
+        statuses = {"expected_status": wanted_status, "stored_status": current[1]} if wanted_status else {}
         raise ConcurrentModification(
             f"record {record.id} was changed by someone else (stored version {current[0]}, expected "
-            f"{write.expected_version}); read it again and retry",
+            f"{write.expected_version}"
+            + (f"; stored status {current[1]}, expected {wanted_status}" if statuses else "")
+            + "); read it again and retry",
             record_id=record.id,
             expected_version=write.expected_version,
             stored_version=current[0],
+            **statuses,
         )
 
     def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
@@ -243,7 +280,7 @@ class SqliteRecordStore:
             .execute("SELECT body FROM records WHERE tenant = ? AND id = ?", (tenant, record_id))
             .fetchone()
         )
-        return MemoryRecord.model_validate_json(row[0]) if row else None
+        return _load(MemoryRecord, tenant, record_id, row[0]) if row else None
 
     def get_many(self, tenant: str, record_ids: Sequence[str]) -> list[MemoryRecord]:
         """Existing records among `record_ids`, in the order given; missing and repeated ids are skipped."""
@@ -256,16 +293,19 @@ class SqliteRecordStore:
                 (tenant, *chunk),
             )
             for record_id, body in rows:
-                found[record_id] = MemoryRecord.model_validate_json(body)
+                record = _load(MemoryRecord, tenant, record_id, body)
+                if record is not None:
+                    found[record_id] = record
         return [found[record_id] for record_id in ids if record_id in found]
 
     def find_by_hash(self, tenant: str, namespace: str, content_hash: str) -> list[MemoryRecord]:
         rows = self._db.connection().execute(
-            "SELECT body FROM records WHERE tenant = ? AND namespace = ? AND content_hash = ? "
+            "SELECT id, body FROM records WHERE tenant = ? AND namespace = ? AND content_hash = ? "
             "ORDER BY created_at, id",
             (tenant, namespace, content_hash),
         )
-        return [MemoryRecord.model_validate_json(body) for (body,) in rows]
+        loaded = (_load(MemoryRecord, tenant, record_id, body) for record_id, body in rows)
+        return [record for record in loaded if record is not None]
 
     def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
         _check_limit(query.limit)
@@ -301,9 +341,10 @@ class SqliteRecordStore:
         )
         # One row beyond the page tells whether a next page exists without a second query.
         page, more = rows[: query.limit], len(rows) > query.limit
-        items = [MemoryRecord.model_validate_json(body) for _, _, body in page]
+        loaded = [_load(MemoryRecord, tenant, record_id, body) for _, record_id, body in page]
+        items = [record for record in loaded if record is not None]
         next_cursor = encode_cursor("records", page[-1][0], page[-1][1]) if more else None
-        return Page(items=items, next_cursor=next_cursor)
+        return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
     def counts(self, tenant: str, namespace: str | None = None) -> RecordCounts:
         sql = "SELECT status, tier, type, COUNT(*) FROM records WHERE tenant = ?"
@@ -352,14 +393,44 @@ class SqliteRecordStore:
             .fetchall()
         )
         page, more = rows[:limit], len(rows) > limit
-        items = [ChangeEntry.model_validate_json(body) for _, _, body in page]
+        loaded = [_load(ChangeEntry, tenant, str(seq), body) for _, seq, body in page]
+        items = [entry for entry in loaded if entry is not None]
         next_cursor = encode_cursor("changes", page[-1][0], page[-1][1]) if more else None
-        return Page(items=items, next_cursor=next_cursor)
+        return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
     def list_recalls(self, tenant: str, namespace: str, since: datetime) -> builtins.list[RecallLogEntry]:
         """Recalls at or after `since`, oldest first."""
         rows = self._db.connection().execute(
-            "SELECT body FROM recalls WHERE tenant = ? AND namespace = ? AND at >= ? ORDER BY at, seq",
+            "SELECT id, body FROM recalls WHERE tenant = ? AND namespace = ? AND at >= ? ORDER BY at, seq",
             (tenant, namespace, sortable_time(since)),
         )
-        return [RecallLogEntry.model_validate_json(body) for (body,) in rows]
+        loaded = (_load(RecallLogEntry, tenant, entry_id, body) for entry_id, body in rows)
+        return [entry for entry in loaded if entry is not None]
+
+    def unreadable(self, tenant: str, namespace: str | None = None) -> builtins.list[UnreadableRecord]:
+        sql = "SELECT id, namespace, type, status, version, created_at, body FROM records WHERE tenant = ?"
+        params: list[object] = [tenant]
+        if namespace is not None:
+            sql += " AND namespace = ?"
+            params.append(namespace)
+        found = []
+        for record_id, ns, type_, status, version, created_at, body in self._db.connection().execute(
+            sql + " ORDER BY created_at, id", params
+        ):
+            try:
+                MemoryRecord.model_validate_json(body)
+            except ValueError as error:
+                found.append(
+                    UnreadableRecord(
+                        tenant=tenant,
+                        record_id=record_id,
+                        namespace=ns,
+                        type=type_,
+                        status=status,
+                        version=version,
+                        created_at=created_at,
+                        body=body,
+                        error=describe_invalid(error),
+                    )
+                )
+        return found

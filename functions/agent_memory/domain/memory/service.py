@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import safety
 from ..errors import ConcurrentModification, Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
@@ -39,20 +39,20 @@ from ..records import (
     Status,
     Tier,
     content_hash,
-    is_valid_namespace,
-    metadata_size,
     normalize_content,
 )
 from ..text import cosine, query_terms
 from . import classify as classifier
-from . import contradiction
+from . import contradiction, limits, transitions
 from .policy import MemoryPolicy
-from .recall import ScoredRecord, reciprocal_rank_fusion, rerank
+from .recall import ScoredRecord, reciprocal_rank_fusion, score_fusion, select_top
 from .strength import is_decayed, strength
 
 _MAX_RETRIES = 3
 _MAX_QUERY_CHARS = 2000
 _NEIGHBOURS = 8
+
+R = TypeVar("R")
 
 
 class Decision(StrEnum):
@@ -76,6 +76,10 @@ class RememberInput:
     metadata: Metadata = field(default_factory=dict)
     source: Source = field(default_factory=Source)
     valid_from: datetime | None = None
+
+    def __post_init__(self) -> None:
+        # A leading byte-order mark (an editor's encoding marker) is never part of a memory.
+        object.__setattr__(self, "content", safety.normalise(self.content))
 
 
 @dataclass(frozen=True)
@@ -248,6 +252,8 @@ class MemoryService:
                 assessment.kind == "none"
                 and similarity >= self.thresholds.near_duplicate
                 and neighbour.type == record.type
+                and not neighbour.superseded_by
+                and contradiction.restates(item.content, neighbour.content)
             ):
                 return self._merge(
                     neighbour, item, actor, now, reason=f"near duplicate (similarity {similarity:.2f})"
@@ -290,8 +296,13 @@ class MemoryService:
         return Tier.LONG_TERM, policy.default_score, policy.default_half_life_hours
 
     def _exact_match(self, tenant: str, record: MemoryRecord) -> MemoryRecord | None:
+        # A corrected or superseded version is never brought back beside its successor: writing its text
+        # again is a new statement, weighed against the current version like any other write.
         for existing in self._store.find_by_hash(tenant, record.namespace, record.content_hash):
-            if existing.status in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
+            if (
+                existing.status in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED)
+                and not existing.superseded_by
+            ):
                 return existing
         return None
 
@@ -352,7 +363,9 @@ class MemoryService:
         reason: str,
     ) -> RememberResult:
         before = old.public_dict()
-        retired = _retired(old, Status.SUPERSEDED, record.id, reason, now, valid_to=record.valid_from)
+        retired = transitions.retired(
+            old, Status.SUPERSEDED, record.id, reason, now, valid_to=record.valid_from
+        )
         record.supersedes = old.id
         self._add_beside(
             record, vector, retired, old.version, ChangeOperation.SUPERSEDE, actor, before, reason
@@ -423,7 +436,7 @@ class MemoryService:
         if query.mode not in ("hybrid", "vector", "keyword"):
             raise ValidationFailed(f"mode must be hybrid, vector or keyword; got {query.mode!r}")
         for namespace in query.namespaces:
-            self._check_namespace(namespace)
+            limits.check_namespace(namespace)
         if not query.namespaces:
             raise ValidationFailed("name at least one namespace to recall from")
         now = self._clock.now()
@@ -444,15 +457,21 @@ class MemoryService:
             )
         if query.mode in ("hybrid", "keyword"):
             keyword_hits = self._index.query_keyword(tenant, text, k=fetch, where=where)
-        fused = reciprocal_rank_fusion(vector_hits, keyword_hits, self.policy.rrf_k)
-        records = {
-            record.id: record
-            for record in self._store.get_many(tenant, [item.record_id for item in fused])
-            if self._matches(record, query, statuses)
-        }
-        ranked = rerank(fused, records, self.policy, now)
+        fused = (
+            score_fusion(vector_hits, keyword_hits, self.policy.rrf_k, self.policy.vector_weight)
+            if self.policy.fusion == "score"
+            else reciprocal_rank_fusion(vector_hits, keyword_hits, self.policy.rrf_k)
+        )
         threshold = query.min_score if query.min_score is not None else self.policy.default_min_score
-        results = [item for item in ranked if item.score >= threshold][: query.k]
+
+        def load(ids: builtins.list[str]) -> dict[str, MemoryRecord]:
+            return {
+                record.id: record
+                for record in self._store.get_many(tenant, ids)
+                if self._matches(record, query, statuses)
+            }
+
+        results = select_top(fused, load, self.policy, now, k=query.k, threshold=threshold)
         query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
         if results:
             self._log_recall(tenant, query, text, query_hash, results, now)
@@ -503,7 +522,7 @@ class MemoryService:
 
     def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
         for namespace in query.namespaces:
-            self._check_namespace(namespace)
+            limits.check_namespace(namespace)
         return self._store.list(tenant, query)
 
     def history(
@@ -549,11 +568,11 @@ class MemoryService:
     def changes(
         self, tenant: str, namespace: str, *, limit: int = 100, cursor: str | None = None
     ) -> Page[ChangeEntry]:
-        self._check_namespace(namespace)
+        limits.check_namespace(namespace)
         return self._store.list_changes(tenant, namespace=namespace, limit=limit, cursor=cursor)
 
     def counts(self, tenant: str, namespace: str) -> RecordCounts:
-        self._check_namespace(namespace)
+        limits.check_namespace(namespace)
         return self._store.counts(tenant, namespace)
 
     # ------------------------------------------------------------------ mutate
@@ -574,7 +593,7 @@ class MemoryService:
         """Change a record's governance fields. Content changes go through `correct` so the old wording
         keeps its history."""
         if metadata is not None:
-            self._validate_metadata(metadata)
+            limits.check_metadata(metadata, self.policy)
         record = self.get(tenant, record_id)
         if expected_version is not None and record.version != expected_version:
             raise ConcurrentModification(
@@ -592,9 +611,17 @@ class MemoryService:
             "type": type,
             "tier": tier,
         }
-        for name, value in changes.items():
-            if value is not None:
-                setattr(updated, name, value)
+        given = {name: value for name, value in changes.items() if value is not None}
+        if not given:
+            raise ValidationFailed(
+                f"nothing to change: send at least one of {', '.join(changes)} (content changes go through "
+                "POST /v1/memories/{id}/correct)",
+                fields=list(changes),
+            )
+        if all(getattr(record, name) == value for name, value in given.items()):
+            return record  # a no-op: no new version, no change-log entry
+        for name, value in given.items():
+            setattr(updated, name, value)
         updated.updated_at = self._clock.now()
         updated.version = record.version + 1
         self._commit(
@@ -610,13 +637,14 @@ class MemoryService:
         self, tenant: str, record_id: str, content: str, *, actor: str, reason: str = ""
     ) -> tuple[MemoryRecord, MemoryRecord]:
         """Replace a record's content: the old record is archived (kept, linked), a corrected record is
-        created with provenance to it. Returns (old, new)."""
+        created with provenance to it. Returns (old, new).
+
+        Only a current memory (active, or pending in a conflict group) can be corrected, and only once: the
+        successor's creation and the predecessor's retirement are one atomic commit guarded by the
+        predecessor's version and status, so of concurrent corrections (or a correction racing an archive)
+        exactly one succeeds and every other one gets 409 naming the memory to use instead."""
         old = self.get(tenant, record_id)
-        if old.status in (Status.SUPERSEDED, Status.QUARANTINED):
-            raise Conflict(
-                f"memory {record_id} is {old.status.value}; correct its current version "
-                f"{old.superseded_by or ''}".strip()
-            )
+        transitions.require_correctable(old)
         item = RememberInput(content=content, namespace=old.namespace, type=old.type, tier=old.tier)
         self._validate_input(item)
         finding = self._first_finding(content)
@@ -627,27 +655,24 @@ class MemoryService:
             )
         if content_hash(content) == old.content_hash:
             raise Conflict("the correction is identical to the current content")
-        now = self._clock.now()
-        corrected = self._new_record(tenant, item, now)
-        corrected.score = max(old.score, self.policy.preference_score)
-        corrected.half_life_hours = old.half_life_hours
-        corrected.metadata = dict(old.metadata)
-        corrected.corrected_from = old.id
-        corrected.supersedes = old.id
-        corrected.source = Source(kind=old.source.kind, ref=f"correction of {old.id}", actor=actor)
-        corrected.sources = [corrected.source]
-        retired = _retired(
-            old,
-            Status.ARCHIVED,
-            corrected.id,
-            f"corrected by {corrected.id}" + (f": {reason}" if reason else ""),
-            now,
-            valid_to=now,
-        )
-        vector = self._embedder.embed_documents([corrected.content])[0]
+        vector = self._embedder.embed_documents([item.content])[0]
         self._ensure_tenant(tenant)
+
+        def apply(current: MemoryRecord) -> tuple[MemoryRecord, MemoryRecord]:
+            return self._correct_once(current, item, vector, actor, reason)
+
+        return self._transition(old, transitions.require_correctable, apply)
+
+    def _correct_once(
+        self, old: MemoryRecord, item: RememberInput, vector: Vector, actor: str, reason: str
+    ) -> tuple[MemoryRecord, MemoryRecord]:
+        now = self._clock.now()
+        fresh = self._new_record(old.tenant, item, now)
+        retired, corrected = transitions.correction(
+            old, fresh, actor=actor, reason=reason, now=now, min_score=self.policy.preference_score
+        )
         self._commit(
-            [RecordWrite(corrected, None), RecordWrite(retired, old.version)],
+            [RecordWrite(corrected, None), RecordWrite(retired, old.version, old.status)],
             [
                 self._change(corrected, ChangeOperation.CREATE, actor, reason=reason or "correction"),
                 self._change(
@@ -655,36 +680,39 @@ class MemoryService:
                 ),
             ],
         )
-        self._index_record(tenant, corrected, vector)
-        self._index.set_status(tenant, [old.id], Status.ARCHIVED)
+        # Only the request whose commit won reaches the index: a loser leaves no entry for its successor.
+        self._index_record(old.tenant, corrected, vector)
+        self._index.set_status(old.tenant, [old.id], Status.ARCHIVED)
+        self._settle(old.tenant, {corrected.id: Status.ACTIVE, old.id: Status.ARCHIVED})
         return retired, corrected
 
     def archive(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
-        record = self.get(tenant, record_id)
-        if record.status is Status.ARCHIVED:
-            return record
-        if record.status is not Status.ACTIVE:
-            raise Conflict(
-                f"memory {record_id} is {record.status.value}; only active memories can be archived"
-            )
-        return self._set_status(record, Status.ARCHIVED, ChangeOperation.ARCHIVE, actor, reason)
+        """Active → archived, atomically (409 when the record is no longer active, e.g. already archived
+        or corrected by another request)."""
+
+        def apply(record: MemoryRecord) -> MemoryRecord:
+            return self._set_status(record, Status.ARCHIVED, ChangeOperation.ARCHIVE, actor, reason)
+
+        return self._transition(self.get(tenant, record_id), transitions.require_archivable, apply)
 
     def restore(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
-        record = self.get(tenant, record_id)
-        if record.status is Status.ACTIVE:
-            return record
-        if record.status is Status.QUARANTINED:
-            return self._release(record, actor, reason)
-        if record.status is not Status.ARCHIVED:
-            raise Conflict(
-                f"memory {record_id} is {record.status.value}; only archived or quarantined memories can be restored"
-            )
-        if record.superseded_by:
-            raise Conflict(
-                f"memory {record_id} was corrected by {record.superseded_by}; correct or archive that one "
-                "instead of restoring an outdated version"
-            )
-        return self._set_status(record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason)
+        """Archived (not corrected) or quarantined → active, atomically (409 in any other state, e.g. when
+        the record is already active)."""
+
+        def apply(record: MemoryRecord) -> MemoryRecord:
+            if record.status is Status.QUARANTINED:
+                return self._release(record, actor, reason)
+            return self._set_status(record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason)
+
+        return self._transition(self.get(tenant, record_id), transitions.require_restorable, apply)
+
+    def _transition(
+        self,
+        record: MemoryRecord,
+        require: Callable[[MemoryRecord], None],
+        apply: Callable[[MemoryRecord], R],
+    ) -> R:
+        return transitions.run(record, require, apply, lambda stale: self.get(stale.tenant, stale.id))
 
     def _release(self, record: MemoryRecord, actor: str, reason: str) -> MemoryRecord:
         """A person vouches for a quarantined memory: it becomes active and searchable (it was never
@@ -695,30 +723,31 @@ class MemoryService:
             record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason or "released from quarantine"
         )
         self._index_record(record.tenant, released, vector)
+        self._settle(record.tenant, {released.id: Status.ACTIVE})
         return released
 
     def _set_status(
         self, record: MemoryRecord, status: Status, operation: ChangeOperation, actor: str, reason: str
     ) -> MemoryRecord:
-        now = self._clock.now()
-        changed = record.model_copy(deep=True)
-        changed.status = status
-        changed.status_reason = reason
-        changed.updated_at = now
-        if status is Status.ACTIVE:
-            changed.last_access_at = now  # a restored memory starts a new decay period
-        changed.version = record.version + 1
+        """Commit the record's next version with `status`, guarded by the version and status it was read
+        with (`ConcurrentModification` if either moved), then bring the index in line."""
+        changed = transitions.with_status(record, status, reason, self._clock.now())
         self._commit(
-            [RecordWrite(changed, record.version)],
+            [RecordWrite(changed, record.version, record.status)],
             [self._change(changed, operation, actor, before=record.public_dict(), reason=reason)],
         )
-        self._index.set_status(record.tenant, [record.id], status)
+        if record.status is not Status.QUARANTINED:  # a quarantined record has no index entry yet
+            self._index.set_status(record.tenant, [record.id], status)
+            self._settle(record.tenant, {record.id: status})
         return changed
+
+    def _settle(self, tenant: str, written: dict[str, Status]) -> None:
+        transitions.settle_index(self._store, self._index, tenant, written)
 
     # ------------------------------------------------------------------ conflicts
 
     def conflicts(self, tenant: str, namespace: str) -> builtins.list[ConflictGroup]:
-        self._check_namespace(namespace)
+        limits.check_namespace(namespace)
         groups: dict[str, list[MemoryRecord]] = {}
         cursor: str | None = None
         while True:
@@ -735,59 +764,63 @@ class MemoryService:
         return [ConflictGroup(group=group, records=records) for group, records in sorted(groups.items())]
 
     def resolve_conflict(
-        self, tenant: str, group: str, *, keep: Sequence[str], actor: str, reason: str = ""
+        self,
+        tenant: str,
+        group: str,
+        *,
+        keep: Sequence[str],
+        actor: str,
+        reason: str = "",
+        visible: Callable[[str], bool] | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Keep the named records (active again); every other member is superseded by the newest kept
-        one. Keeping all members means "both are true" and simply re-activates them."""
+        one. Keeping all members means "both are true" and simply re-activates them.
+
+        `visible` is the caller's namespace check: a group with a member outside it is answered exactly like
+        a group that does not exist (404, nothing about its members). All members are rewritten in one
+        atomic commit guarded by each member's version and pending status; when another request resolved or
+        changed the group first, this one is refused with 409 and writes nothing."""
+        members = self._open_group(tenant, group, visible)
+        for attempt in range(_MAX_RETRIES):
+            resolved = transitions.resolution(group, members, keep, reason, self._clock.now())
+            writes = [
+                RecordWrite(r, m.version, Status.PENDING) for r, m in zip(resolved, members, strict=True)
+            ]
+            entries = [
+                self._change(r, ChangeOperation.RESOLVE, actor, before=m.public_dict(), reason=reason)
+                for r, m in zip(resolved, members, strict=True)
+            ]
+            try:
+                self._commit(writes, entries)
+            except ConcurrentModification:
+                try:
+                    members = self._open_group(tenant, group, visible)
+                except NotFound:
+                    raise Conflict(
+                        f"conflict group {group} was resolved by another request meanwhile; "
+                        "list the conflicts again",
+                        group=group,
+                    ) from None
+                if attempt == _MAX_RETRIES - 1:
+                    raise
+                continue
+            kept = [r.id for r in resolved if r.status is Status.ACTIVE]
+            losers = [r.id for r in resolved if r.status is Status.SUPERSEDED]
+            self._index.set_status(tenant, kept, Status.ACTIVE)
+            if losers:
+                self._index.set_status(tenant, losers, Status.SUPERSEDED)
+            self._settle(tenant, {r.id: r.status for r in resolved})
+            return resolved
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _open_group(
+        self, tenant: str, group: str, visible: Callable[[str], bool] | None
+    ) -> builtins.list[MemoryRecord]:
         page = self._store.list(tenant, RecordQuery(conflict_group=group, limit=100))
-        members = [record for record in page.items if record.status is Status.PENDING]
-        if not members:
+        members = [r for r in page.items if r.status is Status.PENDING and r.conflict_group == group]
+        if not members or (visible is not None and not all(visible(r.namespace) for r in members)):
             raise NotFound(f"no open conflict group {group!r}")
-        member_ids = {record.id for record in members}
-        unknown = [record_id for record_id in keep if record_id not in member_ids]
-        if unknown or not keep:
-            raise ValidationFailed(
-                f"keep must name one or more members of {group}: {sorted(member_ids)}", unknown=unknown
-            )
-        now = self._clock.now()
-        kept = sorted((r for r in members if r.id in keep), key=lambda r: (r.created_at, r.id))
-        winner = kept[-1]
-        first_loser = next((r.id for r in members if r.id not in keep), None)
-        writes: list[RecordWrite] = []
-        entries: list[ChangeEntry] = []
-        resolved: list[MemoryRecord] = []
-        for record in members:
-            if record.id in keep:
-                changed = record.model_copy(deep=True)
-                changed.conflict_group = None
-                changed.updated_at = now
-                changed.version = record.version + 1
-                changed.status = Status.ACTIVE
-                changed.status_reason = f"kept when resolving {group}" + (f": {reason}" if reason else "")
-                if record.id == winner.id and changed.supersedes is None and first_loser:
-                    changed.supersedes = first_loser  # so history can walk from the winner to the loser
-            else:
-                changed = _retired(
-                    record,
-                    Status.SUPERSEDED,
-                    winner.id,
-                    f"superseded by {winner.id} when resolving {group}",
-                    now,
-                    valid_to=now,
-                )
-            writes.append(RecordWrite(changed, record.version))
-            entries.append(
-                self._change(
-                    changed, ChangeOperation.RESOLVE, actor, before=record.public_dict(), reason=reason
-                )
-            )
-            resolved.append(changed)
-        losers = [r for r in resolved if r.status is Status.SUPERSEDED]
-        self._commit(writes, entries)
-        self._index.set_status(tenant, [r.id for r in resolved if r.status is Status.ACTIVE], Status.ACTIVE)
-        if losers:
-            self._index.set_status(tenant, [r.id for r in losers], Status.SUPERSEDED)
-        return resolved
+        return members
 
     # ------------------------------------------------------------------ forgetting
 
@@ -797,7 +830,7 @@ class MemoryService:
         """Archive active records whose strength fell below the threshold and that were not accessed for
         `archive_unused_days`. Archived records stay restorable; nothing is deleted."""
         if namespace is not None:
-            self._check_namespace(namespace)
+            limits.check_namespace(namespace)
         now = self._clock.now()
         cutoff = now - timedelta(days=self.policy.archive_unused_days)
         archived: list[MemoryRecord] = []
@@ -879,44 +912,14 @@ class MemoryService:
         return self._embedder.embed_documents(list(texts)) if texts else []
 
     def _validate_input(self, item: RememberInput) -> None:
-        self._check_namespace(item.namespace)
-        content = item.content.strip()
-        if not content:
-            raise ValidationFailed("content must not be empty")
-        if len(content) > self.policy.max_content_chars:
-            raise TooLarge(
-                f"content is {len(content):,} characters; the limit is {self.policy.max_content_chars:,}. "
-                "Store a summary, or split it into several memories.",
-                limit=self.policy.max_content_chars,
-                got=len(content),
-            )
-        self._validate_metadata(item.metadata)
-        if item.score is not None and not 0.0 <= item.score <= 1.0:
-            raise ValidationFailed(f"score must be between 0 and 1; got {item.score}")
-        if item.half_life_hours is not None and item.half_life_hours <= 0:
-            raise ValidationFailed("half_life_hours must be positive")
-
-    def _validate_metadata(self, metadata: Metadata) -> None:
-        if len(metadata) > self.policy.max_metadata_keys:
-            raise TooLarge(
-                f"metadata has {len(metadata)} keys; the limit is {self.policy.max_metadata_keys}",
-                limit=self.policy.max_metadata_keys,
-            )
-        size = metadata_size(metadata)
-        if size > self.policy.max_metadata_bytes:
-            raise TooLarge(
-                f"metadata is {size:,} bytes as JSON; the limit is {self.policy.max_metadata_bytes:,}",
-                limit=self.policy.max_metadata_bytes,
-                got=size,
-            )
-
-    @staticmethod
-    def _check_namespace(namespace: str) -> None:
-        if not is_valid_namespace(namespace):
-            raise ValidationFailed(
-                f"invalid namespace {namespace!r}: use a path like /projects/billing "
-                "(letters, digits, '.', '_' and '-'; up to 8 segments)"
-            )
+        limits.check_memory(
+            self.policy,
+            namespace=item.namespace,
+            content=item.content,
+            metadata=item.metadata,
+            score=item.score,
+            half_life_hours=item.half_life_hours,
+        )
 
     def _must_reject(self, finding: safety.SafetyFinding) -> bool:
         """Credentials are never stored, not even in quarantine. Other blocking findings are refused unless
@@ -973,20 +976,3 @@ class MemoryService:
             before=before,
             after=record.public_dict(),
         )
-
-
-def _retired(
-    old: MemoryRecord, status: Status, successor: str, reason: str, now: datetime, *, valid_to: datetime
-) -> MemoryRecord:
-    """The next version of a record that a newer one replaces (supersede, correct, conflict resolution): it
-    stops being true at `valid_to` and current at `now`, links to its successor, and is never deleted."""
-    retired = old.model_copy(deep=True)
-    retired.status = status
-    retired.status_reason = reason
-    retired.valid_to = valid_to
-    retired.expired_at = now
-    retired.superseded_by = successor
-    retired.conflict_group = None
-    retired.updated_at = now
-    retired.version = old.version + 1
-    return retired

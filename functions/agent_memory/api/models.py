@@ -4,10 +4,10 @@ local and AWS runtimes answer identically."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
 from ..domain.model import Model
 from ..domain.records import (
@@ -32,8 +32,41 @@ Namespace = Annotated[
 ]
 
 
+MAX_HALF_LIFE_HOURS = 24 * 365 * 100
+"""100 years: longer is "never decays" in practice."""
+MAX_VERSION = 1_000_000_000
+
+METADATA_DESCRIPTION = (
+    "Flat object: string keys; values are strings, integers, finite numbers or booleans (no nesting, no "
+    "NaN/Infinity). At most 20 keys and 2,048 bytes as compact JSON by default (413 over)."
+)
+TIME_ZONE_RULE = (
+    "An ISO 8601 date-time WITH a time zone, e.g. 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+09:00. "
+    "A date-time without one (2030-01-01T00:00:00, 2030-01-01) is refused with 422: add 'Z' or a UTC offset."
+)
+
+
+def _zoned(value: datetime) -> datetime:
+    if value.utcoffset() is None:
+        raise ValueError(
+            "date-time has no time zone: add 'Z' (UTC) or a UTC offset, e.g. 2030-01-01T00:00:00Z"
+        )
+    try:
+        value.astimezone(UTC)
+    except OverflowError as error:
+        raise ValueError("date-time is out of range once converted to UTC") from error
+    return value
+
+
+ZonedDatetime = Annotated[datetime, AfterValidator(_zoned)]
+"""Naive date-times are refused, not guessed: an explicit zone is the only unambiguous reading."""
+
+
 class Strict(Model):
-    model_config = ConfigDict(extra="forbid")
+    """Request bodies: unknown fields and non-finite numbers (NaN, Infinity, 1e400, which Python's json
+    accepts) are refused with 422 naming the field; metadata values are checked by `Metadata` itself."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class SourceIn(Strict):
@@ -46,11 +79,17 @@ class RememberRequest(Strict):
     namespace: Namespace
     type: MemoryType | None = Field(None, description="Explicit type; otherwise the classifier decides")
     tier: Tier | None = None
-    score: Annotated[float, Field(ge=0, le=1)] | None = None
-    half_life_hours: Annotated[float, Field(gt=0, le=24 * 365 * 100)] | None = None
-    metadata: Metadata = Field(default_factory=dict)
+    score: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Importance in [0, 1]; otherwise set by type (e.g. 0.9 for preferences)"
+    )
+    half_life_hours: Annotated[float, Field(gt=0, le=MAX_HALF_LIFE_HOURS)] | None = Field(
+        None, description="Decay half-life in hours, > 0 and ≤ 876,000 (100 years); otherwise set by type"
+    )
+    metadata: Metadata = Field(default_factory=dict, description=METADATA_DESCRIPTION)
     source: SourceIn | None = None
-    valid_from: datetime | None = None
+    valid_from: ZonedDatetime | None = Field(
+        None, description="When the fact became true in the world (default: now). " + TIME_ZONE_RULE
+    )
 
 
 class RememberBatchRequest(Strict):
@@ -73,11 +112,15 @@ class RememberBatchResponse(Model):
 class RecallRequest(Strict):
     query: Annotated[str, Field(min_length=1)]
     namespaces: Annotated[list[Namespace], Field(min_length=1, max_length=20)]
-    k: Annotated[int, Field(ge=1, le=100)] = 10
+    k: Annotated[int, Field(ge=1, le=100, description="Results to return, 1-100")] = 10
     types: list[MemoryType] = Field(default_factory=list)
     statuses: list[Status] = Field(default_factory=list)
-    as_of: datetime | None = Field(None, description="Return what was valid in the world at this time")
-    min_score: Annotated[float, Field(ge=0, le=1)] | None = None
+    as_of: ZonedDatetime | None = Field(
+        None, description="Return what was valid in the world at this time. " + TIME_ZONE_RULE
+    )
+    min_score: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        None, description="Drop results scoring below this, in [0, 1]"
+    )
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
 
 
@@ -102,13 +145,22 @@ class RecallResponse(Model):
 class MemoryPage(Model):
     items: list[MemoryRecord]
     next_cursor: str | None = None
+    skipped: int = Field(
+        0,
+        description="Stored memories of this page that could not be read and were left out (logged); an "
+        "operator fixes them with `agent-memory repair`",
+    )
 
 
 class UpdateRequest(Strict):
-    expected_version: Annotated[int, Field(ge=0)] | None = None
-    score: Annotated[float, Field(ge=0, le=1)] | None = None
-    half_life_hours: Annotated[float, Field(gt=0)] | None = None
-    metadata: Metadata | None = None
+    expected_version: Annotated[int, Field(ge=0, le=MAX_VERSION)] | None = Field(
+        None, description="Refuse the update (409) unless the memory is at this version"
+    )
+    score: Annotated[float, Field(ge=0, le=1)] | None = Field(None, description="Importance in [0, 1]")
+    half_life_hours: Annotated[float, Field(gt=0, le=MAX_HALF_LIFE_HOURS)] | None = Field(
+        None, description="Decay half-life in hours, > 0 and ≤ 876,000 (100 years)"
+    )
+    metadata: Metadata | None = Field(None, description="Replaces the metadata. " + METADATA_DESCRIPTION)
     type: MemoryType | None = None
     tier: Tier | None = None
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import time
 import unicodedata
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 
+from .errors import ValidationFailed
 from .model import Model
 
 TENANT_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$"
@@ -26,8 +28,40 @@ NAMESPACE_PATTERN = r"^(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){1,8}$"
 _TENANT_RE = re.compile(TENANT_PATTERN)
 _NAMESPACE_RE = re.compile(NAMESPACE_PATTERN)
 
-MetadataValue = str | int | float | bool
-Metadata = dict[str, MetadataValue]
+MetadataValue = str | int | Annotated[float, Field(allow_inf_nan=True)] | bool
+"""Non-finite floats pass the value's own check so that `_finite_metadata` can name the key that holds one."""
+
+
+def non_finite_keys(metadata: dict[str, MetadataValue]) -> list[str]:
+    """Keys whose value is NaN or ±Infinity (Python's json reads `NaN`, `Infinity` and `1e400` as such)."""
+    return [key for key, value in metadata.items() if isinstance(value, float) and not math.isfinite(value)]
+
+
+def _finite_metadata(metadata: dict[str, MetadataValue]) -> dict[str, MetadataValue]:
+    bad = non_finite_keys(metadata)
+    if bad:
+        raise ValueError(_finite_message(bad))
+    return metadata
+
+
+def _finite_message(keys: list[str]) -> str:
+    return (
+        f"metadata {', '.join(repr(key) for key in keys)}: numbers must be finite "
+        "(NaN, Infinity and values beyond ±1.8e308 cannot be stored)"
+    )
+
+
+Metadata = Annotated[dict[str, MetadataValue], AfterValidator(_finite_metadata)]
+"""Flat: string keys, scalar values (no nesting), finite numbers. Size limits are MemoryPolicy's."""
+
+
+def _assume_utc(value: datetime) -> datetime:
+    """A naive date-time is taken as UTC. The API refuses naive input; this guard keeps one from ever being
+    stored by other callers, and lets data written before that rule load."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_assume_utc)]
 
 
 class MemoryType(StrEnum):
@@ -73,11 +107,18 @@ class Source(Model):
 
 
 def is_valid_tenant(tenant: str) -> bool:
-    return bool(_TENANT_RE.match(tenant))
+    # fullmatch, not match: Python's `$` also matches before a final newline, so "acme\n" would pass.
+    return isinstance(tenant, str) and bool(_TENANT_RE.fullmatch(tenant))
 
 
 def is_valid_namespace(namespace: str) -> bool:
-    return bool(_NAMESPACE_RE.match(namespace)) and ".." not in namespace.split("/")
+    """Segments of letters, digits, `.`, `_`, `-` only: no control character (a trailing newline included),
+    no `..`, no empty segment."""
+    return (
+        isinstance(namespace, str)
+        and bool(_NAMESPACE_RE.fullmatch(namespace))
+        and ".." not in namespace.split("/")
+    )
 
 
 def _checked_tenant(value: str) -> str:
@@ -107,8 +148,30 @@ def content_hash(content: str) -> str:
 
 
 def metadata_size(metadata: Metadata) -> int:
-    """Bytes of the metadata's compact JSON form: the unit the metadata size limit is expressed in."""
+    """Bytes of the metadata's compact JSON form: the unit the metadata size limit is expressed in. Refuses
+    non-finite numbers (`ValidationFailed`), which JSON cannot carry: every metadata write is measured."""
+    bad = non_finite_keys(metadata)
+    if bad:
+        raise ValidationFailed(_finite_message(bad), keys=bad)
     return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode())
+
+
+def describe_invalid(error: Exception) -> str:
+    """Why stored data failed to load, without its content: field paths and messages (for logs and repair)."""
+    if isinstance(error, ValidationError):
+        by_field: dict[str, list[str]] = {}
+        for problem in error.errors(include_input=False, include_url=False):
+            loc = [str(part) for part in problem["loc"]]
+            if problem["type"].endswith("_type") and len(loc) > 1:  # one failed branch of a union
+                by_field.setdefault(".".join(loc[:-1]), []).append(loc[-1])
+            else:
+                by_field.setdefault(".".join(loc) or "body", []).append(problem["msg"])
+        parts = [
+            f"{name}: {messages[0] if len(messages) == 1 else 'none of ' + ', '.join(messages)}"
+            for name, messages in by_field.items()
+        ]
+        return "; ".join(parts[:5]) + (f" (+{len(parts) - 5} more)" if len(parts) > 5 else "")
+    return f"{type(error).__name__}: {error}"[:300]
 
 
 def new_record_id() -> str:
@@ -125,7 +188,7 @@ class MemoryRecord(Model):
     """One memory. Bi-temporal: valid_* is when it was true in the world, recorded_at/expired_at is when the
     service held it as current. Nothing is deleted: superseded and archived records keep their history."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     id: str = Field(default_factory=new_record_id)
     tenant: TenantId
@@ -134,18 +197,18 @@ class MemoryRecord(Model):
     content: str
     score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     half_life_hours: Annotated[float, Field(gt=0)] = 168.0
-    created_at: datetime
-    updated_at: datetime
-    last_access_at: datetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    last_access_at: UtcDatetime
     access_count: Annotated[int, Field(ge=0)] = 0
     source: Source = Field(default_factory=Source)
     sources: list[Source] = Field(default_factory=list)
     status: Status = Status.ACTIVE
     tier: Tier = Tier.LONG_TERM
-    valid_from: datetime
-    valid_to: datetime | None = None
-    recorded_at: datetime
-    expired_at: datetime | None = None
+    valid_from: UtcDatetime
+    valid_to: UtcDatetime | None = None
+    recorded_at: UtcDatetime
+    expired_at: UtcDatetime | None = None
     supersedes: str | None = None
     superseded_by: str | None = None
     corrected_from: str | None = None
@@ -158,7 +221,8 @@ class MemoryRecord(Model):
     version: Annotated[int, Field(ge=0)] = 0
 
     def is_valid_at(self, moment: datetime) -> bool:
-        """True when the fact held in the world at `moment` (valid_from ≤ moment < valid_to)."""
+        """True when the fact held in the world at `moment` (valid_from ≤ moment < valid_to); naive = UTC."""
+        moment = _assume_utc(moment)
         if self.valid_from > moment:
             return False
         return self.valid_to is None or moment < self.valid_to
@@ -193,6 +257,7 @@ class ChangeOperation(StrEnum):
     CONFLICT = "conflict"
     RESOLVE = "resolve"
     DECAY = "decay"
+    REPAIR = "repair"
 
 
 class ChangeEntry(Model):
@@ -206,7 +271,7 @@ class ChangeEntry(Model):
     record_id: str
     operation: ChangeOperation
     actor: str
-    at: datetime
+    at: UtcDatetime
     reason: str = ""
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
@@ -223,5 +288,5 @@ class RecallLogEntry(Model):
     query_hash: str
     query_terms: list[str] = Field(default_factory=list)
     result_ids: list[str]
-    scores: list[float]
-    at: datetime
+    scores: list[Annotated[float, Field(allow_inf_nan=False)]]
+    at: UtcDatetime

@@ -178,7 +178,7 @@ def list_memories(
             cursor=cursor,
         ),
     )
-    return MemoryPage(items=page.items, next_cursor=page.next_cursor)
+    return MemoryPage(items=page.items, next_cursor=page.next_cursor, skipped=page.skipped)
 
 
 @router.get("/memories/<memory_id>", summary="Read one memory", tags=["memories"])
@@ -188,7 +188,13 @@ def get_memory(memory_id: str) -> MemoryRecord:
     return _visible(ctx, memory_id)
 
 
-@router.patch("/memories/<memory_id>", summary="Update governance fields of a memory", tags=["memories"])
+@router.patch(
+    "/memories/<memory_id>",
+    summary="Update governance fields of a memory",
+    description="Send at least one of score, half_life_hours, metadata, type, tier (none: 422 'nothing to "
+    "change'). Values equal to the stored ones answer 200 with the memory unchanged: no new version.",
+    tags=["memories"],
+)
 def update_memory(memory_id: str, body: UpdateRequest) -> MemoryRecord:
     ctx = current()
     ctx.allow(Scope.WRITE)
@@ -280,7 +286,14 @@ def resolve_conflict(group: str, body: ResolveRequest) -> ResolveResponse:
     ctx.allow(Scope.WRITE)
     for memory_id in body.keep:
         _visible(ctx, memory_id)
+    # A group with members outside the key's namespaces answers exactly like an unknown group (404), never
+    # with its member ids.
     resolved = ctx.services.memory.resolve_conflict(
-        ctx.principal.tenant, group, keep=body.keep, actor=ctx.principal.actor, reason=body.reason
+        ctx.principal.tenant,
+        group,
+        keep=body.keep,
+        actor=ctx.principal.actor,
+        reason=body.reason,
+        visible=ctx.principal.allows,
     )
     return ResolveResponse(memories=resolved)

@@ -26,6 +26,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.api.context import Services
 from agent_memory.domain.identity import Scope
 from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.settings.service import Settings, get_settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
 from tests.aws import moto_s3vectors
@@ -37,6 +38,8 @@ PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {
     "alpha": ("alpha", ["*"], ["read", "write", "admin"]),
     "beta": ("beta", ["*"], ["read", "write", "admin"]),
     "alpha-billing-ro": ("alpha", ["/projects/billing"], ["read"]),
+    "alpha-projects-rw": ("alpha", ["/projects/*"], ["read", "write"]),
+    "alpha-scoped-rw": ("alpha", ["/scoped/*"], ["read", "write"]),  # writes, but only under /scoped
 }
 
 
@@ -175,14 +178,18 @@ def serve_api(
     *,
     policy: MemoryPolicy | None = None,
     chat_model: Any = None,
+    sessions: SessionConfig | None = None,
 ) -> Iterator[Api]:
     """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `policy` replaces the default
     MemoryPolicy; `chat_model` (a `ChatModel`, e.g. tests.contract.chat_fakes.FakeChatModel) answers chat
-    turns, which otherwise get 503 because no model is configured."""
+    turns, which otherwise get 503 because no model is configured; `sessions` replaces the SessionConfig."""
+    overrides: dict[str, Any] = {"policy": policy} if policy else {}
+    if sessions is not None:
+        overrides["sessions"] = sessions
     if runtime == "local":
-        yield from _local_api(tmp_path_factory, policy, chat_model)
+        yield from _local_api(tmp_path_factory, overrides, chat_model)
     else:
-        yield from _aws_api(tmp_path_factory, policy, chat_model)
+        yield from _aws_api(tmp_path_factory, overrides, chat_model)
 
 
 def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Services:
@@ -203,10 +210,8 @@ def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Servi
     return dataclasses.replace(services, chat=chat)
 
 
-def _local_api(tmp_path_factory, policy: MemoryPolicy | None, chat_model: Any) -> Iterator[Api]:
-    settings = Settings(
-        data_dir=tmp_path_factory.mktemp("data"), embedder="hashing", **({"policy": policy} if policy else {})
-    )
+def _local_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any) -> Iterator[Api]:
+    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing", **overrides)
     runtime = build_local(settings)
     runtime = dataclasses.replace(runtime, services=_with_chat(runtime.services, settings, chat_model))
     keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
@@ -218,7 +223,7 @@ def _local_api(tmp_path_factory, policy: MemoryPolicy | None, chat_model: Any) -
         thread.join(timeout=10)
 
 
-def _aws_api(tmp_path_factory, policy: MemoryPolicy | None = None, chat_model: Any = None) -> Iterator[Api]:
+def _aws_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any = None) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
 
     with pytest.MonkeyPatch.context() as patch:
@@ -263,7 +268,7 @@ def _aws_api(tmp_path_factory, policy: MemoryPolicy | None = None, chat_model: A
                 tenant_role_arn=role,
                 files_root=tmp_path_factory.mktemp("mnt-memory"),
                 region=REGION,
-                **({"policy": policy} if policy else {}),
+                **overrides,
             )
             clients = AwsClients(
                 sts=boto3.client("sts", region_name=REGION),

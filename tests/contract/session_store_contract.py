@@ -175,3 +175,16 @@ class SessionStoreContract:
         with pytest.raises(SessionClosed):
             session_store.append_turn(make_turn(ghost, 0), now=T0)
         assert session_store.end(TENANT_A, ghost.id, T0) is None
+
+    def test_given_sessions_when_counted_then_only_the_tenants_open_unexpired_ones(self, session_store):
+        short = make_session(hours=1)
+        ended = make_session()
+        for session in (make_session(), make_session(), short, ended, make_session(TENANT_B)):
+            session_store.create(session)
+        session_store.end(TENANT_A, ended.id, T0 + timedelta(minutes=1))
+
+        assert session_store.count_open(TENANT_A, T0 + timedelta(minutes=2), limit=100) == 3
+        assert session_store.count_open(TENANT_A, T0 + timedelta(hours=1), limit=100) == 2  # short expired
+        assert session_store.count_open(TENANT_A, T0 + timedelta(minutes=2), limit=2) >= 2
+        assert session_store.count_open(TENANT_B, T0, limit=100) == 1
+        assert session_store.count_open("initech", T0, limit=100) == 0

@@ -1,17 +1,28 @@
-"""One resolver for both runtimes: routes, error mapping (once), authentication middleware, OpenAPI/Swagger.
+"""One resolver for both runtimes: routes, error mapping (once), the request gate, OpenAPI/Swagger.
 
 `create_app` takes the resolver instance (APIGatewayRestResolver in Lambda, HttpResolverLocal locally), a
 lazy provider of the services and an authenticator that turns the incoming event into a Principal. The tenant
-comes only from that authenticator."""
+comes only from that authenticator.
+
+Every answer that is not a success is the JSON `ErrorBody` `{error, message, details}`: domain errors, request
+validation, unknown paths (404), known paths with another method (405, with `Allow`), bodies that are not
+UTF-8 JSON (400), other media types (415), Powertools' own service errors and anything unexpected (500)."""
 
 from __future__ import annotations
 
+import binascii
+import json
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError, ServiceError
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
 from .. import __version__
@@ -23,6 +34,16 @@ from .routes import admin, dreaming, files, memories, sessions
 
 PREFIX = "/v1"
 PUBLIC_PATHS = ("/v1/health", "/swagger")
+ROOT = "/"
+"""Public too: a JSON answer pointing to the documentation and the health check."""
+
+JSON_MEDIA_TYPE = "application/json"
+UTF8_CHARSETS = frozenset({"utf-8", "utf8"})
+SEND_JSON = "send JSON encoded as UTF-8 with 'Content-Type: application/json'"
+NOT_UTF8_MESSAGE = f"the request body is not UTF-8 text: {SEND_JSON}"
+"""Also the local server's answer (local_server.ServerGuard), which sees the raw bytes first."""
+
+logger = logging.getLogger(__name__)
 
 # Most specific first: the first matching class decides the status.
 STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
@@ -49,13 +70,21 @@ def status_for(error: errors.DomainError) -> int:
     return 400
 
 
-def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> Response:
-    headers = {"WWW-Authenticate": 'Bearer realm="agent-memory"'} if status == 401 else None
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    all_headers = dict(headers or {})
+    if status == 401:
+        all_headers["WWW-Authenticate"] = 'Bearer realm="agent-memory"'
     return Response(
         status_code=status,
-        content_type="application/json",
+        content_type=JSON_MEDIA_TYPE,
         body=ErrorBody(error=code, message=message, details=details or {}).model_dump_json(),
-        headers=headers,
+        headers=all_headers or None,
     )
 
 
@@ -67,7 +96,7 @@ def _validation_response(error: RequestValidationError) -> Response:
         problems.append({"field": location, "problem": item.get("msg", "invalid"), "type": item.get("type")})
     if any(p["type"] == "json_invalid" for p in problems):
         return error_response(
-            400, "malformed_json", "the request body is not valid JSON", {"problems": problems}
+            400, "malformed_json", f"the request body is not valid JSON: {SEND_JSON}", {"problems": problems}
         )
     summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
     return error_response(422, "invalid_request", f"invalid request: {summary}", {"problems": problems})
@@ -87,6 +116,9 @@ def openapi_metadata() -> dict[str, Any]:
 
 def create_app(resolver: R, services: Callable[[], Services], authenticate: Authenticator) -> R:
     app = resolver
+    validation = getattr(app, "_request_validation_middleware", None)
+    if validation is None:
+        raise ValueError("create_app needs a resolver built with enable_validation=True")
 
     @app.exception_handler(errors.DomainError)
     def _domain_error(error: errors.DomainError) -> Response:
@@ -94,30 +126,58 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
-        # Powertools validates the request before any middleware runs; answer as if authentication and the
-        # media type had been checked first, so an unauthenticated caller learns nothing about the request.
+        return _validation_response(error)
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _unsupported_content_type(_: RequestUnsupportedContentType) -> Response:
+        # A body route called without a body but with another media type (with a body, the gate refuses first).
+        return _media_type_refusal(_content_type(app.current_event)[0])
+
+    @app.not_found
+    def _no_route(_: NotFoundError) -> Response:
+        return _not_found_or_not_allowed(app)
+
+    @app.exception_handler(ServiceError)
+    def _service_error(error: ServiceError) -> Response:
+        return error_response(error.status_code, "http_error", str(error.msg))
+
+    @app.exception_handler(Exception)
+    def _unexpected(error: Exception) -> Response:
+        logger.exception("unhandled error", exc_info=error)
+        return error_response(500, "internal_error", "the service failed on this request; retry later")
+
+    def gate(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
+        """The first step of every request, matched or not: authentication (public paths excepted) and the
+        request context, then the body's media type, charset and encoding, then Powertools' request
+        validation and the route. Installed in place of the validation middleware because Powertools runs
+        that before any other middleware: an unauthenticated caller would otherwise learn about the request's
+        shape, and a body would be parsed before its media type is checked."""
         event = app.current_event
-        if not _is_public(event.path):
-            try:
-                authenticate(event)
-            except errors.DomainError as refused:
-                return error_response(status_for(refused), refused.code, refused.message)
-        return _unsupported_media(event) or _validation_response(error)
+        if _is_public(event.path):
+            return _body_refusal(event) or validation(app, next_middleware)
+        try:
+            principal = authenticate(event)
+        except errors.DomainError as error:
+            return error_response(status_for(error), error.code, error.message)
+        context = RequestContext(principal=principal, services=services(), headers=event.headers)
+        with serving(context):
+            return _body_refusal(event) or validation(app, next_middleware)
 
-    def authenticate_request(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
-        if not _is_public(app.current_event.path):
-            try:
-                principal = authenticate(app.current_event)
-            except errors.DomainError as error:
-                return error_response(status_for(error), error.code, error.message)
-            context = RequestContext(
-                principal=principal, services=services(), headers=app.current_event.headers
-            )
-            with serving(context):
-                return _unsupported_media(app.current_event) or next_middleware(app)
-        return _unsupported_media(app.current_event) or next_middleware(app)
+    app._request_validation_middleware = gate  # type: ignore[assignment]
 
-    app.use(middlewares=[authenticate_request])
+    @app.get(ROOT, include_in_schema=False)
+    def root() -> dict[str, Any]:
+        base = app._get_base_path().rstrip("/")
+        return {
+            "name": "Agent Memory API",
+            "version": __version__,
+            "authentication": "Authorization: Bearer <api key> on every /v1 route except /v1/health",
+            "links": {
+                "documentation": f"{base}/swagger",
+                "openapi": f"{base}/swagger?format=json",
+                "health": f"{base}{PREFIX}/health",
+            },
+        }
 
     @app.get(f"{PREFIX}/health", summary="Liveness (no authentication)", tags=["admin"], security=[{}])
     def health() -> dict[str, str]:
@@ -131,6 +191,29 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
         return _swagger(app)
 
     return app
+
+
+def _not_found_or_not_allowed(app: ApiGatewayResolver) -> Response:
+    """404 for a path no route has; 405 with `Allow` for a path that exists with other methods."""
+    event = app.current_event
+    method = event.http_method.upper()
+    path = app._remove_prefix(event.path)
+    routes = app._static_routes + app._dynamic_routes
+    allowed = sorted({route.method.upper() for route in routes if route.rule.match(path)})
+    if allowed:
+        return error_response(
+            405,
+            "method_not_allowed",
+            f"{method} is not allowed on {path}; use {', '.join(allowed)}",
+            {"method": method, "allowed": allowed},
+            headers={"Allow": ", ".join(allowed)},
+        )
+    return error_response(
+        404,
+        "not_found",
+        f"no route {method} {path}; the API is described at /swagger",
+        {"method": method, "path": path},
+    )
 
 
 def _swagger(app: ApiGatewayResolver) -> Response[str]:
@@ -164,16 +247,72 @@ def _swagger(app: ApiGatewayResolver) -> Response[str]:
 
 
 def _is_public(path: str) -> bool:
-    return any(path == public or path.startswith(public + "/") for public in PUBLIC_PATHS)
+    return path == ROOT or any(path == public or path.startswith(public + "/") for public in PUBLIC_PATHS)
+
+
+def _content_type(event: BaseProxyEvent) -> tuple[str, dict[str, str]]:
+    """The media type (lower case: media types and parameter names are case-insensitive) and parameters."""
+    media, *parameters = (event.headers.get("content-type") or "").split(";")
+    params = {}
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        params[name.strip().lower()] = value.strip().strip('"')
+    return media.strip().lower(), params
+
+
+def _media_type_refusal(media_type: str) -> Response:
+    return error_response(
+        415,
+        "unsupported_media_type",
+        f"request bodies must be JSON: send 'Content-Type: application/json' (got {media_type!r})",
+        {"media_type": media_type},
+    )
 
 
 def _unsupported_media(event: BaseProxyEvent) -> Response | None:
-    content_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if event.body and content_type not in ("", "application/json"):
+    media_type, params = _content_type(event)
+    if event.body and media_type not in ("", JSON_MEDIA_TYPE):
+        return _media_type_refusal(media_type)
+    charset = params.get("charset")
+    if event.body and charset is not None and charset.lower() not in UTF8_CHARSETS:
         return error_response(
-            415,
-            "unsupported_media_type",
-            f"request bodies must be JSON: send 'Content-Type: application/json' (got {content_type!r})",
+            400,
+            "unsupported_charset",
+            f"request bodies must be UTF-8: {SEND_JSON} (or charset=utf-8), not charset={charset}",
+            {"charset": charset},
+        )
+    return None
+
+
+def _body_refusal(event: BaseProxyEvent) -> Response | None:
+    """415 for another media type, 400 for another charset, a body that is not UTF-8 (in Lambda it can come
+    base64-encoded) or JSON nested beyond what the parser can follow. For a JSON body with a UTF-8 charset
+    the header is reduced to `application/json`, the one spelling Powertools' validation recognizes."""
+    refused = _unsupported_media(event)
+    if refused is not None:
+        return refused
+    if _content_type(event)[0] == JSON_MEDIA_TYPE:
+        headers = event.raw_event.get("headers")
+        name = next((name for name in headers or {} if name.lower() == "content-type"), None)
+        if name is not None and isinstance(headers, dict):
+            event.raw_event["headers"] = {**headers, name: JSON_MEDIA_TYPE}
+    if not event.body:
+        return None
+    try:
+        event.decoded_body  # noqa: B018 - decodes once (cached) and proves the text is UTF-8
+    except (UnicodeDecodeError, binascii.Error, ValueError):
+        return error_response(400, "malformed_json", NOT_UTF8_MESSAGE)
+    try:
+        event.json_body  # noqa: B018 - parsed once (cached); a syntax error is left to the validation (400)
+    except RecursionError:
+        return error_response(
+            400, "malformed_json", f"the request body is nested too deeply to parse: {SEND_JSON}"
+        )
+    except json.JSONDecodeError:
+        pass  # a syntax error: the validation answers 400 malformed_json with the position
+    except ValueError as error:  # valid syntax the parser still refuses, e.g. an integer over 4,300 digits
+        return error_response(
+            400, "malformed_json", f"the request body cannot be parsed ({error}): {SEND_JSON}"
         )
     return None
 

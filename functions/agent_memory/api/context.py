@@ -8,7 +8,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..domain.errors import ValidationFailed
 from ..domain.identity import Principal, Scope
+from ..domain.records import is_valid_namespace
 
 if TYPE_CHECKING:
     from ..adapters.idempotency import IdempotentRunner
@@ -39,9 +41,16 @@ class RequestContext:
     """The request's headers (case-insensitive lookup, as Powertools gives them)."""
 
     def allow(self, scope: Scope, *namespaces: str) -> None:
-        """Raise Forbidden unless the principal has the scope and every namespace."""
+        """Raise Forbidden unless the principal has the scope and every namespace; ValidationFailed (422) for a
+        namespace that is not a namespace at all (a control character, `..`), before any pattern is matched."""
         self.principal.require_scope(scope)
         for namespace in namespaces:
+            if not is_valid_namespace(namespace):
+                raise ValidationFailed(
+                    f"invalid namespace {namespace!r}: use a path like /projects/billing (segments of letters, "
+                    "digits, '.', '_', '-'; no control characters)",
+                    namespace=namespace,
+                )
             self.principal.require_namespace(namespace)
 
 

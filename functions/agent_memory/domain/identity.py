@@ -1,5 +1,7 @@
 """Who is calling: a principal known only from authentication (an API key or the AWS authorizer context),
-never from the request body. Namespace patterns: `*` (any), `/projects/*` (that subtree), or an exact path."""
+never from the request body. Namespace patterns: `*` (any), `/projects/*` (every namespace below /projects, at
+any depth, but not /projects itself: the glob meaning, so a key for the sub-projects cannot read or write what
+is kept for all of them in the parent), or an exact path (`/projects`, to grant the parent as well)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,7 @@ def namespace_matches(pattern: str, namespace: str) -> bool:
     if pattern == "*":
         return True
     if pattern.endswith("/*"):
-        base = pattern[:-2]
-        return namespace == base or namespace.startswith(base + "/")
+        return namespace.startswith(pattern[:-1])  # "/projects/": strictly below, never the parent itself
     return namespace == pattern
 
 

@@ -2,7 +2,7 @@
 
 | item    | pk                    | sk              | other attributes                                        |
 |---------|-----------------------|-----------------|---------------------------------------------------------|
-| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at` |
+| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at`; while open: `gsi1pk` = `<t>#SES`, `gsi1sk` = `SES#<expires>#<id>` |
 | turn    | `<t>#SES#<id>`        | `TURN#<000000>` | `doc` (JSON), `expires_at`                              |
 
 - The partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKeys` condition confines every
@@ -15,6 +15,10 @@
   and a put that the turn index is free. A turn therefore exists whole or not at all, and never after its
   session ended; two concurrent turns of one session cannot both be saved at the same index.
 - Reads are strongly consistent: a Lambda instance that did not serve the previous turn still loads it.
+- Open sessions are counted per tenant (the cap on open sessions) with one Query of `gsi1` on `<t>#SES` over
+  the sessions that expire after now: a session is in that index from its start until it is ended (ending
+  removes its `gsi1` keys) or expires (the key condition leaves it out). The index is eventually consistent,
+  so concurrent starts may pass the cap by a few.
 """
 
 from __future__ import annotations
@@ -52,6 +56,13 @@ def _epoch(moment: datetime) -> int:
     return int(moment.timestamp())
 
 
+def _sortable(moment: datetime) -> str:
+    """Fixed-width UTC text: string order is time order (the record store's format)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -84,6 +95,9 @@ class DynamoSessionStore:
             "expires_at": _n(_epoch(session.expires_at)),
             "doc": _s(session.model_dump_json()),
         }
+        if session.status is SessionStatus.OPEN:
+            item["gsi1pk"] = _s(f"{session.tenant}#SES")
+            item["gsi1sk"] = _s(f"SES#{_sortable(session.expires_at)}#{session.id}")
         client = self._client(session.tenant)
         try:
             with upstream_errors("DynamoDB", "PutItem"):
@@ -96,6 +110,30 @@ class DynamoSessionStore:
             raise ConcurrentModification(
                 f"session {session.id} already exists", session_id=session.id
             ) from error
+
+    def count_open(self, tenant: str, now: datetime, *, limit: int) -> int:
+        client = self._client(tenant)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": "gsi1",
+            # "~" sorts after every id character: a session expiring exactly now is already expired.
+            "KeyConditionExpression": "gsi1pk = :pk AND gsi1sk > :after",
+            "ExpressionAttributeValues": {
+                ":pk": _s(f"{tenant}#SES"),
+                ":after": _s(f"SES#{_sortable(now)}#~"),
+            },
+            "Select": "COUNT",
+        }
+        count = 0
+        while count < limit:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            count += int(response.get("Count", 0))
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                break
+            request["ExclusiveStartKey"] = last
+        return count
 
     @staticmethod
     def _session_from_item(item: Item) -> SessionRecord:
@@ -123,7 +161,8 @@ class DynamoSessionStore:
                 response = client.update_item(
                     TableName=self._table,
                     Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
-                    UpdateExpression="SET #status = :ended, ended_at = :at",
+                    # Out of the open-sessions index (gsi1) at the same time as it is ended.
+                    UpdateExpression="SET #status = :ended, ended_at = :at REMOVE gsi1pk, gsi1sk",
                     ConditionExpression="attribute_exists(pk) AND #status = :open",
                     ExpressionAttributeNames={"#status": "status"},
                     ExpressionAttributeValues={

@@ -92,6 +92,18 @@ class SqliteSessionStore:
         )
         conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (cutoff,))
 
+    def count_open(self, tenant: str, now: datetime, *, limit: int) -> int:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM sessions WHERE tenant = ? AND status = ? AND expires_at > ? "
+                "LIMIT ?)",
+                (tenant, SessionStatus.OPEN.value, sortable_time(now), max(limit, 0)),
+            )
+            .fetchone()
+        )
+        return int(row[0])
+
     def get(self, tenant: str, session_id: str) -> SessionRecord | None:
         row = (
             self._db.connection()

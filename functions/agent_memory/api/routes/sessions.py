@@ -3,24 +3,31 @@ and chat in it when a chat model is configured in this runtime.
 
 Services are looked up as `ctx.services.sessions` / `ctx.services.chat`; a runtime without them answers 503
 with what to configure. A session of another tenant, or in a namespace the key may not use, is "not found".
+
+Scopes: starting, ending and chatting in a session need `write` (each stores state: the session, its end, its
+turns and what the memory tools write); reading a session needs `read`. A tenant has at most
+`SessionConfig.max_open_sessions` open sessions (409 `too_many_sessions` beyond).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from pydantic import Field
 
-from ...domain.errors import Forbidden, NotFound, UpstreamUnavailable
+from ...domain.errors import NotFound, UpstreamUnavailable
 from ...domain.identity import Scope
 from ...domain.model import Model
-from ...domain.sessions.chat import NO_MODEL_MESSAGE, ChatService
-from ...domain.sessions.ports import SessionRecord
-from ...domain.sessions.sessions import SessionService
+from ...domain.sessions.config import MAX_BASE_SYSTEM_CHARS, NO_MODEL_MESSAGE
 from ..context import RequestContext, current
 from ..models import Namespace, Strict
+
+if TYPE_CHECKING:  # the services and their ports load with the services (wiring), not with the routes
+    from ...domain.sessions.chat import ChatService
+    from ...domain.sessions.ports import SessionRecord
+    from ...domain.sessions.sessions import SessionService
 
 router = Router()
 
@@ -29,8 +36,10 @@ SystemBlocks = list[dict[str, Any]]
 
 class SessionStartRequest(Strict):
     namespace: Namespace
-    base_system: Annotated[str, Field(min_length=1, max_length=200_000)] | None = Field(
-        None, description="Instructions placed before the memory snapshot; the deployment's default otherwise"
+    base_system: Annotated[str, Field(min_length=1, max_length=MAX_BASE_SYSTEM_CHARS)] | None = Field(
+        None,
+        description="Instructions placed before the memory snapshot; the deployment's default otherwise. "
+        "A deployment may set a lower limit (AGENT_MEMORY_SESSIONS `max_base_system_chars`)",
     )
     cache_ttl: Literal["5m", "1h"] | None = Field(
         None, description="Prompt-cache TTL of the cache point (1h only on models that support it)"
@@ -128,22 +137,17 @@ def _out(session: SessionRecord, now: datetime) -> SessionOut:
     )
 
 
-def _can_write(ctx: RequestContext) -> bool:
-    try:
-        ctx.principal.require_scope(Scope.WRITE)
-    except Forbidden:
-        return False
-    return True
-
-
 @router.post(
     "/sessions",
-    summary="Start a session: freeze the memory snapshot, get the prompt blocks",
+    summary="Start a session: freeze the memory snapshot, get the prompt blocks (write scope)",
+    description="Needs the `write` scope: a session is stored state. A tenant has at most "
+    "`max_open_sessions` (AGENT_MEMORY_SESSIONS, default 100) open sessions; beyond that the answer is 409 "
+    "`too_many_sessions`: end sessions with `POST /v1/sessions/{session_id}/end` or let them expire.",
     tags=["sessions"],
 )
 def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
     ctx = current()
-    ctx.allow(Scope.READ, body.namespace)
+    ctx.allow(Scope.WRITE, body.namespace)
     started = _sessions(ctx).start(
         ctx.principal.tenant,
         body.namespace,
@@ -161,7 +165,9 @@ def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
 
 
 @router.get(
-    "/sessions/<session_id>", summary="Read a session and its (unchanged) prompt blocks", tags=["sessions"]
+    "/sessions/<session_id>",
+    summary="Read a session and its (unchanged) prompt blocks (read scope)",
+    tags=["sessions"],
 )
 def get_session(session_id: str) -> SessionResponse:
     ctx = current()
@@ -175,10 +181,14 @@ def get_session(session_id: str) -> SessionResponse:
     )
 
 
-@router.post("/sessions/<session_id>/end", summary="End a session (releases its snapshot)", tags=["sessions"])
+@router.post(
+    "/sessions/<session_id>/end",
+    summary="End a session: releases its snapshot and its place under the open-sessions cap (write scope)",
+    tags=["sessions"],
+)
 def end_session(session_id: str) -> SessionOut:
     ctx = current()
-    ctx.allow(Scope.READ)
+    ctx.allow(Scope.WRITE)
     _visible(ctx, session_id)
     sessions = _sessions(ctx)
     return _out(sessions.end(ctx.principal.tenant, session_id), sessions.now())
@@ -186,16 +196,16 @@ def end_session(session_id: str) -> SessionOut:
 
 @router.post(
     "/sessions/<session_id>/turns",
-    summary="Chat turn with the configured model (memory tools included)",
+    summary="Chat turn with the configured model, memory tools included (write scope)",
     tags=["sessions"],
 )
 def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
     ctx = current()
-    ctx.allow(Scope.READ)
+    ctx.allow(Scope.WRITE)
     chat = _chat(ctx)
     _visible(ctx, session_id)
     result = chat.turn(
-        ctx.principal.tenant, session_id, body.message, actor=ctx.principal.actor, can_write=_can_write(ctx)
+        ctx.principal.tenant, session_id, body.message, actor=ctx.principal.actor, can_write=True
     )
     return TurnResponse(
         session_id=result.session_id,

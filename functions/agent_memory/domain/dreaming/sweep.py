@@ -115,6 +115,10 @@ from .scoring import (
 )
 
 ACTOR = "dreaming"
+MAX_SWEEP_AGE_DAYS = 366
+"""How far back a sweep day may be (the latest is tomorrow, UTC, for tenants ahead of UTC). Older days have
+nothing left in any window (daily logs ≤ 90 days, recall log ≤ 365 days), and an unbounded day such as
+0001-01-01 would overflow the date arithmetic."""
 PROMOTED_MARK = "dreaming_promoted_on"
 _RECALL_IDS_KEPT = 20
 _PAGE = 200
@@ -233,6 +237,15 @@ class DreamingService:
         sweep_day = day or now.date()
         if sweep_day > now.date() + timedelta(days=1):
             raise ValidationFailed(f"cannot sweep {sweep_day.isoformat()}: it is in the future")
+        earliest = now.date() - timedelta(days=MAX_SWEEP_AGE_DAYS)
+        if sweep_day < earliest:
+            raise ValidationFailed(
+                f"cannot sweep {sweep_day.isoformat()}: a sweep day is at most {MAX_SWEEP_AGE_DAYS} days ago "
+                f"(from {earliest.isoformat()} to {(now.date() + timedelta(days=1)).isoformat()}); "
+                "omit `day` to sweep today",
+                day=sweep_day.isoformat(),
+                earliest=earliest.isoformat(),
+            )
         # A past day is swept as of its end, so re-running yesterday looks at yesterday's windows.
         as_of = min(now, datetime.combine(sweep_day + timedelta(days=1), time.min, tzinfo=UTC))
         handle = SweepHandle(

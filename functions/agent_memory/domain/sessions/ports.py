@@ -20,9 +20,7 @@ from pydantic import ConfigDict, Field, field_validator
 from ..errors import Conflict
 from ..model import Model
 from ..records import NamespacePath, TenantId
-
-CacheTtl = Literal["5m", "1h"]
-"""Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""
+from .config import CacheTtl
 
 EffectiveStatus = Literal["open", "ended", "expired"]
 """A session's status as callers see it (`SessionRecord.effective_status`)."""
@@ -49,6 +47,12 @@ class SessionClosed(Conflict):
     """The session was ended or has expired (409): its snapshot is released; start a new session."""
 
     code = "session_closed"
+
+
+class TooManySessions(Conflict):
+    """The tenant already has its maximum of open sessions (409): end some, or wait for them to expire."""
+
+    code = "too_many_sessions"
 
 
 class SessionStatus(StrEnum):
@@ -115,6 +119,11 @@ class SessionStore(Protocol):
 
     def create(self, session: SessionRecord) -> None:
         """Store a new session. Raises `ConcurrentModification` if the id already exists."""
+        ...
+
+    def count_open(self, tenant: str, now: datetime, *, limit: int) -> int:
+        """How many of the tenant's sessions are open (not ended) and unexpired at `now`, counted up to
+        `limit` (a store may stop there: the caller only asks whether a cap is reached)."""
         ...
 
     def get(self, tenant: str, session_id: str) -> SessionRecord | None:

@@ -406,6 +406,79 @@ class AlarmsConfig(_Model):
         return value
 
 
+GUARDRAIL_PII_TYPES = frozenset(
+    {
+        "ADDRESS",
+        "AGE",
+        "AWS_ACCESS_KEY",
+        "AWS_SECRET_KEY",
+        "CA_HEALTH_NUMBER",
+        "CA_SOCIAL_INSURANCE_NUMBER",
+        "CREDIT_DEBIT_CARD_CVV",
+        "CREDIT_DEBIT_CARD_EXPIRY",
+        "CREDIT_DEBIT_CARD_NUMBER",
+        "DRIVER_ID",
+        "EMAIL",
+        "INTERNATIONAL_BANK_ACCOUNT_NUMBER",
+        "IP_ADDRESS",
+        "LICENSE_PLATE",
+        "MAC_ADDRESS",
+        "NAME",
+        "PASSWORD",
+        "PHONE",
+        "PIN",
+        "SWIFT_CODE",
+        "UK_NATIONAL_HEALTH_SERVICE_NUMBER",
+        "UK_NATIONAL_INSURANCE_NUMBER",
+        "UK_UNIQUE_TAXPAYER_REFERENCE_NUMBER",
+        "URL",
+        "USERNAME",
+        "US_BANK_ACCOUNT_NUMBER",
+        "US_BANK_ROUTING_NUMBER",
+        "US_INDIVIDUAL_TAX_IDENTIFICATION_NUMBER",
+        "US_PASSPORT_NUMBER",
+        "US_SOCIAL_SECURITY_NUMBER",
+        "VEHICLE_IDENTIFICATION_NUMBER",
+    }
+)
+"""The PII entity types Bedrock Guardrails knows (botocore's bedrock-runtime model, GuardrailPiiEntityType)."""
+
+DEFAULT_BLOCKED_PII = (
+    "AWS_ACCESS_KEY",
+    "AWS_SECRET_KEY",
+    "PASSWORD",
+    "PIN",
+    "CREDIT_DEBIT_CARD_NUMBER",
+    "CREDIT_DEBIT_CARD_CVV",
+    "CREDIT_DEBIT_CARD_EXPIRY",
+    "INTERNATIONAL_BANK_ACCOUNT_NUMBER",
+    "US_BANK_ACCOUNT_NUMBER",
+    "US_SOCIAL_SECURITY_NUMBER",
+)
+"""Credentials and financial identifiers: never memory. Names, e-mail, phone and address are left out on
+purpose, since USER.md is a user profile."""
+
+
+class GuardrailConfig(_Model):
+    """The opt-in Amazon Bedrock guardrail on memory-file writes (after the service's own safety scan)."""
+
+    enabled: bool = False
+    """Create the guardrail, grant bedrock:ApplyGuardrail on it to the functions that write memory files (API,
+    chat, dreaming) and point them at it. Off by default: each screened write is a billed Bedrock call."""
+    prompt_attack_strength: Literal["LOW", "MEDIUM", "HIGH"] = "HIGH"
+    blocked_pii: tuple[str, ...] = DEFAULT_BLOCKED_PII
+
+    @field_validator("blocked_pii")
+    @classmethod
+    def _pii(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(value) - GUARDRAIL_PII_TYPES)
+        if unknown:
+            raise ValueError(f"unknown PII types {unknown}; known: {sorted(GUARDRAIL_PII_TYPES)}")
+        if len(set(value)) != len(value):
+            raise ValueError("PII types must be unique")
+        return value
+
+
 class DeploymentConfig(_Model):
     """Everything a deployment may choose. Defaults are a small team's production setup."""
 
@@ -428,6 +501,7 @@ class DeploymentConfig(_Model):
     functions: FunctionsConfig = FunctionsConfig()
     memory_files: MemoryFilesConfig = MemoryFilesConfig()
     alarms: AlarmsConfig = AlarmsConfig()
+    guardrail: GuardrailConfig = GuardrailConfig()
 
     @field_validator("stack_name")
     @classmethod

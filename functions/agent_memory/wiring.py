@@ -30,6 +30,8 @@ class LocalRuntime:
     services: Services
     keys: LocalApiKeys
     data_dir: Path
+    store: RecordStore | None = None
+    """The record store under the services, for maintenance commands (`agent-memory repair`)."""
 
 
 def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
@@ -77,6 +79,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
+        store=store,
     )
 
 
@@ -135,8 +138,12 @@ def build_aws(
         clock=clock,
         policy=settings.policy,
     )
+    # Memory-file writes reach every later session's snapshot: the optional guardrail screens them too.
     files = MemoryFilesService(
-        PosixFileStore(settings.files_root), settings.policy.caps, safety.first_rule, clock
+        PosixFileStore(settings.files_root),
+        settings.policy.caps,
+        safety.first_rule_with(_content_screen(settings, clients)),
+        clock,
     )
     idempotency = (
         IdempotentRunner(
@@ -169,6 +176,21 @@ def build_aws(
         ),
         dream_launcher=_dream_launcher(settings, clients),
     )
+
+
+def _content_screen(settings: Settings, clients: AwsClients) -> safety.ContentScreen | None:
+    """Amazon Bedrock Guardrails on memory-file writes, when AGENT_MEMORY_GUARDRAIL_ID is set (the stack sets
+    it with the `guardrail` context on)."""
+    if not settings.guardrail_id:
+        return None
+    from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG
+    from .adapters.aws.clients import default_client
+    from .adapters.aws.guardrails import BedrockGuardrailScreen
+
+    client = clients.bedrock_runtime or default_client(
+        "bedrock-runtime", settings.region or None, BEDROCK_CLIENT_CONFIG
+    )
+    return BedrockGuardrailScreen(client, settings.guardrail_id, settings.guardrail_version)
 
 
 def _dream_launcher(settings: Settings, clients: AwsClients) -> DreamLauncher | None:

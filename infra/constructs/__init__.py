@@ -1,6 +1,7 @@
 """One construct per concern, each named for what it provides."""
 
 from .access_logs import AccessLogs
+from .content_guardrail import ContentGuardrail
 from .dreaming_workflow import DreamingWorkflow
 from .memory_api import MemoryApi
 from .memory_files import MEMORY_MOUNT_PATH, MemoryFiles
@@ -13,6 +14,7 @@ from .tenant_vectors import TenantVectors
 __all__ = [
     "MEMORY_MOUNT_PATH",
     "AccessLogs",
+    "ContentGuardrail",
     "DreamingWorkflow",
     "MemoryApi",
     "MemoryFiles",

@@ -29,6 +29,7 @@ from ..config import INFERENCE_PROFILE_PREFIXES, DeploymentConfig
 from ..constructs import (
     MEMORY_MOUNT_PATH,
     AccessLogs,
+    ContentGuardrail,
     DreamingWorkflow,
     MemoryApi,
     MemoryFiles,
@@ -270,6 +271,14 @@ class MemoryStack(Stack):
             self._grant_chat_models(self.chat_function.role, config.chat_model_ids)
             self.tables.idempotency.grant(self.chat_function.role, *_IDEMPOTENCY_ACTIONS)
             self._grant_key_use(self.chat_function.role)
+        self.guardrail: ContentGuardrail | None = None
+        if config.guardrail.enabled:
+            # The functions that write memory files (API, chat tools, dreaming promotions); the decay job only
+            # archives records.
+            writers = [
+                f for f in (self.api_function, self.chat_function, self.dreaming_function) if f is not None
+            ]
+            self._content_guardrail(writers)
         self.tables.api_keys.grant(self.authorizer_function.role, "dynamodb:GetItem")
         self.key.grant(self.authorizer_function.role, "kms:Decrypt", "kms:DescribeKey")
 
@@ -416,6 +425,31 @@ class MemoryStack(Stack):
                 resources=[self.dreaming.state_machine.state_machine_arn],
             )
         network.check_policies()
+
+    def _content_guardrail(self, writers: list[ServiceFunction]) -> None:
+        """The opt-in Bedrock guardrail on memory-file writes: bedrock:ApplyGuardrail on this guardrail only,
+        for the functions that write memory files only, in IAM and in the bedrock-runtime endpoint policy."""
+        guardrail = ContentGuardrail(
+            self, "ContentGuardrail", name=f"{self.stack_name}-memory-writes", config=self.config.guardrail
+        )
+        for writer in writers:
+            writer.add_environment("AGENT_MEMORY_GUARDRAIL_ID", guardrail.guardrail_id)
+            writer.add_environment("AGENT_MEMORY_GUARDRAIL_VERSION", guardrail.version_number)
+            writer.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="ContentGuardrail",
+                    actions=["bedrock:ApplyGuardrail"],
+                    resources=[guardrail.guardrail_arn],
+                )
+            )
+        self.network.allow(
+            "bedrock-runtime",
+            sid="ContentGuardrail",
+            roles=[writer.role for writer in writers],
+            actions=["bedrock:ApplyGuardrail"],
+            resources=[guardrail.guardrail_arn],
+        )
+        self.guardrail = guardrail
 
     def _foundation_model_arn(self, model_id: str, region: str) -> str:
         return self.format_arn(

@@ -22,6 +22,7 @@ BINDING = {
     "AGENT_MEMORY_VECTOR_BUCKET": VECTOR_BUCKET,
     "AGENT_MEMORY_TENANT_ROLE_ARN": "TenantAccessRole",
     "AGENT_MEMORY_DREAMING_STATE_MACHINE_ARN": "dreaming",
+    "AGENT_MEMORY_GUARDRAIL_ID": "gr8abcd1234x",
 }
 """Function environment variable → the physical name every suite gives that resource (tests/aws/support.py,
 tests/behaviour/conftest.py). A suite that names a resource differently is judged against a name the

@@ -211,6 +211,14 @@ _GEOGRAPHIES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global."
 
 def bedrock_needs(operation: str, params: dict[str, Any], region: str) -> list[Need]:
     action = _BEDROCK_ACTIONS.get(operation, operation)
+    if operation == "ApplyGuardrail":
+        guardrail = str(params.get("guardrailIdentifier", ""))
+        arn = (
+            guardrail
+            if guardrail.startswith("arn:")
+            else f"arn:{PARTITION}:bedrock:{region}:{ACCOUNT}:guardrail/{guardrail}"
+        )
+        return _need("bedrock", action, arn)
     model = params.get("modelId", "")
     if model.startswith("arn:"):
         return _need("bedrock", action, model)

@@ -76,8 +76,11 @@ class ResolvedTemplate:
             "AWS::Logs::LogGroup": lambda: _arn("logs", self.region, f"log-group:{name}:*"),
             "AWS::S3::Bucket": lambda: f"arn:{PARTITION}:s3:::{name}",
             "AWS::S3Vectors::VectorBucket": lambda: _arn("s3vectors", self.region, f"bucket/{name}"),
+            "AWS::Bedrock::Guardrail": lambda: _arn("bedrock", self.region, f"guardrail/{name}"),
         }
-        if kind in arns and attribute in ("Arn", "VectorBucketArn"):
+        if kind == "AWS::Bedrock::Guardrail" and attribute == "GuardrailId":
+            return name
+        if kind in arns and attribute in ("Arn", "VectorBucketArn", "GuardrailArn"):
             return arns[kind]()
         return f"unresolved:{logical}.{attribute}"
 

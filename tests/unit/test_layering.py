@@ -1,7 +1,8 @@
 """The package's dependency direction, read from the code's own imports (docs/architecture.md, "Layers").
 
 - `domain/` imports no adapter, api, handler, cli, settings, wiring or infra module, and no boto3.
-- Shared `domain/` modules (errors, identity, model, patterns, ports, records, safety, text) import no wing.
+- Shared `domain/` modules (credentials, errors, identity, model, patterns, ports, records, safety, text) import
+  no wing.
 - A wing imports shared modules and only the wings it is allowed to depend on (`WING_DEPENDENCIES`), and never
   a private (leading underscore) module or name of another wing.
 - No import cycle between wings.
@@ -19,7 +20,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "functions" / "agent_memory
 DOMAIN = PACKAGE_ROOT / "domain"
 
 WINGS = ("memory", "files", "sessions", "dreaming")
-SHARED = ("errors", "identity", "model", "patterns", "ports", "records", "safety", "text")
+SHARED = ("credentials", "errors", "identity", "model", "patterns", "ports", "records", "safety", "text")
 WING_DEPENDENCIES: dict[str, set[str]] = {
     "memory": set(),
     "files": {"memory"},

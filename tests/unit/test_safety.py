@@ -286,6 +286,18 @@ ADVERSARIAL = [
     "从现在开始" * 20_000,
     "不要" * 50_000,
     "developer " * 10_000,
+    # issue 16's detectors: leet, spelled-out words, base64 runs, cards, images, role lines, URL credentials
+    "1234567890" * 10_000,
+    "a1" * 50_000,
+    "i.g.n.o.r.e " * 9_000,
+    "QUJD" * 25_000,
+    "4111 " * 20_000,
+    "![a](" + " " * 100_000,
+    "![a][1]\n[1]: " + " " * 100_000,
+    "<img src=" + " " * 100_000,
+    "<" + " " * 100_000,
+    "human" + " " * 100_000,
+    "x://a:" * 17_000,
 ]
 
 

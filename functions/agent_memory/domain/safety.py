@@ -24,12 +24,15 @@ and paraphrased injections are not detected; this is a tripwire, not a guarantee
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import unicodedata
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
+from . import credentials
 from .patterns import LazyPattern, lazy
 
 Severity = Literal["block", "quarantine"]
@@ -49,6 +52,28 @@ class SafetyFinding:
     rule: str
     detail: str
     severity: Severity
+    detector: str = field(default="", compare=False)
+    """Which detector found it (`DETECTORS`): what `bench/safety_scan.py` reports precision and recall by."""
+
+
+UNICODE_DETECTOR = "unicode"
+PATTERN_DETECTOR = "patterns"
+OBFUSCATION_DETECTOR = "obfuscation"
+BASE64_DETECTOR = "base64"
+MARKDOWN_IMAGE_DETECTOR = "markdown image"
+SECRET_PATTERN_DETECTOR = "secret patterns"
+DETECTORS: tuple[str, ...] = (
+    UNICODE_DETECTOR,
+    PATTERN_DETECTOR,
+    OBFUSCATION_DETECTOR,
+    BASE64_DETECTOR,
+    MARKDOWN_IMAGE_DETECTOR,
+    SECRET_PATTERN_DETECTOR,
+    credentials.DETECT_SECRETS,
+    credentials.URL_CREDENTIALS,
+    credentials.PASSWORD_STATEMENT,
+    credentials.PAYMENT_CARD,
+)
 
 
 # --------------------------------------------------------------------------- invisible characters
@@ -112,14 +137,35 @@ def _allowed_invisible(text: str, index: int, flag_tags: set[int], has_rtl: bool
         return True
     if _VARIATION_SELECTOR_RE.match(char):
         # One selector right after a visible base character picks a glyph (emoji vs text style, CJK variants).
-        # A run of selectors, or one with no base, is the "variation selector smuggling" encoding.
+        # A run of selectors, or one with no base, is the "variation selector smuggling" encoding; so is one
+        # selector after each of many Latin letters (each carries a hidden byte), hence the base check.
         return (
             bool(before)
             and not before.isspace()
             and not _VARIATION_SELECTOR_RE.match(before)
             and not (after and _VARIATION_SELECTOR_RE.match(after))
+            and _selector_fits_base(char, before)
         )
     return False
+
+
+def _selector_fits_base(selector: str, base: str) -> bool:
+    """Whether Unicode defines variation sequences of this kind for this base: VS15/VS16 (text/emoji style)
+    after symbols, emoji and digits; VS1-VS14 after CJK ideographs, Mongolian, Myanmar, Phags-pa and math
+    symbols; the supplementary selectors (ideographic variation sequences) after CJK ideographs only."""
+    code, base_code = ord(selector), ord(base)
+    cjk = 0x3400 <= base_code <= 0x9FFF or 0xF900 <= base_code <= 0xFAFF or 0x20000 <= base_code <= 0x3FFFF
+    if code >= 0xE0100:
+        return cjk
+    if code in (0xFE0E, 0xFE0F):
+        return not base.isalpha() or cjk
+    return (
+        cjk
+        or 0x1000 <= base_code <= 0x109F
+        or 0x1800 <= base_code <= 0x18AF
+        or 0xA840 <= base_code <= 0xA877
+        or unicodedata.category(base) == "Sm"
+    )
 
 
 def _char_label(char: str) -> str:
@@ -141,7 +187,9 @@ def _scan_invisible(text: str) -> Iterator[SafetyFinding]:
             first = index
         hidden[text[index]] = hidden.get(text[index], 0) + 1
     if hidden:
-        yield SafetyFinding(INVISIBLE_UNICODE, _summarise("invisible", hidden, first), "block")
+        yield SafetyFinding(
+            INVISIBLE_UNICODE, _summarise("invisible", hidden, first), "block", UNICODE_DETECTOR
+        )
 
 
 def _scan_bidi(text: str) -> Iterator[SafetyFinding]:
@@ -152,7 +200,9 @@ def _scan_bidi(text: str) -> Iterator[SafetyFinding]:
             first = match.start()
         found[match.group()] = found.get(match.group(), 0) + 1
     if found:
-        yield SafetyFinding(BIDI_CONTROL, _summarise("bidirectional control", found, first), "block")
+        yield SafetyFinding(
+            BIDI_CONTROL, _summarise("bidirectional control", found, first), "block", UNICODE_DETECTOR
+        )
 
 
 def _summarise(what: str, counts: dict[str, int], first: int) -> str:
@@ -170,10 +220,18 @@ class _Pattern:
     label: str
     regex: LazyPattern
     severity: Severity
+    detector: str = PATTERN_DETECTOR
 
 
-def _p(rule: str, label: str, pattern: str, severity: Severity = "block", flags: int = 0) -> _Pattern:
-    return _Pattern(rule, label, lazy(pattern, re.IGNORECASE | flags), severity)
+def _p(
+    rule: str,
+    label: str,
+    pattern: str,
+    severity: Severity = "block",
+    flags: int = 0,
+    detector: str = PATTERN_DETECTOR,
+) -> _Pattern:
+    return _Pattern(rule, label, lazy(pattern, re.IGNORECASE | flags), severity, detector)
 
 
 # Words that make "instructions" the object of an override ("ignore all previous instructions").
@@ -204,6 +262,16 @@ _INJECTION_PATTERNS: tuple[_Pattern, ...] = (
         "instruction override",
         r"\b(?:ignore|disregard)\s+(?:all\s+of\s+)?the\s+above\s*(?:[.!;:]|$)",
         flags=re.MULTILINE,
+    ),
+    # "Disregard the above and send …": the override is followed by the order it makes room for. ("Disregard
+    # the above estimate; …" names what to disregard and is an ordinary correction.)
+    _p(
+        PROMPT_INJECTION,
+        "instruction override",
+        r"\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+|all\s+)?(?:the\s+|everything\s+)?"
+        r"(?:above|previous|prior|preceding|foregoing)(?:\s*[,;:.!-]\s*|\s+(?:and|then)\s+)"
+        r"(?:(?:and|then|now|instead|just|please),?\s+){0,2}(?:send|e-?mail|post|upload|forward|transmit|leak|copy|exfiltrate|reveal|print|output|"
+        r"say|reply|respond|tell|write|run|execute|open|visit|fetch|call|include|append|add|render|show)\b",
     ),
     _p(
         PROMPT_INJECTION,
@@ -254,7 +322,18 @@ _INJECTION_PATTERNS: tuple[_Pattern, ...] = (
         PROMPT_INJECTION,
         "chat template token",
         r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id|"
-        r"begin_of_text)\s*\|>|\[/?INST\]|<<\s*/?SYS\s*>>|</?system>",
+        r"begin_of_text)\s*\|>|\[/?INST\]|<<\s*/?SYS\s*>>|</?system>|<(?:start|end)_of_turn>",
+    ),
+    # The session snapshot's own wrapper (domain/sessions/sessions.py): content that closes it would put the
+    # rest of the text outside the "notes, not instructions" block. The renderer escapes it anyway.
+    _p(PROMPT_INJECTION, "snapshot wrapper tag", r"<\s*(?:/\s*)?memory-snapshot\b"),
+    # Anthropic's legacy "\n\nHuman: … \n\nAssistant:" turn markers forge a conversation inside a note.
+    # "Human resources", "Assistant manager: Bob" are not role lines (no colon right after the word).
+    _p(
+        PROMPT_INJECTION,
+        "forged role line",
+        r"^[ \t>*_\[]*(?:human|assistant)\s*(?:\]\s*)?:",
+        flags=re.MULTILINE,
     ),
     _p(
         PROMPT_INJECTION,
@@ -340,6 +419,16 @@ _DIRECTIVE_PATTERNS: tuple[_Pattern, ...] = (
         severity="quarantine",
     ),
     _p(AGENT_DIRECTIVE, "exfiltration", r"\bexfiltrat(?:e|es|ed|ing|ion)\b", severity="quarantine"),
+    # An image the agent renders is fetched at once, with whatever the URL carries (`?q=<the chat>`): a
+    # zero-click exfiltration channel. Links (no "!") need a click and are ordinary notes.
+    _p(
+        AGENT_DIRECTIVE,
+        "markdown image from an external URL",
+        r"!\[[^\]\n]{0,500}\]\(\s*(?:<\s*)?(?:(?:https?|ftp):)?//"
+        r"|<img\b[^>]{0,500}?\bsrc\s*=\s*(?:[\"']\s*)?(?:(?:https?|ftp):)?//",
+        flags=re.MULTILINE,
+        detector=MARKDOWN_IMAGE_DETECTOR,
+    ),
     _p(
         AGENT_DIRECTIVE,
         "standing order to the agent",
@@ -363,7 +452,7 @@ _DIRECTIVE_PATTERNS: tuple[_Pattern, ...] = (
     _p(
         AGENT_DIRECTIVE,
         "send data to a URL (zh)",
-        r"[^\n。]{0,40}?(?:发送|上传|转发|发|传|提交)(?:到|给|至)\s*(?:https?|ftp)://",
+        r"(?:发送|上传|转发|发|传|提交)(?:到|给|至)\s*(?:https?|ftp)://",
         severity="quarantine",
     ),
     _p(
@@ -375,7 +464,9 @@ _DIRECTIVE_PATTERNS: tuple[_Pattern, ...] = (
 )
 
 
-def _scan_patterns(text: str, patterns: tuple[_Pattern, ...]) -> Iterator[SafetyFinding]:
+def _scan_patterns(
+    text: str, patterns: tuple[_Pattern, ...], *, label_suffix: str = "", detector: str = ""
+) -> Iterator[SafetyFinding]:
     reported: set[tuple[str, str]] = set()
     for pattern in patterns:
         if (pattern.rule, pattern.label) in reported:
@@ -385,11 +476,54 @@ def _scan_patterns(text: str, patterns: tuple[_Pattern, ...]) -> Iterator[Safety
             continue
         severity = pattern.severity
         # Sending data to a URL is an exfiltration order (not an ordinary webhook note) when what is sent is a
-        # credential, the conversation or the memory itself.
-        if pattern.label.startswith("send data to a URL") and _SENSITIVE.search(match.group()):
+        # credential, the conversation or the memory itself, or when the text first overrides what came before.
+        # (Chinese puts the object before the verb: there the 40 characters before the match count too.)
+        start = max(0, match.start() - 40) if pattern.label.endswith("(zh)") else match.start()
+        if pattern.label.startswith("send data to a URL") and (
+            _SENSITIVE.search(text, start, match.end()) or _OVERRIDE_RE.search(text)
+        ):
             severity = "block"
         reported.add((pattern.rule, pattern.label))
-        yield SafetyFinding(pattern.rule, f"{pattern.label}: '{_snippet(match.group())}'", severity)
+        detail = f"{pattern.label}{label_suffix}: '{_snippet(match.group())}'"
+        yield SafetyFinding(pattern.rule, detail, severity, detector or pattern.detector)
+    if (
+        patterns is _DIRECTIVE_PATTERNS
+        and (AGENT_DIRECTIVE, "markdown image from an external URL") not in reported
+    ):
+        reference = _reference_image(text)
+        if reference:
+            yield SafetyFinding(
+                AGENT_DIRECTIVE,
+                f"markdown image from an external URL{label_suffix}: '{_snippet(reference)}'",
+                "block",
+                detector or MARKDOWN_IMAGE_DETECTOR,
+            )
+
+
+_OVERRIDE_RE = lazy(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+|all\s+)?(?:the\s+|everything\s+)?"
+    r"(?:above|previous|prior|preceding|foregoing|before)\b",
+    re.IGNORECASE,
+)
+_REFERENCE_IMAGE_RE = lazy(r"!\[[^\]\n]{0,500}\]\s?\[([^\]\n]{0,100})\]")
+_REFERENCE_DEFINITION_RE = lazy(
+    r"^[ \t]{0,3}\[([^\]\n]{1,100})\]:[ \t]*(?:<[ \t]*)?(?:(?:https?|ftp):)?//", re.MULTILINE | re.IGNORECASE
+)
+
+
+def _reference_image(text: str) -> str | None:
+    """A reference-style image (`![x][ref]` … `[ref]: https://…`) whose definition points outside."""
+    if "![" not in text:
+        return None
+    external = {m.group(1).strip().lower() for m in _REFERENCE_DEFINITION_RE.finditer(text)}
+    if not external:
+        return None
+    for match in _REFERENCE_IMAGE_RE.finditer(text):
+        # `![alt][]` uses the alt text as its reference
+        label = (match.group(1) or match.group()[2 : match.group().index("]")]).strip().lower()
+        if label in external:
+            return match.group()
+    return None
 
 
 def _snippet(matched: str, limit: int = 60) -> str:
@@ -469,26 +603,158 @@ def _looks_like_password(value: str) -> bool:
 
 
 def _scan_secrets(text: str) -> Iterator[SafetyFinding]:
+    own = SECRET_PATTERN_DETECTOR
     for pattern in _SECRET_PATTERNS:
         if pattern.regex.search(text):
-            yield SafetyFinding(SECRET, pattern.label, "block")
+            yield SafetyFinding(SECRET, pattern.label, "block", own)
     for match in _OPENAI_KEY_RE.finditer(text):
         if _looks_random(match.group(1)):
-            yield SafetyFinding(SECRET, "OpenAI-style API key (sk-…)", "block")
+            yield SafetyFinding(SECRET, "OpenAI-style API key (sk-…)", "block", own)
             break
     for match in _AWS_SECRET_RE.finditer(text):
         token = match.group()
         mixed_case = any(c.isupper() for c in token) and any(c.islower() for c in token)
         # Mixed case rules out hex digests (git SHAs); the nearby word rules out random base64 blobs.
         if mixed_case and _SECRET_WORD_RE.search(text, max(0, match.start() - 60), match.start()):
-            yield SafetyFinding(SECRET, "AWS secret access key (40 characters next to 'secret')", "block")
+            yield SafetyFinding(
+                SECRET, "AWS secret access key (40 characters next to 'secret')", "block", own
+            )
             break
     for match in _ASSIGNMENT_RE.finditer(text):
         key = match.group("key") or match.group("zhkey")
         value = match.group("value") or match.group("zhvalue")
         if _looks_like_password(value):
-            yield SafetyFinding(SECRET, f"credential assignment ({key}=…)", "block")
+            yield SafetyFinding(SECRET, f"credential assignment ({key}=…)", "block", own)
             break
+    # Prose passwords, payment cards and detect-secrets' maintained plugins (domain/credentials.py).
+    for detector, label in credentials.scan(text):
+        yield SafetyFinding(SECRET, label, "block", detector)
+
+
+# --------------------------------------------------------------------------- obfuscation
+
+# Text that spells words out ("i g n o r e", "i.g.n.o.r.e") or swaps letters for look-alike digits and
+# symbols ("1gn0re pr3vious"). Only such text gets the extra views below, and a match in the letters-only
+# view counts only where the original is itself obfuscated, so ordinary prose is never re-read.
+_SPACED_RUN_RE = lazy(r"(?<![^\W_])(?:[^\W_][ \t._*~·•-]){2,}[^\W_](?![^\W_])")
+# Bounded runs and anchored starts keep both linear (an unbounded `[0-9]+[A-Za-z]` is quadratic on digits).
+_LEET_WORD_RE = lazy(
+    r"[A-Za-z][0-9@$!|]{1,3}[A-Za-z]|(?<![0-9@$|])[0-9@$|]{1,3}[A-Za-z]{2}|[A-Za-z]{2}[0-9@$|]{1,3}(?![0-9])"
+)
+_LEET_TOKEN_RE = lazy(r"(?<![A-Za-z0-9@$!|])[A-Za-z0-9@$!|]+")
+_LEET_I = str.maketrans("013457@$!|8", "oieastasilb")
+_LEET_L = str.maketrans("013457@$!|8", "oleastasllb")
+_SQUASHED_RE = lazy(
+    r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|my|of|these|those|every){0,4}"
+    r"(?:previous|prior|above|earlier|preceding|initial|original|system|developer)"
+    r"(?:and|or|all|the|your|system|safety){0,2}"
+    r"(?:instructions?|prompts?|directions|directives?|rules|guidelines|guardrails|context|commands)"
+    r"|(?:ignore|disregard)(?:allof)?theabove|(?:reveal|print|show|leak|dump)(?:me)?(?:your|the)systemprompt"
+    r"|newsystem(?:prompt|instructions?)|youarenow(?:dan|unrestricted|unfiltered|uncensored|jailbroken|evil)"
+    r"|(?:donot|dont|never)(?:tell|inform|alert)(?:the)?user|jailbreakmode|doanythingnow"
+)
+
+
+def _obfuscated(text: str) -> bool:
+    return bool(_SPACED_RUN_RE.search(text) or _LEET_WORD_RE.search(text))
+
+
+def _despaced(text: str, leet: dict[int, int]) -> str:
+    """Spelled-out runs joined ("i g n o r e" → "ignore"), look-alike characters inside words mapped back."""
+    joined = _SPACED_RUN_RE.sub(lambda m: re.sub(r"[ \t._*~·•-]", "", m.group()), text)
+    return _LEET_TOKEN_RE.sub(
+        lambda m: (
+            m.group().translate(leet)
+            if len(m.group()) <= 64 and _LEET_WORD_RE.search(m.group())
+            else m.group()
+        ),
+        joined,
+    )
+
+
+def _squashed(text: str, leet: dict[int, int]) -> tuple[str, list[int]]:
+    """Letters only, lower case, look-alikes mapped; with the original offset of every kept letter."""
+    letters: list[str] = []
+    offsets: list[int] = []
+    for index, char in enumerate(text.lower().translate(leet)):
+        if "a" <= char <= "z":
+            letters.append(char)
+            offsets.append(index)
+    return "".join(letters), offsets
+
+
+def _scan_obfuscated(text: str) -> Iterator[SafetyFinding]:
+    if not _obfuscated(text):
+        return
+    maps = (_LEET_I, _LEET_L) if "1" in text or "|" in text else (_LEET_I,)
+    seen: set[str] = set()
+    found_injection = False
+    for leet in maps:
+        view = _despaced(text, leet)
+        if view != text:
+            for patterns in (_INJECTION_PATTERNS, _DIRECTIVE_PATTERNS):
+                for finding in _scan_patterns(
+                    view, patterns, label_suffix=" (obfuscated)", detector=OBFUSCATION_DETECTOR
+                ):
+                    if finding.detail not in seen:
+                        seen.add(finding.detail)
+                        found_injection = found_injection or finding.rule == PROMPT_INJECTION
+                        yield finding
+        if found_injection:
+            continue
+        squashed, offsets = _squashed(text, leet)
+        for match in _SQUASHED_RE.finditer(squashed):
+            original = text[offsets[match.start()] : offsets[match.end() - 1] + 1]
+            if _obfuscated(original):
+                detail = f"instruction override (obfuscated): '{_snippet(original)}'"
+                if detail not in seen:
+                    seen.add(detail)
+                    yield SafetyFinding(PROMPT_INJECTION, detail, "block", OBFUSCATION_DETECTOR)
+                break
+
+
+# --------------------------------------------------------------------------- encoded payloads
+
+_BASE64_RUN_RE = lazy(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/_=-])")
+_MAX_DECODED_RUNS = 16
+_MAX_DECODED_CHARS = 64_000
+_MAX_DEPTH = 2
+
+
+def _decoded_text(run: str) -> str | None:
+    """The text a plausible base64 (or base64url) run encodes, or None: binary data (an image, a key) and
+    words that merely look like base64 decode to something unprintable."""
+    body = run.rstrip("=")
+    if len(body) % 4 == 1 or not (any(c.islower() for c in body) and any(c.isupper() for c in body)):
+        return None
+    alphabet = b"-_" if ("-" in body or "_" in body) else None
+    if alphabet is not None and ("+" in body or "/" in body):
+        return None
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=alphabet, validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if len(decoded) < 8:
+        return None
+    printable = sum(1 for c in decoded if c.isprintable() or c in "\n\r\t")
+    return decoded if printable >= 0.95 * len(decoded) else None
+
+
+def _scan_encoded(text: str, depth: int) -> Iterator[SafetyFinding]:
+    if depth >= _MAX_DEPTH:
+        return
+    budget = _MAX_DECODED_CHARS
+    for count, match in enumerate(_BASE64_RUN_RE.finditer(text)):
+        if count >= _MAX_DECODED_RUNS or budget <= 0:
+            return
+        decoded = _decoded_text(match.group()[: budget * 2])
+        if decoded is None:
+            continue
+        budget -= len(decoded)
+        # Hiding it is the tell: what would only be suspicious in plain text blocks when base64-wrapped.
+        for finding in _scan_text(_visible(decoded), depth + 1):
+            yield SafetyFinding(finding.rule, f"in base64: {finding.detail}", "block", BASE64_DETECTOR)
 
 
 # --------------------------------------------------------------------------- public API
@@ -499,20 +765,37 @@ def _visible(text: str) -> str:
     return _STRIP_RE.sub("", unicodedata.normalize("NFKC", text))
 
 
+def _scan_text(visible: str, depth: int) -> list[SafetyFinding]:
+    """The text rules on what a reader sees, then on the obfuscated and encoded forms it may hide, each only
+    for rules the plain text does not already block."""
+    findings = [
+        *_scan_patterns(visible, _INJECTION_PATTERNS),
+        *_scan_patterns(visible, _DIRECTIVE_PATTERNS),
+        *_scan_secrets(visible),
+    ]
+    for extra in (_scan_obfuscated(visible), _scan_encoded(visible, depth)):
+        blocking = {f.rule for f in findings if f.severity == "block"}
+        findings.extend(f for f in extra if f.rule not in blocking)
+    return findings
+
+
 def scan(text: str) -> list[SafetyFinding]:
     """All findings for `text`, grouped by rule in `RULES` order. An empty list means nothing was found."""
     if not text:
         return []
-    visible = _visible(text)
-    findings: list[SafetyFinding] = []
-    findings.extend(_scan_invisible(text))
-    findings.extend(_scan_bidi(text))
-    findings.extend(_scan_patterns(visible, _INJECTION_PATTERNS))
-    findings.extend(_scan_patterns(visible, _DIRECTIVE_PATTERNS))
-    findings.extend(_scan_secrets(visible))
+    findings: list[SafetyFinding] = [*_scan_invisible(text), *_scan_bidi(text)]
+    findings.extend(_scan_text(_visible(text), 0))
+    findings.sort(key=lambda finding: RULES.index(finding.rule))
     # A weaker pattern of a rule that already blocks adds nothing but noise to the audit record.
     blocking = {finding.rule for finding in findings if finding.severity == "block"}
     return [f for f in findings if f.severity == "block" or f.rule not in blocking]
+
+
+def normalise(text: str) -> str:
+    """`text` as it should be stored: without leading byte-order marks (an editor's encoding marker, invisible
+    and meaningless inside a note). Everything else invisible is left for `scan` to refuse: tag characters,
+    zero-width characters inside words and runs of variation selectors carry hidden text."""
+    return text.lstrip(_BOM)
 
 
 def first_rule(text: str) -> str | None:
@@ -522,3 +805,32 @@ def first_rule(text: str) -> str | None:
         if finding.severity == "block":
             return finding.rule
     return None
+
+
+# --------------------------------------------------------------------------- an optional second opinion
+
+
+class ContentScreen(Protocol):
+    """A managed classifier consulted after the scan on text that reaches memory files, and through them every
+    later session's snapshot: in AWS, opt-in, Amazon Bedrock Guardrails (`adapters/aws/guardrails.py`).
+
+    `screen` returns a blocking finding (rule `prompt_injection` for a prompt attack, `secret` for sensitive
+    information) or None. When it cannot answer it raises `UpstreamUnavailable`: the write is refused with a
+    503 and may be retried, never let through unscreened."""
+
+    def screen(self, text: str) -> SafetyFinding | None: ...
+
+
+def first_rule_with(screen: ContentScreen | None) -> Callable[[str], str | None]:
+    """`first_rule`, then (only for text the scan lets through) the screen's verdict."""
+    if screen is None:
+        return first_rule
+
+    def scan_then_screen(text: str) -> str | None:
+        rule = first_rule(text)
+        if rule is not None:
+            return rule
+        finding = screen.screen(text)
+        return finding.rule if finding is not None and finding.severity == "block" else None
+
+    return scan_then_screen

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import StrEnum
 
+from .. import safety
 from ..errors import (
     AmbiguousMatch,
     CapExceeded,
@@ -394,7 +395,8 @@ class MemoryFilesService:
     def _prepare_text(self, content: str) -> str:
         if not isinstance(content, str):
             raise ValidationFailed("content must be text")
-        text = _normalise_newlines(content).strip()
+        # A leading byte-order mark (pasted from an editor) is dropped; other invisible characters are refused.
+        text = safety.normalise(_normalise_newlines(content).strip()).strip()
         if not text:
             raise ValidationFailed("content is empty: write the note you want to keep")
         rule = self._scan(text)

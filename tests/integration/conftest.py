@@ -11,7 +11,7 @@ import httpx
 import pytest
 import uvicorn
 
-from agent_memory.local_server import MAX_CONCURRENT_REQUESTS, build_asgi
+from agent_memory.local_server import DEFAULT_LIMITS, ServerLimits, build_asgi, uvicorn_options
 from agent_memory.settings.service import Settings
 from agent_memory.wiring import LocalRuntime, build_local
 
@@ -28,16 +28,17 @@ class LiveServer:
 
 
 def start_server(
-    settings: Settings, runtime: LocalRuntime | None = None
+    settings: Settings, runtime: LocalRuntime | None = None, limits: ServerLimits = DEFAULT_LIMITS
 ) -> tuple[uvicorn.Server, threading.Thread, str]:
-    """Serve `runtime` (default: `build_local(settings)`) on a free loopback port."""
+    """Serve `runtime` (default: `build_local(settings)`) on a free loopback port, configured as `agent-memory
+    serve` configures uvicorn."""
     runtime = runtime or build_local(settings)
     config = uvicorn.Config(
-        build_asgi(settings, runtime),
+        build_asgi(settings, runtime, limits),
         host="127.0.0.1",
         port=0,
         log_level="warning",
-        limit_concurrency=MAX_CONCURRENT_REQUESTS,
+        **uvicorn_options(limits),
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

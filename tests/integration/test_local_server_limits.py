@@ -1,0 +1,141 @@
+"""The local server's transport limits (issue 16, defect 10): idle and slow clients cannot lock others out,
+ordinary concurrency is served, and every refusal is the API's JSON error body.
+
+Timeouts here are generous safety nets (a hung server fails the test instead of hanging it), not speed
+assertions."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing, contextmanager
+from urllib.parse import urlsplit
+
+import httpx
+
+from agent_memory.local_server import ServerLimits
+from agent_memory.settings.service import Settings
+
+from .conftest import start_server
+
+SAFETY_NET = 30.0  # seconds; far above the short limits the servers below are configured with
+
+
+def _address(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    assert parts.hostname and parts.port
+    return parts.hostname, parts.port
+
+
+@contextmanager
+def _server(tmp_path, limits: ServerLimits) -> Iterator[str]:
+    settings = Settings(data_dir=tmp_path / "data", embedder="hashing", max_body_bytes=64 * 1024)
+    server, thread, url = start_server(settings, limits=limits)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _closed_by_server(sock: socket.socket, trickle: bytes = b"") -> bytes:
+    """Read until the server closes the connection (sending `trickle` every 0.2 s meanwhile); returns what
+    the server sent. Fails if the connection is still open after SAFETY_NET seconds."""
+    sock.settimeout(0.2)
+    received = b""
+    deadline = time.monotonic() + SAFETY_NET
+    while time.monotonic() < deadline:
+        try:
+            if trickle:
+                sock.sendall(trickle)
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return received
+        if not chunk:
+            return received
+        received += chunk
+    raise AssertionError(f"the server kept the connection open for {SAFETY_NET:g}s; received {received!r}")
+
+
+def test_idle_connections_do_not_lock_out_ordinary_requests(live_server):
+    # uvicorn's limit_concurrency counts connections: 15 sockets that never send a byte used to leave one
+    # "slot", and ordinary requests got 503 until the sockets went away.
+    host, port = _address(live_server.url)
+    idle = [socket.create_connection((host, port), timeout=SAFETY_NET) for _ in range(40)]
+    try:
+        client = live_server.client()
+        ns = f"/projects/idle-{uuid.uuid4().hex[:8]}"
+        statuses = [
+            client.post("/v1/memories", json={"content": f"Idle-proof fact {i}", "namespace": ns}).status_code
+            for i in range(5)
+        ]
+        statuses += [client.get("/v1/memories", params={"namespace": ns}).status_code for _ in range(5)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses += list(
+                pool.map(lambda _: httpx.get(f"{live_server.url}/v1/health").status_code, range(16))
+            )
+        assert set(statuses) <= {200, 201}, statuses
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_sixteen_concurrent_clients_get_no_503(live_server):
+    ns = f"/projects/busy-{uuid.uuid4().hex[:8]}"
+
+    def client_session(worker: int) -> list[int]:
+        statuses = []
+        with live_server.client() as client:  # one keep-alive connection per client
+            for i in range(6):
+                statuses.append(
+                    client.post(
+                        "/v1/memories", json={"content": f"Worker {worker} fact {i}", "namespace": ns}
+                    ).status_code
+                )
+                statuses.append(
+                    client.post("/v1/recall", json={"query": f"fact {i}", "namespaces": [ns]}).status_code
+                )
+                statuses.append(client.get("/v1/memories", params={"namespace": ns}).status_code)
+        return statuses
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = [status for statuses in pool.map(client_session, range(16)) for status in statuses]
+    assert len(results) == 16 * 6 * 3
+    assert set(results) <= {200, 201}, sorted(set(results))
+
+
+def test_silent_and_slowloris_connections_are_dropped(tmp_path):
+    with _server(tmp_path, ServerLimits(header_timeout_seconds=0.5)) as url:
+        address = _address(url)
+        with closing(socket.create_connection(address, timeout=SAFETY_NET)) as silent:
+            assert _closed_by_server(silent) == b""
+        with closing(socket.create_connection(address, timeout=SAFETY_NET)) as slow:
+            slow.sendall(b"GET /v1/health HTTP/1.1\r\nHost: localhost\r\n")
+            assert _closed_by_server(slow, trickle=b"X-a: b\r\n") == b""
+        # An ordinary request on the same server is unaffected, and a kept-alive connection still works.
+        with httpx.Client(base_url=url, timeout=SAFETY_NET) as client:
+            assert client.get("/v1/health").status_code == 200
+            assert client.get("/v1/health").status_code == 200
+
+
+def test_a_slow_body_is_cut_with_a_json_408(tmp_path):
+    with _server(tmp_path, ServerLimits(body_timeout_seconds=0.5)) as url:
+        with closing(socket.create_connection(_address(url), timeout=SAFETY_NET)) as sock:
+            sock.sendall(
+                b"POST /v1/memories HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 200\r\n\r\n" + b'{"content": "x'
+            )
+            response = _closed_by_server(sock)
+        head, _, body = response.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), head
+        assert b"application/json" in head.lower()
+        error = json.loads(body)
+        assert error["error"] == "request_timeout"
+        assert "body" in error["message"]
+        assert error["details"]["timeout_seconds"] == 0.5

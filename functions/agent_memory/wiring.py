@@ -38,6 +38,7 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     """SQLite records + FTS5 keywords + in-process vectors + an offline embedder + a local files directory."""
     from .adapters.idempotency import IdempotentRunner
     from .adapters.local.api_keys import LocalApiKeys
+    from .adapters.local.dream_launcher import LocalDreamLauncher
     from .adapters.local.embedders import build_embedder
     from .adapters.local.idempotency_store import SqliteIdempotencyStore
     from .adapters.local.search_index import LocalSearchIndex
@@ -61,6 +62,9 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
     sessions, chat = _sessions_and_chat(
         settings, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, bedrock_runtime=None
     )
+    dreaming = _dreaming(
+        memory, store, files, clock, files_root, text_model=_dreaming_text_model(settings, AwsClients())
+    )
     return LocalRuntime(
         services=Services(
             memory=memory,
@@ -68,13 +72,9 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
             idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
             sessions=sessions,
             chat=chat,
-            dreaming=_dreaming(
-                memory,
-                store,
-                files,
-                clock,
-                files_root,
-                text_model=_dreaming_text_model(settings, AwsClients()),
+            dreaming=dreaming,
+            dream_launcher=LocalDreamLauncher(
+                lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
             ),
         ),
         keys=LocalApiKeys(settings.keys_file),

@@ -55,6 +55,8 @@ class LocalApi(Api):
     url: str
     keys: dict[str, str]
     runtime: str = "local"
+    services: Any = None
+    """The server's services (in-process), for what only the runtime can show, e.g. background dreaming."""
 
     def client(self, who: str | None = "alpha") -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.keys[who]}"} if who else {}
@@ -217,7 +219,7 @@ def _local_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any) -> 
     keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
     server, thread, url = start_server(settings, runtime)
     try:
-        yield LocalApi(url=url, keys=keys)
+        yield LocalApi(url=url, keys=keys, services=runtime.services)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

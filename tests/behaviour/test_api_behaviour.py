@@ -334,8 +334,14 @@ def test_dreaming_can_be_started_on_demand_where_a_workflow_exists(api):
     client = api.client()
     ns = unique_ns()
     response = client.post("/v1/admin/dream/start", json={"namespaces": [ns]})
-    if api.runtime == "local":
-        assert response.status_code == 503 and "agent-memory dream" in response.json()["message"]
+    if api.runtime == "local":  # the same sweep, on the server's background thread
+        assert response.status_code == 202, response.text
+        execution = response.json()["execution"]
+        assert execution.startswith("local-dream-") and response.json()["namespaces"] == [ns]
+        assert api.services.dream_launcher.started[execution].result(timeout=120) == [ns]
+        again = client.post("/v1/admin/dream", json={"namespace": ns})
+        assert again.status_code == 200 and again.json()["runs"][0]["status"] == "already_done"
+        assert api.client("alpha-billing-ro").post("/v1/admin/dream/start", json={}).status_code == 403
         return
     assert response.status_code == 202, response.text
     execution = api.stepfunctions.describe_execution(executionArn=response.json()["execution"])

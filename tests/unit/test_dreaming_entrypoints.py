@@ -17,7 +17,6 @@ from agent_memory.adapters.posix.namespace_dirs import list_namespace_dirs
 from agent_memory.api.app import PREFIX, create_app
 from agent_memory.api.auth import authorizer_context_authenticator
 from agent_memory.api.context import Services
-from agent_memory.api.routes import dreaming as dreaming_routes
 from agent_memory.cli.dream import add_dream_parser, run_dream
 from agent_memory.domain.dreaming.sweep import DreamingService
 from agent_memory.settings.dreaming import DreamingSettings
@@ -86,7 +85,6 @@ def call(world: World, body: Any, *, wired: bool = True, **who: Any) -> tuple[in
     app = create_app(
         APIGatewayRestResolver(enable_validation=True), lambda: services, authorizer_context_authenticator
     )
-    app.include_router(dreaming_routes.router, prefix=PREFIX)
     result = app.resolve(event(body, **who), LambdaContext())
     return result["statusCode"], json.loads(result["body"])
 

@@ -108,7 +108,8 @@ class DreamStarted(Model):
 
 @router.post(
     "/admin/dream/start",
-    summary="Start the dreaming workflow now, asynchronously (AWS; admin scope)",
+    summary="Start the dreaming sweep now, asynchronously: the Step Functions workflow in AWS, a background "
+    "thread locally (admin scope)",
     tags=["admin"],
 )
 def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:

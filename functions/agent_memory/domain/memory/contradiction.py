@@ -23,6 +23,7 @@ Everything is deterministic string work with precompiled, bounded patterns. Know
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -113,6 +114,7 @@ _STOP_WORDS = """
 _STOP = frozenset(_STOP_WORDS.split())
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A light English stemmer: enough for "likes/liked/liking/like" and "stopped/stop" to agree."""
     if word in _IRREGULAR:
@@ -131,6 +133,17 @@ def _stem(word: str) -> str:
 
 
 def _tokens(text: str, offset: int = 0) -> list[_Token]:
+    """The text's tokens (a fresh list; the tokens are immutable and cached: one remember assesses its text
+    against up to ~10 neighbours and tokenises each side several times, ~14 ms per remember uncached)."""
+    return list(_cached_tokens(text, offset))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_tokens(text: str, offset: int) -> tuple[_Token, ...]:
+    return tuple(_tokenize(text, offset))
+
+
+def _tokenize(text: str, offset: int) -> list[_Token]:
     tokens: list[_Token] = []
     for match in _TOKEN_RE.finditer(text):
         surface = match.group()
@@ -232,7 +245,9 @@ _REPLACEMENTS: tuple[tuple[LazyPattern, str | None], ...] = (
     (lazy(rf"\breplac(?:e|ed|es|ing)\s+{_A}\s+(?:with|by)\s+{_C}"), None),
     (lazy(rf"\b(?:dropped|ditched|abandoned|dumped|deprecated|retired|removed|gave\s+up)\s+{_A}\s+"
                 rf"(?:for|in\s+favou?r\s+of)\s+{_C}"), None),
-    (lazy(rf"\bnot\s+(?!only\b){_A},?\s+but\s+(?:rather\s+)?{_C}"), None),
+    # "not on Tuesday but on Wednesday"; not "haven't done X yet, but I'm game": a new clause after "but".
+    (lazy(rf"\bnot\s+(?!only\b)(?P<a>(?:[^\s,;!?.]+\s+){{0,3}}?[^\s,;!?.]+),?\s+but\s+(?:rather\s+)?"
+          rf"(?!(?:i|we|you|he|she|they|it|that|this|there|the|my|our|his|her|their)\b){_C}"), None),
     (lazy(r"(?P<a>[^\s,;]{1,60})\s*(?:->|→|=>)\s*(?P<c>[^\s,;]{1,60})"), None),
     (lazy(rf"\s(?:was|were|has\s+been|have\s+been|is\s+being|got|is|are)\s+(?:being\s+)?replaced\s+(?:with|by)\s+{_C}"), "a"),
     (lazy(rf"\s(?:has\s+|have\s+|had\s+)?replaced\s+{_A_GREEDY}"), "c"),
@@ -405,6 +420,9 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
         # "likes coffee but not decaf" vs "likes coffee": the negation is about something the other statement
         # never said, so both can hold.
         return None
+    if len(shared) * 2 < len(scope):
+        # "never give up on the things I care about" vs "giving back": one shared word of four negated ones.
+        return None
 
     # "is not a morning person": the negated predicate is the copula itself, not the next content word.
     verb = None if _BE_NEGATION_RE.match(cue.cue) else _verb(scope_text, scope_tokens)
@@ -448,7 +466,9 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
     scope_coverage = len(shared) / len(scope)
     rest = _content(_tokens(_without_negations(negated)))
     positive_coverage = len(positive_content & rest) / len(positive_content) if positive_content else 0.0
-    if scope_coverage < 0.75 or positive_coverage < 0.5:
+    # "don't page for warnings" vs "page for outages": each side has a detail the other lacks.
+    differing_detail = bool(scope - shared) and bool(positive_content - rest)
+    if scope_coverage < 0.75 or positive_coverage < 0.5 or differing_detail:
         return Assessment(
             "uncertain",
             f"opposite polarity ('{new_phrase}' vs '{old_phrase}') but the statements differ in what they are about",
@@ -528,6 +548,8 @@ def _assess_value(new: str, old: str) -> Assessment | None:
     copula = next((i for i in range(prefix - 1, -1, -1) if _is_copula(new_tokens[i])), None)
     if copula is None or not _subject(new_tokens[:copula]):
         return None
+    if any(_is_copula(t) or t.surface in _CLAUSE_WORDS for t in (*new_mid, *old_mid)):
+        return None  # "my job is stressful, but i am coping" vs "my job is great and my team is …": clauses
     if _cost(new_tokens[copula + 1 :]) > 6 or _cost(old_tokens[copula + 1 :]) > 6:
         return (
             None  # a long predicate, not an attribute value: one differing word is more likely a paraphrase
@@ -550,6 +572,9 @@ def _assess_value(new: str, old: str) -> Assessment | None:
         "supersedes",
         f"value change: '{_quote(attribute, 40)}' was '{_quote(old_value, 40)}', now '{_quote(new_value, 40)}'",
     )
+
+
+_CLAUSE_WORDS = frozenset({"and", "but", "because", "so", "or", "while", "though", "although"})
 
 
 def _is_copula(token: _Token) -> bool:
@@ -609,25 +634,96 @@ def _predicate_index(tokens: list[_Token]) -> int:
 # --------------------------------------------------------------------------- public API
 
 
+# --------------------------------------------------------------------------- speakers and claims
+
+_SPEAKER_RE = lazy(
+    r"^\s*(?P<name>[^\W\d_][\w'.-]{0,30}(?:\s+[^\W\d_][\w'.-]{0,30}){0,2})\s*:\s+(?P<body>\S.*)$", re.DOTALL
+)
+_MIN_UTTERANCE_WORDS = 4
+_SENTENCE_BREAK_RE = lazy(r"[.!?。！？]+\s+\S|[。！？]\S")
+MAX_CLAIM_WORDS = 12
+"""A statement with more content words than this (or more than one sentence) is a passage, not one claim."""
+
+
+def speaker(text: str) -> tuple[str | None, str]:
+    """(speaker, utterance) of a transcript line "Name: utterance" (every word of the name capitalised, at least
+    four words said), else (None, text). "Release date: June 5" and "Deadline: March 3" are not utterances."""
+    match = _SPEAKER_RE.match(text)
+    if match is None:
+        return None, text
+    name, body = match.group("name"), match.group("body")
+    if not all(word[0].isupper() for word in name.split()) or len(body.split()) < _MIN_UTTERANCE_WORDS:
+        return None, text
+    return name.casefold(), body
+
+
+def _single_claim(normalized: str) -> bool:
+    """One sentence of at most MAX_CLAIM_WORDS content words: the statements the cue rules are written for.
+    Chat turns and passages share polarity cues and frames with each other by chance far too often."""
+    body = normalized.strip()
+    return not _SENTENCE_BREAK_RE.search(body) and len(_content(_tokens(body))) <= MAX_CLAIM_WORDS
+
+
 def assess(new: str, old: str) -> Assessment:
-    """Whether `new` supersedes `old`, might contradict it (`uncertain`), or neither (`none`)."""
+    """Whether `new` supersedes `old`, might contradict it (`uncertain`), or neither (`none`).
+
+    Transcript lines of two different speakers never contradict (each speaks for themselves); lines of one
+    speaker are compared without the name. Between passages (more than one sentence or more than
+    MAX_CLAIM_WORDS content words) only strong evidence counts: an explicit replacement of something the other
+    statement says, a negation of most of what it says, or a changed value in an otherwise equal sentence;
+    the weak outcomes (`uncertain`, a switch without the old value) become `none`."""
     if not new or not new.strip() or not old or not old.strip():
         raise ValidationFailed("cannot compare an empty statement: pass both the new and the old content")
+    new_speaker, new_body = speaker(new)
+    old_speaker, old_body = speaker(old)
+    if new_speaker and old_speaker:
+        if new_speaker != old_speaker:
+            return Assessment(
+                "none", f"said by different speakers ('{new_speaker}' and '{old_speaker}'): both can hold"
+            )
+        new, old = new_body, old_body
     new_norm, old_norm = _normalize(new), _normalize(old)
     if new_norm == old_norm:
         return Assessment("none", "same statement (a duplicate, not a contradiction)")
     old_tokens = _tokens(old_norm)
+    claims = _single_claim(new_norm) and _single_claim(old_norm)
     for step in (
         lambda: _assess_replacement(new_norm, old_norm, old_tokens),
         lambda: _assess_negation(new_norm, old_norm),
         lambda: _assess_value(new_norm, old_norm),
-        lambda: _assess_switch(new_norm, old_norm, old_tokens),
+        lambda: _assess_switch(new_norm, old_norm, old_tokens) if claims else None,
     ):
         assessment = step()
         if assessment is not None:
+            if assessment.kind == "uncertain" and not claims:
+                return Assessment(
+                    "none", f"weak evidence between passages, not a conflict ({assessment.reason})"
+                )
             return assessment
     new_content = _content(_tokens(_without_negations(new_norm)))
     old_content = _content(_tokens(_without_negations(old_norm)))
     if new_content and new_content == old_content:
         return Assessment("none", "same claim with the same polarity (a duplicate, not a contradiction)")
     return Assessment("none", "no negation, replacement or value change between the two statements")
+
+
+RESTATEMENT_OVERLAP = 0.6
+"""Least share of content words two statements must have in common (|A∩B| / |A∪B|) to be merged as one fact."""
+
+
+def restates(new: str, old: str) -> bool:
+    """Whether `new` says the same as `old` in nearly the same words: at least RESTATEMENT_OVERLAP of their
+    content words (stemmed, pronouns and function words left out) shared, and the same speaker for transcript
+    lines. The lexical check a near-duplicate merge needs besides embedding similarity: a small embedder
+    scores any two thank-you turns of one conversation 0.97, and a merge folds the new text away."""
+    new_speaker, new_body = speaker(new)
+    old_speaker, old_body = speaker(old)
+    if new_speaker and old_speaker:
+        if new_speaker != old_speaker:
+            return False
+        new, old = new_body, old_body
+    first = _content(_tokens(_normalize(new)))
+    second = _content(_tokens(_normalize(old)))
+    if not first or not second:
+        return _normalize(new) == _normalize(old)
+    return len(first & second) >= RESTATEMENT_OVERLAP * len(first | second)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -89,9 +89,17 @@ class MemoryPolicy(Model):
 
     # recall
     weights: RecallWeights = RecallWeights()
+    prior_influence: Annotated[float, Field(ge=0.0, le=0.5)] = 0.1
+    """Largest share of a recall score that recency, importance and strength can move (docs/architecture.md,
+    "Relevance first"): a record whose relevance is at least 1 / (1 - prior_influence) times another's always
+    ranks above it, whatever the weights; a record with no relevance scores 0."""
     recency_half_life_hours: Annotated[float, Field(gt=0)] = 24.0
     rrf_k: Annotated[int, Field(ge=1, le=1000)] = 60
-    over_fetch: Annotated[int, Field(ge=1, le=20)] = 4
+    fusion: Literal["score", "rrf"] = "score"
+    """How the vector and keyword halves combine into relevance: normalised scores (default) or RRF."""
+    vector_weight: Unit = 0.5
+    """Score fusion: the vector half's share of relevance (the keyword half has the rest)."""
+    over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
 
     # forgetting

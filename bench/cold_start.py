@@ -141,7 +141,10 @@ def tree_size(path: Path) -> tuple[int, list[str]]:
     for file in path.rglob("*"):
         if file.is_file() and "__pycache__" not in file.parts and not file.name.endswith(".pyc"):
             total += file.stat().st_size
-            if any(part.split("-")[0] in FORBIDDEN for part in file.relative_to(path).parts[:2]):
+            parts = file.relative_to(path).parts
+            top = parts[1] if parts[0] == "python" and len(parts) > 1 else parts[0]  # a layer's python/
+            # Top-level distributions only: detect_secrets has a `transformers` subpackage (its own code).
+            if top.split("-")[0].split(".")[0] in FORBIDDEN:
                 hits.append(str(file.relative_to(path)))
     return total, sorted({h.split("/")[0] for h in hits})
 

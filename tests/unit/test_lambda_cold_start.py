@@ -89,9 +89,10 @@ def test_only_the_api_function_loads_the_api_routes():
         assert "agent_memory.api.app" not in loaded, handler
 
 
-def test_the_api_function_loads_the_sessions_configuration_but_not_the_session_services():
+@pytest.mark.parametrize("handler", ["api", "chat"])
+def test_a_handler_loads_the_sessions_configuration_but_not_the_session_services(handler):
     # Settings hold the sessions wing's configuration; the services load with the first request (wiring).
-    loaded = set(_import_in_lambda_environment("api")["modules"])
+    loaded = set(_import_in_lambda_environment(handler)["modules"])
     assert "agent_memory.domain.sessions.config" in loaded
     services = ["chat", "sessions", "prompt_cache", "ports", "snapshot_text"]
     assert [m for m in services if f"agent_memory.domain.sessions.{m}" in loaded] == []

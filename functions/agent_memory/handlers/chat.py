@@ -17,7 +17,7 @@ POWERTOOLS_METRICS_NAMESPACE, see settings/handlers.py):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
@@ -27,10 +27,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ..api.app import create_app
 from ..api.auth import IAM_PREFIX, aws_authenticator
 from ..api.context import Services
-from ..domain.sessions.chat import TurnResult
-from ..domain.sessions.sessions import StartedSession
 from ..settings.service import iam_principals
 from ._runtime import Lazy, LazyServices, build_aws_services, powertools
+
+if TYPE_CHECKING:  # the session services load with the first request (wiring), not with the handler
+    from ..domain.sessions.chat import TurnResult
+    from ..domain.sessions.sessions import StartedSession
 
 logger, tracer, metrics = powertools()
 

@@ -9,22 +9,34 @@ The rules applied (DESIGN §3):
   the cache only if its prefix up to a cache point is **byte-identical** to a cached one.
 - A prefix shorter than the model's minimum cacheable length is not cached at all.
 - An entry lives for its TTL (5 minutes by default, 1 hour where supported) and each hit refreshes it.
-- At most 4 cache points per request.
+- At most 4 cache points per request (tools, system and messages together).
+- Entries are written only at cache points; a cache point reads the longest cached prefix that ends at a
+  block boundary at most `LOOKBACK_BLOCKS` (20) content blocks before it: the provider's documented lookback.
+  An entry further back is not found, even though its bytes match.
+- The cache point itself is not part of the cached bytes: moving a cache point (or removing an earlier one)
+  does not change the prefix. Converse sends `{"cachePoint": {...}}` as a block after the cached one
+  (`converse_blocks` turns a request into simulator blocks that way).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.sessions.config import CacheTtl, ModelProfile
 from agent_memory.domain.sessions.ports import Usage
+from agent_memory.domain.sessions.prompt_cache import estimate_text_tokens
 
 TTL_SECONDS: dict[str, int] = {"5m": 300, "1h": 3600}
 MAX_CACHE_POINTS = 4
+LOOKBACK_BLOCKS = 20
+"""How many block boundaries before a cache point the provider checks for a cached prefix."""
+MESSAGE_OVERHEAD_TOKENS = 3
 
 
 @dataclass(frozen=True)
@@ -89,37 +101,56 @@ def _overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> int:
 class PromptCacheSimulator:
     """Applies the cache rules to a sequence of requests against one cache (one account, region and model)."""
 
-    def __init__(self, min_cacheable_tokens: int, *, max_cache_points: int = MAX_CACHE_POINTS) -> None:
+    def __init__(
+        self,
+        min_cacheable_tokens: int,
+        *,
+        max_cache_points: int = MAX_CACHE_POINTS,
+        lookback_blocks: int = LOOKBACK_BLOCKS,
+    ) -> None:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.max_cache_points = max_cache_points
+        self.lookback_blocks = lookback_blocks
         self._entries: dict[str, tuple[datetime, CacheTtl]] = {}
 
     def send(self, blocks: Sequence[CacheBlock], at: datetime) -> CacheOutcome:
-        points: list[tuple[int, str, CacheTtl]] = []  # (prefix tokens, prefix digest, ttl) per cache point
+        # (prefix tokens, prefix digest) at every block boundary; the cache points by block position
+        boundaries: list[tuple[int, str]] = []
+        points: list[tuple[int, CacheTtl]] = []
         digest = hashlib.sha256()
         total = 0
-        for block in blocks:
+        for position, block in enumerate(blocks):
             digest.update(len(block.data).to_bytes(8, "big"))  # length-prefixed: block boundaries count
             digest.update(block.data)
             total += block.tokens
+            boundaries.append((total, digest.copy().hexdigest()))
             if block.cache_point is not None:
-                points.append((total, digest.copy().hexdigest(), block.cache_point))
+                points.append((position, block.cache_point))
         if len(points) > self.max_cache_points:
             raise ValidationFailed(
                 f"a request may carry at most {self.max_cache_points} cache points; this one has {len(points)}"
             )
 
-        # The longest cached prefix wins; a hit refreshes the entry's lifetime.
+        # Each cache point looks back up to `lookback_blocks` boundaries; the longest cached prefix wins and
+        # a hit refreshes the entry's lifetime.
         read_end = 0
-        for tokens, key, _ in points:
-            entry = self._entries.get(key)
-            if entry is not None and at < entry[0]:
-                read_end = max(read_end, tokens)
-                self._entries[key] = (at + timedelta(seconds=TTL_SECONDS[entry[1]]), entry[1])
+        hit: str | None = None
+        for position, _ in points:
+            for back in range(position, max(-1, position - self.lookback_blocks - 1), -1):
+                tokens, key = boundaries[back]
+                entry = self._entries.get(key)
+                if entry is not None and at < entry[0]:
+                    if tokens > read_end:
+                        read_end, hit = tokens, key
+                    break
+        if hit is not None:
+            ttl = self._entries[hit][1]
+            self._entries[hit] = (at + timedelta(seconds=TTL_SECONDS[ttl]), ttl)
 
         write_end = read_end
         written: list[tuple[int, int, CacheTtl]] = []
-        for tokens, key, ttl in points:
+        for position, ttl in points:
+            tokens, key = boundaries[position]
             if tokens <= read_end or tokens < self.min_cacheable_tokens:
                 continue
             self._entries[key] = (at + timedelta(seconds=TTL_SECONDS[ttl]), ttl)
@@ -128,3 +159,52 @@ class PromptCacheSimulator:
         return CacheOutcome(
             total_tokens=total, read_end=read_end, write_end=write_end, written_ttls=tuple(written)
         )
+
+
+# --------------------------------------------------------------------------- Converse requests
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def converse_blocks(
+    tool_config: Mapping[str, Any] | None,
+    system: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+) -> list[CacheBlock]:
+    """A Converse request in prefix order as simulator blocks: one per tool definition, system block and
+    message content block (the first block of a message carries its role and the per-message overhead).
+    A `cachePoint` block marks the block before it and adds no bytes of its own."""
+    blocks: list[CacheBlock] = []
+
+    def mark(point: Mapping[str, Any]) -> None:
+        if not blocks:
+            raise ValidationFailed("a cachePoint must follow content")
+        last = blocks[-1]
+        blocks[-1] = CacheBlock(last.data, last.tokens, point.get("ttl", "5m"))
+
+    for tool in (tool_config or {}).get("tools", []):
+        if "cachePoint" in tool:
+            mark(tool["cachePoint"])
+            continue
+        data = _compact(tool)
+        blocks.append(CacheBlock(data.encode(), estimate_text_tokens(data)))
+    for block in system:
+        if "cachePoint" in block:
+            mark(block["cachePoint"])
+            continue
+        text = block["text"] if "text" in block and len(block) == 1 else _compact(block)
+        blocks.append(CacheBlock(text.encode(), estimate_text_tokens(text)))
+    for message in messages:
+        first = True
+        for block in message.get("content", ()):
+            if "cachePoint" in block:
+                mark(block["cachePoint"])
+                continue
+            text = block["text"] if "text" in block and len(block) == 1 else _compact(block)
+            data = (f"{message['role']}:" if first else "") + text
+            tokens = estimate_text_tokens(text) + (MESSAGE_OVERHEAD_TOKENS if first else 0)
+            blocks.append(CacheBlock(data.encode(), tokens))
+            first = False
+    return blocks

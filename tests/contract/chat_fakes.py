@@ -23,9 +23,8 @@ from agent_memory.domain.ports import Clock
 from agent_memory.domain.sessions.chat import ChatService
 from agent_memory.domain.sessions.config import ChatConfig, PromptCacheConfig, SessionConfig
 from agent_memory.domain.sessions.ports import ChatModel, ModelReply, SessionStore, Usage
-from agent_memory.domain.sessions.prompt_cache import estimate_text_tokens
 from agent_memory.domain.sessions.sessions import SessionService
-from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
+from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator, converse_blocks
 
 
 def text_reply(text: str, usage: Usage | None = None) -> ModelReply:
@@ -94,21 +93,9 @@ class FakeChatModel:
 
 
 def request_blocks(call: Call) -> list[CacheBlock]:
-    """A request in prefix order (tools, system blocks, messages) for the prompt-cache simulator."""
-    blocks: list[CacheBlock] = []
-    if call.tool_config:
-        data = json.dumps(call.tool_config, sort_keys=True).encode()
-        blocks.append(CacheBlock(data, estimate_text_tokens(data.decode())))
-    for block in call.system:
-        if "cachePoint" in block:
-            last = blocks[-1]
-            blocks[-1] = CacheBlock(last.data, last.tokens, block["cachePoint"].get("ttl", "5m"))
-        else:
-            blocks.append(CacheBlock(block["text"].encode(), estimate_text_tokens(block["text"])))
-    for message in call.messages:
-        data = json.dumps(message, sort_keys=True).encode()
-        blocks.append(CacheBlock(data, estimate_text_tokens(data.decode())))
-    return blocks
+    """A request in prefix order (tools, system blocks, messages) for the prompt-cache simulator: one block
+    per tool, system block and message content block; cache points mark the block before them."""
+    return converse_blocks(call.tool_config, call.system, call.messages)
 
 
 @dataclass

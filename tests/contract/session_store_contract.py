@@ -21,6 +21,7 @@ from agent_memory.domain.sessions.ports import (
     SessionRecord,
     SessionStatus,
     SessionStore,
+    SessionUsage,
     TurnRecord,
     new_session_id,
 )
@@ -188,3 +189,27 @@ class SessionStoreContract:
         assert session_store.count_open(TENANT_A, T0 + timedelta(minutes=2), limit=2) >= 2
         assert session_store.count_open(TENANT_B, T0, limit=100) == 1
         assert session_store.count_open("initech", T0, limit=100) == 0
+
+    def test_given_turns_when_appended_then_session_totals_add_their_usage_atomically(self, session_store):
+        session = make_session()
+        session_store.create(session)
+        assert session_store.get(TENANT_A, session.id).usage == SessionUsage()
+
+        session_store.append_turn(make_turn(session, 0), now=T0)
+        broken = make_turn(session, 1).model_copy(update={"cache_break": True, "cached_prefix_tokens": 1300})
+        session_store.append_turn(broken, now=T0)
+
+        usage = session_store.get(TENANT_A, session.id).usage
+        assert (usage.turns, usage.input_tokens, usage.output_tokens) == (2, 20, 10)
+        assert (usage.cache_read_input_tokens, usage.cache_write_input_tokens) == (2400, 0)
+        assert usage.cost_usd == pytest.approx(0.0002)
+        assert usage.cache_breaks == 1
+        assert session_store.list_turns(TENANT_A, session.id)[1].cached_prefix_tokens == 1300
+        # a refused turn adds nothing; ending keeps the totals
+        with pytest.raises(ConcurrentModification):
+            session_store.append_turn(make_turn(session, 1), now=T0)
+        ended = session_store.end(TENANT_A, session.id, T0 + timedelta(minutes=1))
+        assert ended.usage == usage == session_store.get(TENANT_A, session.id).usage
+        with pytest.raises(SessionClosed):
+            session_store.append_turn(make_turn(session, 2), now=T0 + timedelta(minutes=2))
+        assert session_store.get(TENANT_A, session.id).usage == usage

@@ -19,6 +19,7 @@ from agent_memory.domain.sessions.chat import (
     build_prefix_monitor,
     plan_history,
     tool_config,
+    with_cache_points,
 )
 from agent_memory.domain.sessions.config import ChatConfig, ContextBudget, PromptCacheConfig
 from agent_memory.domain.sessions.ports import SessionClosed, Usage
@@ -95,10 +96,13 @@ def test_given_three_turns_with_a_memory_write_at_turn_two_then_the_prefix_is_wr
         clock.advance(minutes=1)
 
     assert usages[0].cache_write_input_tokens > 0 and usages[0].cache_read_input_tokens == 0
-    # turn 2 made two calls (the tool round and the answer): both read the whole prefix
-    assert usages[1].cache_read_input_tokens == 2 * usages[0].cache_write_input_tokens
-    assert usages[1].cache_write_input_tokens == 0
-    assert usages[2].cache_read_input_tokens == usages[0].cache_write_input_tokens
+    # Later calls read everything the previous call cached (the frozen prefix and the history up to its
+    # cache point) and write only the messages added since; nothing goes uncached. Turn 2 made two calls
+    # (the tool round and the answer): the second read what the first had written.
+    assert all(usage.input_tokens == 0 for usage in usages)
+    assert usages[1].cache_read_input_tokens > 2 * usages[0].cache_write_input_tokens
+    assert usages[2].cache_read_input_tokens > usages[0].cache_write_input_tokens
+    assert all(u.cache_write_input_tokens < usages[0].cache_write_input_tokens / 4 for u in usages[1:])
     # every call of the session (4, the tool round included) handed the model the very same prefix bytes
     assert len({call.prefix_bytes() for call in model.calls}) == 1
     assert "Prefers answers in bullet points" in stack.files.read(T, NS, "user").text
@@ -403,7 +407,9 @@ def test_given_long_conversation_then_middle_turns_elided_and_system_untouched(t
     ]
 
     last = model.calls[-1]
-    texts = [block.get("text", "") for m in last.messages for block in m["content"]]
+    texts = [
+        block.get("text", "") for m in last.messages for block in m["content"] if "cachePoint" not in block
+    ]
     assert texts[0].startswith("message 0")
     assert any(t.startswith("[") and "omitted to fit the context budget" in t for t in texts)
     assert texts[-1].startswith("message 5")
@@ -441,3 +447,120 @@ def test_given_summaries_enabled_then_model_summarises_the_elided_turns(tmp_path
     ]
     assert notes and notes[0].endswith("User discussed invoices.")
     assert summarized[-1].usage.input_tokens >= 50  # the summary call is part of the turn's usage
+
+
+# ---------------------------------------------------------------- cache points on the history
+
+
+def _without_cache_points(messages):
+    return [{**m, "content": [b for b in m["content"] if "cachePoint" not in b]} for m in messages]
+
+
+def _cache_point_ends(messages):
+    """For each cache point in `messages`: how many messages it closes."""
+    return [i + 1 for i, m in enumerate(messages) for b in m["content"] if "cachePoint" in b]
+
+
+def test_given_turns_with_tool_rounds_then_history_cache_points_close_previous_and_current_request(
+    tmp_path, clock
+):
+    model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
+    stack = build_stack(tmp_path, clock, model)
+    for note in NOTES:
+        stack.files.add(T, NS, "memory", note)
+    session = start(stack)
+    model.script = [
+        text_reply("Hello."),
+        tool_reply("recall", {"query": "database"}),
+        tool_reply("recall", {"query": "deploy"}, tool_use_id="tool-2"),
+        text_reply("Postgres 16."),
+        text_reply("Bye."),
+    ]
+    results = []
+    for message in ("hi", "which database?", "thanks"):
+        results.append(stack.chat.turn(T, session.id, message, actor="key:k1", can_write=True))
+        clock.advance(minutes=1)
+
+    system = stack.sessions.prompt(session)
+    for position, call in enumerate(model.calls):
+        # the snapshot's bytes and its cache point never change; at most 4 cache points per request
+        assert call.system == system
+        system_points = sum(1 for block in call.system if "cachePoint" in block)
+        assert system_points + len(_cache_point_ends(call.messages)) <= 4
+        assert _cache_point_ends(call.messages)[-1] == len(call.messages)
+        assert tool_uses_answered(_without_cache_points(call.messages))
+        if position:
+            # the previous request's messages are a byte-identical prefix, closed by a cache point here
+            previous = _without_cache_points(model.calls[position - 1].messages)
+            current = _without_cache_points(call.messages)
+            assert json.dumps(current[: len(previous)]) == json.dumps(previous)
+            assert len(previous) in _cache_point_ends(call.messages)
+    # the stored history never carries cache points
+    stored = [m for turn in stack.sessions.history(T, session.id) for m in turn.messages]
+    assert stored == _without_cache_points(stored)
+    # after the first write every call read the whole previous request and nothing went uncached
+    assert all(r.usage.input_tokens == 0 for r in results)
+    assert not any(r.cache_break for r in results)
+    totals = stack.sessions.get(T, session.id).usage
+    assert totals.turns == 3 and totals == results[-1].session_usage
+    assert totals.cache_read_input_tokens == sum(r.usage.cache_read_input_tokens for r in results)
+
+
+def test_given_gap_longer_than_the_ttl_then_turn_flagged_as_cache_break(tmp_path, clock):
+    model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
+    stack = build_stack(tmp_path, clock, model)
+    for note in NOTES:
+        stack.files.add(T, NS, "memory", note)
+    session = start(stack)
+    model.script = [text_reply("one"), text_reply("two"), text_reply("three")]
+
+    first = stack.chat.turn(T, session.id, "hi", actor="key:k1", can_write=True)
+    clock.advance(minutes=6)  # past the 5-minute TTL
+    broken = stack.chat.turn(T, session.id, "still there?", actor="key:k1", can_write=True)
+    clock.advance(minutes=1)
+    warm = stack.chat.turn(T, session.id, "good", actor="key:k1", can_write=True)
+
+    assert not first.cache_break
+    assert broken.cache_break and broken.cache_read_shortfall_tokens == first.usage.cache_write_input_tokens
+    assert not warm.cache_break
+    assert stack.sessions.get(T, session.id).usage.cache_breaks == 1
+
+
+def test_given_small_prefix_or_disabled_then_no_history_cache_points(tmp_path, clock, model):
+    stack = build_stack(tmp_path, clock, model, chat_config=ChatConfig(history_cache_points=False))
+    for note in NOTES:
+        stack.files.add(T, NS, "memory", note)
+    session = start(stack)
+    model.script = [text_reply("Hi")]
+    stack.chat.turn(T, session.id, "hello", actor="key:k1", can_write=True)
+    assert model.calls[0].messages == [{"role": "user", "content": [{"text": "hello"}]}]
+
+
+def test_with_cache_points_keeps_within_four_and_prefers_the_latest():
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": str(i)}]} for i in range(7)
+    ]
+    system = [{"text": "base"}, {"text": "memory"}, {"cachePoint": {"type": "default"}}]
+
+    marked = with_cache_points(messages, [1, 3, 5, 7], "1h", system=system)
+
+    assert _cache_point_ends(marked) == [3, 5, 7]
+    assert marked[6]["content"][-1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
+    assert messages[6]["content"] == [{"text": "6"}]  # the input is not changed
+    assert _cache_point_ends(with_cache_points(messages, [0, 2, 99], "5m")) == [2]
+    assert with_cache_points(messages, [2], "5m")[1]["content"][-1] == {"cachePoint": {"type": "default"}}
+
+
+def test_plan_history_with_steps_elides_in_blocks_so_the_kept_prefix_survives_turns():
+    plans = [plan_history([30] * count, budget=200, note_tokens=10, step_tokens=60) for count in range(1, 16)]
+    elided = [len(plan.elided) for plan in plans]
+    assert elided == sorted(elided)  # the elided span only grows
+    changes = sum(1 for a, b in itertools.pairwise(elided) if a != b)
+    assert elided[-1] > 0 and changes == 5  # in steps of two turns (60 tokens), not one per turn
+    assert elided[6:] == [2, 2, 4, 4, 6, 6, 8, 8, 10]
+    for plan, count in zip(plans, range(1, 16), strict=True):
+        assert 30 * len(plan.keep) + (10 if plan.elided else 0) <= 200
+        if plan.elided:
+            assert plan.keep[0] == 0 and plan.keep[1:] == tuple(range(plan.elided[-1] + 1, count))
+    # without steps the old behaviour: one turn more per turn once over the budget
+    assert plan_history([30] * 8, budget=200, note_tokens=10) == HistoryPlan((0, 3, 4, 5, 6, 7), (1, 2))

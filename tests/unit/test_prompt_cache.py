@@ -9,7 +9,7 @@ from agent_memory.domain.errors import UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.sessions.config import ModelProfile, PromptCacheConfig, price
 from agent_memory.domain.sessions.ports import Usage
 from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor, estimate_text_tokens
-from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator
+from bench.prompt_cache_simulator import CacheBlock, PromptCacheSimulator, converse_blocks
 
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
@@ -234,3 +234,46 @@ def test_given_one_hour_ttl_on_a_model_without_it_then_warned():
 
     assert any("1-hour cache TTL" in warning for warning in old_model.warnings)
     assert not any("1-hour" in warning for warning in new_model.warnings)
+
+
+def test_given_cached_entry_further_back_than_the_lookback_then_missed_unless_a_cache_point_is_near(clock):
+    cache = PromptCacheSimulator(min_cacheable_tokens=10, lookback_blocks=20)
+    head = [CacheBlock(f"block {i}".encode(), 5) for i in range(4)]
+    head[-1] = CacheBlock(head[-1].data, 5, "5m")
+    assert cache.send(head, clock.now()).write_tokens == 20
+    tail = [CacheBlock(f"more {i}".encode(), 1) for i in range(25)]
+    plain = [CacheBlock(block.data, block.tokens) for block in head]
+
+    # a cache point 25 blocks after the cached one does not find it (the provider looks back 20 blocks)
+    far = cache.send([*plain, *tail[:-1], CacheBlock(tail[-1].data, 1, "5m")], clock.now())
+    assert far.read_tokens == 0
+    # 20 blocks back it is found; so it is with a second cache point on the cached position itself
+    near = cache.send([*plain, *tail[:19], CacheBlock(tail[19].data, 1, "5m")], clock.now())
+    assert near.read_tokens == 20
+    fresh = PromptCacheSimulator(min_cacheable_tokens=10, lookback_blocks=20)
+    fresh.send(head, clock.now())
+    both = fresh.send([*head, *tail[:-1], CacheBlock(tail[-1].data, 1, "5m")], clock.now())
+    assert (both.read_tokens, both.write_tokens) == (20, 25)
+
+
+def test_given_cache_point_moved_then_prefix_bytes_unchanged_and_read(clock):
+    cache = PromptCacheSimulator(min_cacheable_tokens=1)
+    tools = {"tools": [{"toolSpec": {"name": "recall"}}]}
+    system = [{"text": "base " * 100}, {"cachePoint": {"type": "default"}}]
+    first = [{"role": "user", "content": [{"text": "hi"}, {"cachePoint": {"type": "default"}}]}]
+    written = cache.send(converse_blocks(tools, system, first), clock.now())
+    second = [
+        {"role": "user", "content": [{"text": "hi"}, {"cachePoint": {"type": "default"}}]},
+        {"role": "assistant", "content": [{"text": "hello"}]},
+        {"role": "user", "content": [{"text": "more"}, {"cachePoint": {"type": "default"}}]},
+    ]
+    outcome = cache.send(converse_blocks(tools, system, second), clock.now())
+    assert outcome.read_tokens == written.write_end and outcome.uncached_tokens == 0
+    third = [*second[:2], {"role": "user", "content": [{"text": "more"}]}]
+    third[0] = {"role": "user", "content": [{"text": "hi"}]}  # the earlier cache point removed
+    third.append({"role": "assistant", "content": [{"text": "ok"}]})
+    third.append({"role": "user", "content": [{"text": "end"}, {"cachePoint": {"type": "default"}}]})
+    later = cache.send(converse_blocks(tools, system, third), clock.now())
+    assert later.read_tokens == outcome.total_tokens  # found by the lookback, no cache point needed there
+    with pytest.raises(ValidationFailed):
+        converse_blocks(None, [{"cachePoint": {"type": "default"}}], [])

@@ -10,6 +10,8 @@ POWERTOOLS_METRICS_NAMESPACE, see settings/handlers.py):
 | CacheHitRatio | Percent | every turn: cache-read tokens / all input tokens |
 | InputTokens, CacheReadInputTokens, CacheWriteInputTokens, OutputTokens | Count | every turn |
 | CostUSD | NoUnit | every turn: estimate from the configured price table |
+| CacheBreak | Count | every turn: 1 when its first call read less from the cache than the previous turn left there (TTL ran out between turns, or trimming changed the prefix; alarm on a high Sum) |
+| CacheReadShortfallTokens | Count | every turn: how many cached tokens that turn failed to read |
 | SnapshotTokens | Count | every session start |
 | SnapshotTokensAboveCeiling | Count | every session start: 1 when above the ceiling (alarm on Sum > 0) |
 | PrefixBelowCacheMinimum | Count | every session start: 1 when nothing can be cached |
@@ -63,6 +65,20 @@ def record_turn_metrics(result: TurnResult) -> None:
     )
     metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count, value=usage.output_tokens)
     metrics.add_metric(name="CostUSD", unit=MetricUnit.NoUnit, value=round(result.cost.usd, 8))
+    metrics.add_metric(name="CacheBreak", unit=MetricUnit.Count, value=int(result.cache_break))
+    metrics.add_metric(
+        name="CacheReadShortfallTokens", unit=MetricUnit.Count, value=result.cache_read_shortfall_tokens
+    )
+    if result.cache_break:
+        logger.warning(
+            "prompt cache broke",
+            extra={
+                "session_id": result.session_id,
+                "turn": result.index + 1,
+                "shortfall_tokens": result.cache_read_shortfall_tokens,
+                "session_usage": result.session_usage.model_dump(),
+            },
+        )
     logger.info(
         "chat turn",
         extra={
@@ -71,6 +87,8 @@ def record_turn_metrics(result: TurnResult) -> None:
             "model_id": result.model_id,
             "usage": usage.as_bedrock(),
             "cost_usd": round(result.cost.usd, 8),
+            "cache_break": result.cache_break,
+            "session_usage": result.session_usage.model_dump(),
             "tool_calls": [outcome.as_dict() for outcome in result.tool_calls],
         },
     )

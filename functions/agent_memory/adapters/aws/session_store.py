@@ -2,7 +2,7 @@
 
 | item    | pk                    | sk              | other attributes                                        |
 |---------|-----------------------|-----------------|---------------------------------------------------------|
-| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at`; while open: `gsi1pk` = `<t>#SES`, `gsi1sk` = `SES#<expires>#<id>` |
+| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at`, `usage_*` totals; while open: `gsi1pk` = `<t>#SES`, `gsi1sk` = `SES#<expires>#<id>` |
 | turn    | `<t>#SES#<id>`        | `TURN#<000000>` | `doc` (JSON), `expires_at`                              |
 
 - The partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKeys` condition confines every
@@ -11,8 +11,9 @@
   after it expires. Until then the item may still be read; the service checks `expires_at` itself.
 - `status`/`ended_at` live beside the immutable `doc` and are overlaid on read, so ending a session never
   rewrites the snapshot bytes.
-- A turn is written with one `TransactWriteItems`: a condition check that the session is open and unexpired,
-  and a put that the turn index is free. A turn therefore exists whole or not at all, and never after its
+- A turn is written with one `TransactWriteItems`: an update of the session, conditioned on it being open and
+  unexpired, that ADDs the turn's token figures and cost to the session's `usage_*` totals (atomic counters,
+  overlaid on read as `SessionRecord.usage`), and a put that the turn index is free. A turn therefore exists whole or not at all, and never after its
   session ended; two concurrent turns of one session cannot both be saved at the same index.
 - Reads are strongly consistent: a Lambda instance that did not serve the previous turn still loads it.
 - Open sessions are counted per tenant (the cap on open sessions) with one Query of `gsi1` on `<t>#SES` over
@@ -32,11 +33,38 @@ from botocore.exceptions import ClientError
 
 from ...domain.errors import ConcurrentModification, TooLarge, ValidationFailed
 from ...domain.records import is_valid_tenant
-from ...domain.sessions.ports import SessionClosed, SessionRecord, SessionStatus, TurnRecord
+from ...domain.sessions.ports import (
+    SessionClosed,
+    SessionRecord,
+    SessionStatus,
+    SessionUsage,
+    TurnRecord,
+)
 from ._errors import error_code, upstream_errors
 
 MAX_TURN_ITEM_BYTES = 350_000
 """DynamoDB items hold at most 400 KB; a turn's JSON above this is refused before the write."""
+
+# Session totals (SessionUsage) beside the immutable `doc`, added atomically with each turn (UpdateExpression
+# ADD): attribute -> expression value.
+_USAGE_ATTRIBUTES = {
+    "usage_turns": ":one",
+    "usage_input": ":in",
+    "usage_cache_read": ":read",
+    "usage_cache_write": ":write",
+    "usage_output": ":out",
+    "usage_cost_usd": ":usd",
+    "usage_cache_breaks": ":break",
+}
+_USAGE_FIELDS = {
+    ":one": "turns",
+    ":in": "input_tokens",
+    ":read": "cache_read_input_tokens",
+    ":write": "cache_write_input_tokens",
+    ":out": "output_tokens",
+    ":usd": "cost_usd",
+    ":break": "cache_breaks",
+}
 
 DynamoClientFactory = Callable[[str], Any]
 Item = dict[str, dict[str, Any]]
@@ -48,6 +76,11 @@ def _s(value: str) -> dict[str, str]:
 
 def _n(value: int) -> dict[str, str]:
     return {"N": str(value)}
+
+
+def _decimal(value: float) -> str:
+    """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation)."""
+    return f"{value:.8f}"
 
 
 def _epoch(moment: datetime) -> int:
@@ -141,6 +174,14 @@ class DynamoSessionStore:
         data["status"] = item["status"]["S"]
         if "ended_at" in item:
             data["ended_at"] = item["ended_at"]["S"]
+        totals: dict[str, Any] = {}
+        for attribute, placeholder in _USAGE_ATTRIBUTES.items():
+            if attribute in item:
+                field = _USAGE_FIELDS[placeholder]
+                raw = item[attribute]["N"]
+                totals[field] = float(raw) if field == "cost_usd" else int(raw)
+        if totals:
+            data["usage"] = SessionUsage(**totals)
         return SessionRecord.model_validate(data)
 
     def get(self, tenant: str, session_id: str) -> SessionRecord | None:
@@ -196,16 +237,31 @@ class DynamoSessionStore:
                 limit=MAX_TURN_ITEM_BYTES,
             )
         pk = self._pk(turn.tenant, turn.session_id)
+        usage = turn.usage
+        added = {
+            ":one": _n(1),
+            ":in": _n(int(usage.get("inputTokens", 0))),
+            ":read": _n(int(usage.get("cacheReadInputTokens", 0))),
+            ":write": _n(int(usage.get("cacheWriteInputTokens", 0))),
+            ":out": _n(int(usage.get("outputTokens", 0))),
+            ":usd": {"N": _decimal(turn.cost_usd)},
+            ":break": _n(int(turn.cache_break)),
+        }
         items = [
             {
-                "ConditionCheck": {
+                # The condition that the session is open, and the atomic ADD of the turn's figures to the
+                # session's totals: both in the transaction that stores the turn.
+                "Update": {
                     "TableName": self._table,
                     "Key": {"pk": _s(pk), "sk": _s("SES")},
                     "ConditionExpression": "#status = :open AND expires_at > :now",
+                    "UpdateExpression": "ADD "
+                    + ", ".join(f"{attribute} {value}" for attribute, value in _USAGE_ATTRIBUTES.items()),
                     "ExpressionAttributeNames": {"#status": "status"},
                     "ExpressionAttributeValues": {
                         ":open": _s(SessionStatus.OPEN.value),
                         ":now": _n(_epoch(now)),
+                        **added,
                     },
                 }
             },

@@ -1,7 +1,8 @@
 """`SessionStore` on one SQLite file: sessions (with their frozen snapshot) and their turns, every tenant.
 
 Rows are keyed by tenant first and every statement filters on it, as the record store does. The session and
-each turn are stored as their JSON; the columns beside them are what statements filter on. Expired sessions
+each turn are stored as their JSON (a turn adds its token figures to the session's `usage` in the same
+transaction); the columns beside them are what statements filter on. Expired sessions
 are purged (with their turns) when a new session is created, as DynamoDB's TTL does in AWS.
 """
 
@@ -134,7 +135,7 @@ class SqliteSessionStore:
     def append_turn(self, turn: TurnRecord, *, now: datetime) -> None:
         with self._db.transaction() as conn:
             row = conn.execute(
-                "SELECT status, expires_at FROM sessions WHERE tenant = ? AND id = ?",
+                "SELECT status, expires_at, body FROM sessions WHERE tenant = ? AND id = ?",
                 (turn.tenant, turn.session_id),
             ).fetchone()
             if row is None or row[0] != SessionStatus.OPEN.value or row[1] <= sortable_time(now):
@@ -155,6 +156,13 @@ class SqliteSessionStore:
                     session_id=turn.session_id,
                     turn=turn.index + 1,
                 ) from error
+            # The session's totals change in the same transaction (BEGIN IMMEDIATE: no lost update).
+            session = SessionRecord.model_validate_json(row[2])
+            counted = session.model_copy(update={"usage": session.usage.plus(turn)})
+            conn.execute(
+                "UPDATE sessions SET body = ? WHERE tenant = ? AND id = ?",
+                (counted.model_dump_json(), turn.tenant, turn.session_id),
+            )
 
     def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
         rows = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import Field
 
 from ...domain.errors import NotFound, UpstreamUnavailable
@@ -67,10 +67,26 @@ class SessionStartResponse(Model):
     token_monitor: dict[str, Any] | None = None
 
 
+class SessionUsageOut(Model):
+    """The session's token monitor: figures accumulated over its turns."""
+
+    turns: int
+    input_tokens: int = Field(description="Input tokens sent uncached")
+    cache_read_input_tokens: int
+    cache_write_input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    cache_breaks: int = Field(
+        description="Turns whose first call read less from the prompt cache than the previous turn had left "
+        "there (the cache expired between turns, or history trimming changed the prefix)"
+    )
+
+
 class SessionResponse(Model):
     session: SessionOut
     system: SystemBlocks
     turns: int
+    usage: SessionUsageOut
 
 
 class TurnRequest(Strict):
@@ -99,6 +115,11 @@ class TurnResponse(Model):
     elided_turns: int
     summarized: bool
     tool_limit_reached: bool
+    cache_break: bool = Field(
+        description="This turn read less from the prompt cache than the previous turn had left there"
+    )
+    cache_read_shortfall_tokens: int
+    session_usage: SessionUsageOut
 
 
 def _sessions(ctx: RequestContext) -> SessionService:
@@ -144,8 +165,10 @@ def _out(session: SessionRecord, now: datetime) -> SessionOut:
     "`max_open_sessions` (AGENT_MEMORY_SESSIONS, default 100) open sessions; beyond that the answer is 409 "
     "`too_many_sessions`: end sessions with `POST /v1/sessions/{session_id}/end` or let them expire.",
     tags=["sessions"],
+    status_code=201,
+    response_description="The session was started: send `system` unchanged on every turn",
 )
-def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
+def start_session(body: SessionStartRequest) -> SessionStartResponse:
     ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)
     started = _sessions(ctx).start(
@@ -155,13 +178,12 @@ def start_session(body: SessionStartRequest) -> Response[SessionStartResponse]:
         base_system=body.base_system,
         cache_ttl=body.cache_ttl,
     )
-    response = SessionStartResponse(
+    return SessionStartResponse(
         session=_out(started.session, started.session.created_at),
         system=started.system,
         snapshot_sha256=started.session.snapshot_sha256,
         token_monitor=started.tokens.as_dict() if started.tokens is not None else None,
     )
-    return Response(status_code=201, content_type="application/json", body=response)
 
 
 @router.get(
@@ -178,6 +200,7 @@ def get_session(session_id: str) -> SessionResponse:
         session=_out(session, sessions.now()),
         system=sessions.prompt(session),
         turns=len(sessions.history(ctx.principal.tenant, session_id)),
+        usage=SessionUsageOut.model_validate(session.usage.model_dump()),
     )
 
 
@@ -226,4 +249,7 @@ def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
         elided_turns=result.elided_turns,
         summarized=result.summarized,
         tool_limit_reached=result.tool_limit_reached,
+        cache_break=result.cache_break,
+        cache_read_shortfall_tokens=result.cache_read_shortfall_tokens,
+        session_usage=SessionUsageOut.model_validate(result.session_usage.model_dump()),
     )

@@ -37,6 +37,7 @@ from .ports import (
     Message,
     ModelReply,
     SessionRecord,
+    SessionUsage,
     TokenCounter,
     ToolUse,
     TurnRecord,
@@ -169,10 +170,19 @@ class HistoryPlan:
     elided: tuple[int, ...]
 
 
-def plan_history(turn_tokens: Sequence[int], budget: int, note_tokens: int) -> HistoryPlan:
+def plan_history(
+    turn_tokens: Sequence[int], budget: int, note_tokens: int, *, step_tokens: int = 0
+) -> HistoryPlan:
     """Which past turns fit `budget` tokens: all of them if possible; otherwise the first exchange (it sets
     the conversation up), then the most recent turns going back while they fit, and a note (`note_tokens`)
-    in place of the middle. Whole turns only, so a tool call is never separated from its result."""
+    in place of the middle. Whole turns only, so a tool call is never separated from its result.
+
+    `step_tokens` makes the elision move in steps, for the prompt cache: the elided span grows only when
+    the conversation has grown by another `step_tokens` beyond the budget, and then by at least that much.
+    Between steps the kept history is the same sequence of turns plus new ones at the end, so every turn's
+    request shares the previous turn's prefix and reads it from the cache; only a step rewrites it. The
+    plan is a function of the turn sizes alone (no state): turns never change once stored, so the elided
+    span of a later turn is the same or longer, never different in another way."""
     count = len(turn_tokens)
     if sum(turn_tokens) <= budget:
         return HistoryPlan(tuple(range(count)), ())
@@ -180,13 +190,19 @@ def plan_history(turn_tokens: Sequence[int], budget: int, note_tokens: int) -> H
     keep_first = count > 0 and turn_tokens[0] <= remaining
     if keep_first:
         remaining -= turn_tokens[0]
-    recent: list[int] = []
-    for index in range(count - 1, 0, -1):
-        if turn_tokens[index] > remaining:
-            break
-        recent.append(index)
-        remaining -= turn_tokens[index]
-    keep = ([0] if keep_first else []) + sorted(recent)
+    start = 1 if keep_first else 0
+    candidates = turn_tokens[start:]
+    # Elide the shortest run of turns from `start` whose tokens reach `excess` (rounded up to a step), so
+    # that the rest fits `remaining`.
+    excess = sum(candidates) - max(0, remaining)
+    if step_tokens > 0 and excess > 0:
+        excess = -(-excess // step_tokens) * step_tokens
+    elided_count, dropped = 0, 0
+    while elided_count < len(candidates) and dropped < excess:
+        dropped += candidates[elided_count]
+        elided_count += 1
+    recent = range(start + elided_count, count)
+    keep = ([0] if keep_first else []) + list(recent)
     kept = set(keep)
     return HistoryPlan(tuple(keep), tuple(i for i in range(count) if i not in kept))
 
@@ -211,6 +227,37 @@ def assemble_messages(
         messages.extend(turn)
     messages.append(current if noted else _with_note(current, note or ""))
     return messages
+
+
+# --------------------------------------------------------------------------- cache points on the history
+
+MAX_CACHE_POINTS = 4
+"""Bedrock Converse accepts at most four cache points per request, in tools, system and messages together."""
+
+
+def cache_point_block(ttl: str) -> dict[str, Any]:
+    """A Converse `CachePointBlock` as a message content block (the 5-minute default carries no `ttl`, like
+    the session's system cache point)."""
+    point: dict[str, Any] = {"type": "default"}
+    if ttl != "5m":
+        point["ttl"] = ttl
+    return {"cachePoint": point}
+
+
+def with_cache_points(
+    messages: Sequence[Message], marks: Sequence[int], ttl: str, *, system: Sequence[Mapping[str, Any]] = ()
+) -> list[Message]:
+    """A copy of `messages` with a cache point closing the first `n` messages for each `n` of `marks` (a
+    `cachePoint` content block appended to message `n - 1`): the provider caches the prompt up to there.
+    The system's own cache points count against the limit of four: beyond it the latest marks win. The
+    stored history never carries cache points; only the request does."""
+    room = MAX_CACHE_POINTS - sum(1 for block in system if "cachePoint" in block)
+    chosen = sorted({n for n in marks if 0 < n <= len(messages)})[-room:] if room > 0 else []
+    out = [dict(message) for message in messages]
+    for n in chosen:
+        message = out[n - 1]
+        out[n - 1] = {**message, "content": [*message["content"], cache_point_block(ttl)]}
+    return out
 
 
 def _transcript(turns: Sequence[Sequence[Message]], first_number: int, limit: int) -> str:
@@ -265,6 +312,11 @@ class TurnResult:
     elided_turns: int = 0
     summarized: bool = False
     tool_limit_reached: bool = False
+    cache_break: bool = False
+    """The first call read less from the cache than the previous turn had left there."""
+    cache_read_shortfall_tokens: int = 0
+    session_usage: SessionUsage = field(default_factory=SessionUsage)
+    """The session's totals including this turn (the token monitor)."""
 
 
 @dataclass(frozen=True)
@@ -334,18 +386,28 @@ class ChatService:
         new_messages: list[Message] = [current]
         tools = tool_config()
         inference = self._inference_config()
+        # Where the previous request ended: the last kept turn without its final answer (that turn's last
+        # call sent everything before the answer and put its cache point there).
+        previous_end = len(messages) - 2 if plan.keep and plan.keep[-1] == index - 1 else 0
 
         usage = summary_usage
         outcomes: list[ToolCallOutcome] = []
         reply: ModelReply | None = None
+        first_read: int | None = None
         limit_reached = False
         calls = 0
         for round_number in range(self.config.max_tool_rounds + 1):
+            request = self._with_history_cache_points(
+                system, messages, tools, [previous_end, len(messages)], session.cache_ttl
+            )
             reply = self._model.converse(
-                system=system, messages=messages, tool_config=tools, inference_config=inference
+                system=system, messages=request, tool_config=tools, inference_config=inference
             )
             calls += 1
             usage = usage + reply.usage
+            previous_end = len(messages)
+            if first_read is None:
+                first_read = reply.usage.cache_read_input_tokens
             uses = reply.tool_uses if reply.stop_reason == "tool_use" else []
             if not uses:
                 assistant = _assistant_message(reply.content, without_tools=True, fallback="[no reply]")
@@ -371,6 +433,10 @@ class ChatService:
 
         final_text = "".join(block.get("text", "") for block in new_messages[-1]["content"])
         cost = self.prompt_cache.cost(self.model_id, usage, session.cache_ttl)
+        # Cache breakage: the first call read less than the previous turn left in the cache (the TTL ran out
+        # between the turns, or trimming changed the history prefix).
+        expected = history[-1].cached_prefix_tokens if history else 0
+        shortfall = max(0, expected - (first_read or 0))
         record = TurnRecord(
             tenant=tenant,
             session_id=session_id,
@@ -382,6 +448,8 @@ class ChatService:
             stop_reason=reply.stop_reason,
             tool_calls=[outcome.as_dict() for outcome in outcomes],
             created_at=self._clock.now(),
+            cached_prefix_tokens=reply.usage.cache_read_input_tokens + reply.usage.cache_write_input_tokens,
+            cache_break=shortfall > 0,
         )
         self._sessions.record_turn(record)
         result = TurnResult(
@@ -398,10 +466,35 @@ class ChatService:
             elided_turns=len(plan.elided),
             summarized=bool(plan.elided) and self.config.summarize_history,
             tool_limit_reached=limit_reached,
+            cache_break=shortfall > 0,
+            cache_read_shortfall_tokens=shortfall,
+            session_usage=session.usage.plus(record),
         )
         for observer in self._observers:
             observer(result)
         return result
+
+    def _with_history_cache_points(
+        self,
+        system: Sequence[Mapping[str, Any]],
+        messages: Sequence[Message],
+        tools: Mapping[str, Any],
+        marks: Sequence[int],
+        ttl: str,
+    ) -> list[Message]:
+        """The request's messages with cache points after the first `n` messages for each `n` of `marks`
+        (the previous request's end: read; this request's end: written for the next call), each only where
+        the prompt up to it reaches the model's minimum cacheable length (below it the provider caches
+        nothing, so the cache point would buy nothing)."""
+        if not self.config.history_cache_points:
+            return list(messages)
+        minimum = self.prompt_cache.profile(self.model_id).min_cacheable_tokens
+        worth = [
+            n
+            for n in marks
+            if n > 0 and self._estimate.count(messages[:n], system=system, tool_config=tools) >= minimum
+        ]
+        return with_cache_points(messages, worth, ttl, system=system)
 
     def _check_message(self, message: str) -> str:
         if not isinstance(message, str) or not message.strip():
@@ -428,11 +521,18 @@ class ChatService:
         self, history: Sequence[TurnRecord], current: Message
     ) -> tuple[list[Message], HistoryPlan, Usage]:
         turns = [record.messages for record in history]
-        budget = self.config.budget.tokens(self.context_window)["history"] - self._estimate.count([current])
+        history_budget = self.config.budget.tokens(self.context_window)["history"]
+        current_tokens = self._estimate.count([current])
         sizes = [self._estimate.count(turn) for turn in turns]
         # Room for the note: a fixed elision line, or the summary's maximum length.
         note_tokens = self.config.summary_max_tokens + 40 if self.config.summarize_history else 40
-        plan = plan_history(sizes, max(0, budget), note_tokens)
+        step = int(history_budget * self.config.elision_step)
+        # Planned on the history alone, so the plan does not jitter with the size of each new message (a
+        # step leaves room for it); only a message that does not fit makes it elide more.
+        plan = plan_history(sizes, history_budget, note_tokens, step_tokens=step)
+        kept = sum(sizes[i] for i in plan.keep) + (note_tokens if plan.elided else 0)
+        if kept + current_tokens > history_budget:
+            plan = plan_history(sizes, max(0, history_budget - current_tokens), note_tokens, step_tokens=step)
         if not plan.elided:
             return assemble_messages(turns, plan, None, current), plan, Usage()
         first, last = plan.elided[0] + 1, plan.elided[-1] + 1  # people count turns from 1

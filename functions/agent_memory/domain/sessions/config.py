@@ -80,6 +80,12 @@ class ChatConfig(Model):
     summarize_history: bool = False
     """Summarise elided turns with the model (one extra call when trimming happens); else a marked elision."""
     summary_max_tokens: Annotated[int, Field(ge=16, le=8192)] = 512
+    elision_step: Share = 0.25
+    """History trimming moves in steps of this share of the history budget (`chat.plan_history`), so the
+    cached history prefix survives the turns between steps; 0 trims one turn at a time."""
+    history_cache_points: bool = True
+    """Cache points on the conversation history (the previous request's end and this request's end), so
+    each call writes only its new messages and reads the rest; off: only the system cache point."""
     snapshot_ceiling_tokens: Annotated[int, Field(ge=1)] | None = None
     """Alert above this many snapshot tokens. Default: the budget's memory share of the window."""
     max_message_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 20_000

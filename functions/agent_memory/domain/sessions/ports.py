@@ -60,9 +60,42 @@ class SessionStatus(StrEnum):
     ENDED = "ended"
 
 
+class SessionUsage(Model):
+    """Token figures of a session accumulated over its turns (the token monitor): what the prompt cache
+    wrote, read and what went uncached, the cost estimate, and how many turns found the cache broken (they
+    read less than the previous turn had cached: the TTL ran out between turns, or history trimming changed
+    the prefix). Added by `SessionStore.append_turn` in the same atomic write as the turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns: int = 0
+    input_tokens: int = 0
+    """Uncached input tokens (Bedrock's `inputTokens`)."""
+    cache_read_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cache_breaks: int = 0
+
+    def plus(self, turn: TurnRecord) -> SessionUsage:
+        """These totals with one more turn added (what the store adds atomically)."""
+        usage = turn.usage
+        return SessionUsage(
+            turns=self.turns + 1,
+            input_tokens=self.input_tokens + int(usage.get("inputTokens", 0)),
+            cache_read_input_tokens=self.cache_read_input_tokens + int(usage.get("cacheReadInputTokens", 0)),
+            cache_write_input_tokens=self.cache_write_input_tokens
+            + int(usage.get("cacheWriteInputTokens", 0)),
+            output_tokens=self.output_tokens + int(usage.get("outputTokens", 0)),
+            cost_usd=round(self.cost_usd + turn.cost_usd, 8),
+            cache_breaks=self.cache_breaks + int(turn.cache_break),
+        )
+
+
 class SessionRecord(Model):
     """A session as stored. `base_system`, `snapshot` and `cache_ttl` never change after creation: they are
-    the bytes every turn sends before the cache point. Only `status` and `ended_at` change (on end)."""
+    the bytes every turn sends before the cache point. Only `status` and `ended_at` change (on end), and
+    `usage` (the totals of its turns, added with each turn)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -78,6 +111,7 @@ class SessionRecord(Model):
     created_at: datetime
     expires_at: datetime
     ended_at: datetime | None = None
+    usage: SessionUsage = SessionUsage()
 
     @field_validator("id")
     @classmethod
@@ -112,6 +146,11 @@ class TurnRecord(Model):
     stop_reason: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     created_at: datetime
+    cached_prefix_tokens: Annotated[int, Field(ge=0)] = 0
+    """Tokens the turn's last model call left in the prompt cache (its cache read + write): what the next
+    turn's first call should read back."""
+    cache_break: bool = False
+    """The turn's first call read less than the previous turn had left in the cache."""
 
 
 class SessionStore(Protocol):
@@ -138,7 +177,8 @@ class SessionStore(Protocol):
 
     def append_turn(self, turn: TurnRecord, *, now: datetime) -> None:
         """Store a turn atomically, only if the session exists, is open and unexpired at `now`, and no turn
-        with this index exists. Raises `SessionClosed` or `ConcurrentModification` otherwise."""
+        with this index exists, and add its figures to the session's `usage` in the same atomic write
+        (`SessionUsage.plus`). Raises `SessionClosed` or `ConcurrentModification` otherwise."""
         ...
 
     def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:

@@ -53,7 +53,11 @@ _ACCESS_LOG_FIELDS = {
 }
 
 # `$context.error.messageString` is already a quoted JSON string, so it is inserted without quotes.
-_ERROR_BODY = '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}'
+_ERROR_BODY = (
+    '{"error":"$context.error.responseType","message":$context.error.messageString,'
+    '"details":{"source":"api_gateway"}}'
+)
+"""The application's ErrorBody shape; `error` is API Gateway's response type (UNAUTHORIZED, THROTTLED, …)."""
 
 
 class MemoryApi(Construct):
@@ -169,7 +173,7 @@ class MemoryApi(Construct):
             ]
 
         # API Gateway's own 4xx/5xx answers (401 from the authorizer, 429 throttling, 413 too large) in the
-        # same JSON error shape as the application's.
+        # application's ErrorBody shape, marked `details.source: api_gateway`.
         for response_type in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
             self.rest_api.add_gateway_response(
                 f"Gateway{response_type.response_type}",

@@ -68,7 +68,7 @@ def test_a_server_error_fails_with_the_reproduction() -> None:
 
 def test_an_error_body_off_the_schema_fails() -> None:
     with pytest.raises(FailureGroup, match="schema"):
-        run_case(fake_target(404, {"statusCode": 404, "message": "Not found"}), remember_case())
+        run_case(fake_target(409, {"statusCode": 409, "message": "Conflict"}), remember_case())
 
 
 def test_an_undocumented_status_fails() -> None:

@@ -126,3 +126,19 @@ def test_public_operations_are_documented_as_open():
     documented = operations(document)
     for key in sorted(PUBLIC_OPERATIONS):
         assert is_open(effective_security(document, documented[key])), key
+
+
+def test_swagger_serves_the_same_document_as_the_committed_one(services):
+    """/swagger builds the document on request with the same refusals (api/responses.py); only `servers`
+    differs: the stage, behind API Gateway."""
+    event = api_event("GET", "/swagger", tenant=None)
+    event["queryStringParameters"] = {"format": "json"}
+    event["multiValueQueryStringParameters"] = {"format": ["json"]}
+    response = build_app(services).resolve(event, Context())
+    assert response["statusCode"] == 200
+    served = json.loads(response["body"])
+    generated = openapi_document()
+    assert served.pop("servers") == [{"url": "/prod"}]  # the stage of the event
+    generated.pop("servers", None)
+    assert served == generated
+    assert "ErrorBody" in served["components"]["schemas"]

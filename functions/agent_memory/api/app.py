@@ -222,15 +222,19 @@ def _swagger(app: ApiGatewayResolver) -> Response[str]:
     Written here rather than with `enable_swagger()` because that method imports Powertools' OpenAPI object
     model when the route is registered, which is 150–190 ms of every Lambda cold start on this machine
     (bench/cold_start.py), although only /swagger needs it. The page itself is Powertools' own: the same
-    schema generator, HTML template and bundled Swagger UI assets, loaded only here."""
+    schema generator, HTML template and bundled Swagger UI assets, loaded only here. The refusals are added
+    by `responses.describe_refusals`, as in docs/openapi.json."""
     from pathlib import Path
 
     from aws_lambda_powertools.event_handler.openapi import swagger_ui
     from aws_lambda_powertools.event_handler.openapi.models import Server
     from aws_lambda_powertools.event_handler.openapi.swagger_ui import generate_swagger_html
 
+    from .responses import describe_refusals
+
     base_path = app._get_base_path()  # the stage prefix, when the API is called without a custom domain
-    spec = app.get_openapi_json_schema(servers=[Server(url=base_path or "/")], **openapi_metadata())
+    schema = app.get_openapi_json_schema(servers=[Server(url=base_path or "/")], **openapi_metadata())
+    spec = json.dumps(describe_refusals(json.loads(schema)))
     # `</` inside the inlined JSON would close the page's <script> element.
     spec = spec.replace("</", "<\\/")
     if (app.current_event.query_string_parameters or {}).get("format") == "json":

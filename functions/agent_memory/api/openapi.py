@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
 from ..domain.errors import Unauthenticated
 from .app import create_app, openapi_metadata
+from .responses import describe_refusals
 
 
 def _no_services() -> NoReturn:  # the document is built without touching storage
@@ -23,7 +24,7 @@ def _no_auth(_event: Any) -> NoReturn:
 def openapi_document() -> dict:
     app = create_app(APIGatewayRestResolver(enable_validation=True), _no_services, _no_auth)
     schema = app.get_openapi_json_schema(**openapi_metadata())
-    return json.loads(schema)
+    return describe_refusals(json.loads(schema))
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any
 
-from aws_lambda_powertools.event_handler.api_gateway import Response, Router
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import Field
 
 from ...domain.errors import Forbidden, UpstreamUnavailable
@@ -111,8 +111,10 @@ class DreamStarted(Model):
     summary="Start the dreaming sweep now, asynchronously: the Step Functions workflow in AWS, a background "
     "thread locally (admin scope)",
     tags=["admin"],
+    status_code=202,
+    response_description="The sweep was started and runs on; `execution` identifies it",
 )
-def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
+def start_dream(body: DreamStartRequest) -> DreamStarted:
     ctx = current()
     ctx.allow(Scope.ADMIN, *body.namespaces)
     if not body.namespaces and not ctx.principal.allows_all:
@@ -124,11 +126,7 @@ def start_dream(body: DreamStartRequest) -> Response[DreamStarted]:
             "(in AWS, enable schedules.dreaming.on_demand in cdk.json)"
         )
     execution = launcher.start(ctx.principal.tenant, body.namespaces)
-    return Response(
-        status_code=202,
-        content_type="application/json",
-        body=DreamStarted(execution=execution, namespaces=body.namespaces),
-    )
+    return DreamStarted(execution=execution, namespaces=body.namespaces)
 
 
 def _service(ctx: RequestContext) -> DreamingService:

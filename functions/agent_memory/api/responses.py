@@ -1,0 +1,226 @@
+"""The refusals of the OpenAPI document: what each operation answers when it does not succeed.
+
+Powertools documents each operation's successes from its route (return type, `status_code=`, `responses=`) and
+adds a 422 in its own `HTTPValidationError` shape, which this API never sends: every refusal is the `ErrorBody`
+of api/app.py. `describe_refusals` replaces that 422 and adds, per operation, each refusal it can really answer,
+with what to do about it. Both `openapi.openapi_document()` (docs/openapi.json) and `/swagger` (`app._swagger`)
+call it; `_swagger` imports this module on request, so a Lambda cold start does not load it.
+
+Which refusals an operation gets follows from the document itself: a request body (400, 408, 413, 415),
+parameters (422), path parameters (404), the bearer requirement (401, 403), a method that writes (409), and a
+few operation-specific ones (404 of GET /v1/daily-log, 502 of chat turns). Not documented per operation: 405
+(a method the path does not have is another operation, which does not exist), the 404 of a path no route has,
+and API Gateway's 502/504 of a failed or overlong invocation (the one route that can run longer than API
+Gateway's 29 s, POST /v1/admin/dream, documents its 504). API Gateway's own answers (the gateway responses of
+infra/constructs/memory_api.py) use the same ErrorBody, with API Gateway's response type as `error` and
+`details.source` `api_gateway`: 429 only comes from there; 401, 413 and 500 come from either."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import ErrorBody
+
+SCHEMAS = "#/components/schemas/"
+JSON = "application/json"
+POWERTOOLS_SCHEMAS = ("HTTPValidationError", "ResponseValidationError", "ValidationError")
+"""Powertools' validation error shapes: dropped when nothing refers to them any more."""
+
+READ_ONLY_POSTS = frozenset({"POST /v1/recall"})
+"""POST operations that store nothing (so never 409)."""
+
+NOT_FOUND_BY_PARAMETER = {
+    "memory_id": "no memory with this id that the key can see (another tenant's, or in a namespace the key "
+    "may not use, is not found either)",
+    "session_id": "no session with this id that the key can see",
+    "kind": "`kind` is neither `memory` (MEMORY.md) nor `user` (USER.md)",
+    "group": "no open conflict group with this id (also when one of its memories is in a namespace the key "
+    "may not use)",
+}
+NOT_FOUND_BY_OPERATION = {
+    "GET /v1/daily-log": "no log for that `date` in the namespace",
+    "POST /v1/files/{kind}/entries/replace": "no entry contains `match`",
+    "POST /v1/files/{kind}/entries/remove": "no entry contains `match`",
+    "POST /v1/conflicts/{group}/resolve": "a `keep` id is not a memory the key can see",
+}
+CONFLICT_BY_OPERATION = {
+    "POST /v1/memories": "`conflict`: the `Idempotency-Key` was sent before with another body (use a new key "
+    "for a new request) or its first request is still running (retry shortly)",
+    "PATCH /v1/memories/{memory_id}": "`concurrent_modification`: `expected_version` is not the stored "
+    "version (read the memory again); `conflict`: a superseded or quarantined memory cannot be updated",
+    "POST /v1/memories/{memory_id}/correct": "`conflict`: the correction is identical to the current content, "
+    "or the memory is neither active nor pending (restore an archived or quarantined one first; a superseded "
+    "one has a successor to correct)",
+    "POST /v1/memories/{memory_id}/archive": "`conflict`: the memory is not active (already archived, or "
+    "superseded by a correction)",
+    "POST /v1/memories/{memory_id}/restore": "`conflict`: the memory is neither archived nor quarantined "
+    "(e.g. already active), or was superseded",
+    "POST /v1/conflicts/{group}/resolve": "`conflict`: the group was resolved meanwhile",
+    "POST /v1/files/{kind}/entries": "`cap_exceeded`: the file would exceed its character cap (`details` "
+    "has `used` and `limit`: remove or shorten entries first); `duplicate_entry`: the entry is already there",
+    "POST /v1/files/{kind}/entries/replace": "`ambiguous_match`: `match` is in more than one entry (use a "
+    "longer one); `cap_exceeded`: the new content would exceed the file's cap",
+    "POST /v1/files/{kind}/entries/remove": "`ambiguous_match`: `match` is in more than one entry (use a "
+    "longer one)",
+    "POST /v1/sessions": "`too_many_sessions`: the tenant has its maximum of open sessions (end some with "
+    "`POST /v1/sessions/{session_id}/end` or let them expire)",
+    "POST /v1/sessions/{session_id}/turns": "`session_closed`: the session ended or expired (start a new "
+    "one); `concurrent_modification`: another turn of this session ran at the same time (send turns one "
+    "after the other)",
+}
+MISSING_FEATURE_BY_OPERATION = {
+    "POST /v1/sessions": "sessions are not enabled in this runtime",
+    "GET /v1/sessions/{session_id}": "sessions are not enabled in this runtime",
+    "POST /v1/sessions/{session_id}/end": "sessions are not enabled in this runtime",
+    "POST /v1/sessions/{session_id}/turns": "no chat model is configured (the message says how to configure "
+    "one)",
+    "POST /v1/admin/dream": "dreaming is not configured on this deployment",
+    "POST /v1/admin/dream/start": "this deployment runs dreaming only synchronously (use `POST /v1/admin/dream`"
+    ", or enable schedules.dreaming.on_demand in cdk.json)",
+}
+
+GATEWAY_TOO = "Behind API Gateway, "
+
+
+def describe_refusals(document: dict[str, Any]) -> dict[str, Any]:
+    """Add `ErrorBody` to the components and each operation's refusals to its
+    responses, in place; Powertools' validation error schemas go when nothing refers to them."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas[ErrorBody.__name__] = ErrorBody.model_json_schema(mode="serialization")
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            responses.pop("422", None)  # Powertools' HTTPValidationError, never sent by this API
+            responses.pop(422, None)
+            for status, response in refusals(method.upper(), path, operation).items():
+                responses[str(status)] = response
+    text = repr(document["paths"])
+    for name in POWERTOOLS_SCHEMAS:  # referred to by the dropped 422s and by each other only
+        others = repr({key: value for key, value in schemas.items() if key not in POWERTOOLS_SCHEMAS})
+        if f"{SCHEMAS}{name}'" not in text + others:
+            schemas.pop(name, None)
+    return document
+
+
+def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The refusals of one operation, by status."""
+    label = f"{method} {path}"
+    parameters = operation.get("parameters") or []
+    path_parameters = [p["name"] for p in parameters if p.get("in") == "path"]
+    has_body = "requestBody" in operation
+    protected = operation.get("security") != [{}]
+    writes = method != "GET" and label not in READ_ONLY_POSTS
+    found: dict[int, dict[str, Any]] = {}
+
+    if has_body:
+        found[400] = _error(
+            "The body cannot be read: not UTF-8, not JSON, or nested too deeply (`malformed_json`; for a syntax "
+            "error `details.problems` gives the position), or a charset other than UTF-8 "
+            "(`unsupported_charset`). Send JSON encoded as UTF-8 with `Content-Type: application/json`."
+        )
+    if protected:
+        found[401] = _error(
+            "No API key, or one that is unknown or disabled (`unauthenticated`, with `WWW-Authenticate: "
+            "Bearer`). Send `Authorization: Bearer <api key>`; ask the operator for a new key if yours was "
+            f"disabled. {GATEWAY_TOO}the authorizer refuses first, with `error` `UNAUTHORIZED`."
+        )
+        found[403] = _error(
+            "The key may not do this (`forbidden`): it lacks the scope the operation needs (`read`, `write` "
+            "or `admin`), or a namespace of the request is outside the key's namespaces (a key limited to "
+            "some namespaces must name them). Use a key that has both, or ask the operator to widen this one."
+        )
+    reasons = [NOT_FOUND_BY_PARAMETER.get(name, f"nothing is found for `{name}`") for name in path_parameters]
+    if label in NOT_FOUND_BY_OPERATION:
+        reasons.append(NOT_FOUND_BY_OPERATION[label])
+    if reasons:
+        routes = (
+            " A path parameter containing `/` (ids never do) reaches no route: also 404."
+            if path_parameters
+            else ""
+        )
+        found[404] = _error(f"Not found (`not_found`): {'; or '.join(reasons)}.{routes}")
+    if has_body:
+        found[408] = _error(
+            "Local server only: the body did not arrive within the server's body timeout "
+            "(`request_timeout`); the connection is closed. Send the whole body promptly."
+        )
+    if writes:
+        specific = CONFLICT_BY_OPERATION.get(label)
+        found[409] = _error(
+            "The request conflicts with the current state; nothing was changed. "
+            + (f"{specific}. " if specific else "")
+            + "`concurrent_modification`: another request changed the same data first, retry; "
+            "`embedder_mismatch`: the tenant's vector index was built by another embedding model (an operator "
+            "must re-embed or configure the same model)."
+        )
+    if has_body:
+        found[413] = _error(
+            "Over a size limit (`too_large`; `details` names the limit): the body's bytes (local server: "
+            "`max_body_bytes`, 1 MiB by default), content or query characters, metadata bytes or batch "
+            f"items. Shorten or split the request. {GATEWAY_TOO}a body over 10 MB is refused by API Gateway "
+            "itself, with `error` `REQUEST_TOO_LARGE`."
+        )
+        found[415] = _error(
+            "The body is not JSON (`unsupported_media_type`; `details.media_type` is what was sent). Send it "
+            "with `Content-Type: application/json`."
+        )
+    if parameters or has_body:
+        unsafe = (
+            " `unsafe_content`: the safety scan refused the content (`details` names the rule): do not store "
+            "secrets or instructions aimed at the agent."
+            if has_body and writes
+            else ""
+        )
+        found[422] = _error(
+            "The request is well-formed but invalid; the same request will be refused again. "
+            "`invalid_request`: `details.problems` lists each field (`field`, `problem`). `validation_failed`: "
+            f"a rule of the service, explained in `message`.{unsafe}"
+        )
+    found[429] = {
+        "description": "API Gateway only (the local server does not throttle): the stage's or the key's usage "
+        "plan rate was exceeded (`THROTTLED`), or the key's daily quota is used up (`QUOTA_EXCEEDED`). Retry "
+        "with exponential backoff and jitter; a quota resets the next day (UTC), or ask the operator for a "
+        "larger one. Nothing was changed.",
+        "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
+    }
+    found[500] = _error(
+        "The service failed on this request (`internal_error`, logged with its traceback): retry later, and "
+        "report it if it persists. `misconfigured`: the deployment's configuration is missing or invalid; "
+        f"retrying will not help until an operator fixes it. {GATEWAY_TOO}a failing authorizer (e.g. the key "
+        "table cannot be read) answers 500 with `error` `AUTHORIZER_FAILURE`: retry later."
+    )
+    if label == "POST /v1/sessions/{session_id}/turns":
+        found[502] = _error(
+            "The chat model refused or failed the conversation (`upstream_failed`; `message` says why, e.g. "
+            "no access to the model). Retrying the same request will not help: change the request or the "
+            "model's configuration."
+        )
+    if label == "POST /v1/admin/dream":
+        found[504] = {
+            "description": "API Gateway only: the sweep ran longer than API Gateway's 29 s "
+            "(`INTEGRATION_TIMEOUT`) and may still complete. Use `POST /v1/admin/dream/start` (asynchronous) "
+            "for large namespaces; running the same day again reports `already_done` once it completed.",
+            "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
+        }
+    missing = MISSING_FEATURE_BY_OPERATION.get(label)
+    found[503] = _error(
+        "Unavailable for now; nothing was changed. "
+        + (
+            "`upstream_unavailable`: a dependency (database, embedding model, vector index, chat model) stayed "
+            "unavailable after retries: retry later with backoff"
+            + (f", or {missing}: that does not pass with retries" if missing else "")
+            + ". "
+            if protected
+            else ""
+        )
+        + "`overloaded` (local server): too many requests are running; retry after `Retry-After` seconds."
+    )
+    return dict(sorted(found.items()))
+
+
+def _error(description: str) -> dict[str, Any]:
+    """An ErrorBody answer (API Gateway's own answers have the same shape)."""
+    schema = {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}
+    return {"description": description, "content": {JSON: {"schema": schema}}}

@@ -327,6 +327,21 @@ class ApiConfig(_Model):
     authorization (the caller's IAM policy needs execute-api:Invoke on it)."""
 
 
+PROFILES = ("lean", "isolated")
+"""Deployment profiles (the `profile` key): how much of the service runs in the VPC.
+
+- `lean` (default): only the functions that mount S3 Files (API, chat, dreaming) are in the VPC; the
+  authorizer and the decay job, which touch no file, run outside it and reach AWS over Lambda's own network.
+  The interface endpoints the mounted functions need sit in ONE AZ (the first function subnet): every subnet
+  reaches them over the VPC's local route, but an outage of that AZ cuts the mounted functions off Bedrock,
+  S3 Vectors and STS until it recovers.
+- `isolated`: every function in the VPC, every interface endpoint in every AZ (no single-AZ dependency)."""
+
+INTERFACE_ENDPOINT_AZS: dict[str, int | None] = {"lean": 1, "isolated": None}
+"""AZs each interface endpoint is placed in, per profile (None: every AZ of the VPC, `network.max_azs`).
+docs/deploy.md prices this (tests/infra/test_infra_cost.py keeps the two in step)."""
+
+
 class NetworkConfig(_Model):
     max_azs: Annotated[int, Field(ge=1, le=3)] = 2
     nat_gateways: Annotated[int, Field(ge=0, le=3)] = 0
@@ -497,6 +512,9 @@ class DeploymentConfig(_Model):
     schedules: SchedulesConfig = SchedulesConfig()
     retention: RetentionConfig = RetentionConfig()
     api: ApiConfig = ApiConfig()
+    profile: Literal["lean", "isolated"] = "lean"
+    """`lean`: only the functions that mount S3 Files in the VPC, interface endpoints in one AZ; `isolated`:
+    every function in the VPC, endpoints in every AZ (see PROFILES)."""
     network: NetworkConfig = NetworkConfig()
     functions: FunctionsConfig = FunctionsConfig()
     memory_files: MemoryFilesConfig = MemoryFilesConfig()

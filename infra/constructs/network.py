@@ -44,7 +44,11 @@ class Network(Construct):
         *,
         config: NetworkConfig,
         flow_logs_bucket: s3.IBucket | None = None,
+        endpoint_azs: int | None = None,
     ) -> None:
+        """`endpoint_azs`: how many AZs (the first function subnets) get each interface endpoint; None: all.
+        One is enough for reachability (every subnet routes to the endpoint's ENI over the VPC's local route,
+        and private DNS resolves to it), at the price of depending on that AZ."""
         super().__init__(scope, construct_id)
         isolated = config.nat_gateways == 0
         function_subnet_type = (
@@ -92,12 +96,17 @@ class Network(Construct):
         )
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         self._allowed: set[str] = set()
+        endpoint_subnets = (
+            self.function_subnets
+            if endpoint_azs is None
+            else ec2.SubnetSelection(subnets=self.subnets[:endpoint_azs])
+        )
         for name in config.interface_endpoints:
             self.interface_endpoints[name] = self.vpc.add_interface_endpoint(
                 f"Endpoint-{name}",
                 service=_INTERFACE_SERVICES[name],
                 private_dns_enabled=True,
-                subnets=self.function_subnets,
+                subnets=endpoint_subnets,
                 security_groups=[self.endpoint_security_group],
                 open=False,
             )
@@ -123,7 +132,7 @@ class Network(Construct):
         The principal is `*` narrowed by `aws:PrincipalArn`: AWS documents that form for gateway endpoints
         (a role ARN as Principal would mean something else there) and it means the same for interface ones."""
         endpoint = self.endpoint(name)
-        if endpoint is None:
+        if endpoint is None or not roles:  # no endpoint, or no caller in the VPC (e.g. the lean profile)
             return
         endpoint.add_to_policy(
             iam.PolicyStatement(

@@ -49,7 +49,7 @@ def dead_letter_queue(scope: Construct, construct_id: str, retention_days: int, 
 
 class ServiceFunction(Construct):
     """A function of this service: Python 3.14 on arm64, the shared code asset and dependencies layer, in
-    the VPC's function subnets, Powertools environment, JSON logs into its own log group with retention,
+    the VPC's function subnets when given a VPC (else on Lambda's own network), Powertools environment, JSON logs into its own log group with retention,
     active tracing, its own role (which starts with nothing but logging, tracing and VPC networking) and,
     when `asynchronous`, an SQS dead-letter queue for events that still fail after Lambda's retries."""
 
@@ -62,8 +62,8 @@ class ServiceFunction(Construct):
         description: str,
         code: lambda_.Code,
         layer: lambda_.ILayerVersion,
-        vpc: ec2.IVpc,
-        subnets: ec2.SubnetSelection,
+        vpc: ec2.IVpc | None = None,
+        subnets: ec2.SubnetSelection | None = None,
         sizing: FunctionSizing,
         log_retention_days: int,
         environment: Mapping[str, str],
@@ -87,7 +87,13 @@ class ServiceFunction(Construct):
             "Role",
             description=f"Execution role of {construct_id}",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(_VPC_ACCESS_POLICY)],
+            # In the VPC: the AWS-managed minimum for the function's network interfaces. Outside: nothing
+            # beyond the log group and tracing grants.
+            managed_policies=(
+                [iam.ManagedPolicy.from_aws_managed_policy_name(_VPC_ACCESS_POLICY)]
+                if vpc is not None
+                else []
+            ),
         )
         self.log_group.grant_write(self.role)
 
@@ -123,16 +129,20 @@ class ServiceFunction(Construct):
             max_event_age=Duration.hours(6) if asynchronous else None,
         )
 
+        Validations.of(self.role).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.",
+            ),
+        )
+        if vpc is None:
+            return
         policy_arn = f"arn:<AWS::Partition>:iam::aws:policy/{_VPC_ACCESS_POLICY}"
         Validations.of(self.role).acknowledge(
             Acknowledgment(
                 id=f"AwsSolutions-IAM4[Policy::{policy_arn}]",
                 reason="AWS-maintained minimum for Lambda's VPC network interfaces; the EC2 ENI actions it "
                 "grants support no resource-level scoping.",
-            ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.",
             ),
         )
         # Egress stays open: DynamoDB is reached through a gateway endpoint whose prefix-list id an

@@ -25,7 +25,7 @@ from aws_cdk import aws_scheduler_targets as scheduler_targets
 from constructs import Construct
 
 from ..bundling import dependencies_layer_code, function_code
-from ..config import INFERENCE_PROFILE_PREFIXES, DeploymentConfig
+from ..config import INFERENCE_PROFILE_PREFIXES, INTERFACE_ENDPOINT_AZS, DeploymentConfig
 from ..constructs import (
     MEMORY_MOUNT_PATH,
     AccessLogs,
@@ -89,7 +89,11 @@ class MemoryStack(Stack):
                 update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
             )
         self.network = Network(
-            self, "Network", config=network_config, flow_logs_bucket=self.access_logs.bucket
+            self,
+            "Network",
+            config=network_config,
+            flow_logs_bucket=self.access_logs.bucket,
+            endpoint_azs=INTERFACE_ENDPOINT_AZS[config.profile],
         )
         self.tables = MemoryTables(self, "Tables", key=self.key, retain=retain)
         self.memory_files = MemoryFiles(
@@ -124,11 +128,14 @@ class MemoryStack(Stack):
             # The STS interface endpoint serves the regional name only; the global one has no route here.
             "AWS_STS_REGIONAL_ENDPOINTS": "regional",
         }
+        in_vpc: dict[str, Any] = {"vpc": self.network.vpc, "subnets": self.network.function_subnets}
+        # Functions that mount S3 Files must be in the VPC (NFS to the mount targets). The others run in it
+        # only with the `isolated` profile; with `lean` they reach AWS over Lambda's own network, so no
+        # interface endpoint is paid for on their account.
+        unmounted_network = in_vpc if config.profile == "isolated" else {"vpc": None, "subnets": None}
         function_options: dict[str, Any] = {
             "code": code,
             "layer": self.layer,
-            "vpc": self.network.vpc,
-            "subnets": self.network.function_subnets,
             "log_retention_days": config.retention.log_days,
             "retain_logs": retain,
         }
@@ -140,6 +147,7 @@ class MemoryStack(Stack):
             sizing=config.functions.api,
             environment={**common_environment, "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
             filesystem=self.memory_files.mount_for("api"),
+            **in_vpc,
             **function_options,
         )
         self.authorizer_function = ServiceFunction(
@@ -149,6 +157,7 @@ class MemoryStack(Stack):
             description="Bearer API key authorizer of the memory API",
             sizing=config.functions.authorizer,
             environment=common_environment,
+            **unmounted_network,
             **function_options,
         )
         self.decay_job_function = ServiceFunction(
@@ -157,15 +166,15 @@ class MemoryStack(Stack):
             handler=DECAY_JOB_HANDLER,
             description="Scheduled forgetting job: archives records whose strength decayed",
             sizing=config.functions.decay_job,
+            # No memory-file mount: archiving decayed records touches the table and the vector index only.
             environment={
                 **common_environment,
-                "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
                 # Fallback tenant list of the job when invoked by hand without "tenants" in the event.
                 "AGENT_MEMORY_TENANTS": ",".join(config.tenant_ids),
             },
-            filesystem=self.memory_files.mount_for("decay-job"),
             asynchronous=True,
             dead_letter_retention_days=config.retention.dead_letter_days,
+            **unmounted_network,
             **function_options,
         )
 
@@ -184,6 +193,7 @@ class MemoryStack(Stack):
                     "AGENT_MEMORY_CHAT": json.dumps({"model_id": config.chat_model_ids[0]}),
                 },
                 filesystem=self.memory_files.mount_for("chat"),
+                **in_vpc,
                 **function_options,
             )
 
@@ -215,13 +225,14 @@ class MemoryStack(Stack):
             },
             filesystem=self.memory_files.mount_for("dreaming"),
             dead_letter_retention_days=config.retention.dead_letter_days,
+            **in_vpc,
             **function_options,
         )
         self.dreaming_function = self.dreaming.function
         if config.schedules.dreaming.model_id:
             # The LLM extraction strategies of the Light phase call this model (Converse).
             self._grant_chat_models(
-                self.dreaming_function.role,
+                self.dreaming_function,
                 (config.schedules.dreaming.model_id,),
                 sid="DreamingExtraction",
                 count_tokens=False,
@@ -263,12 +274,12 @@ class MemoryStack(Stack):
         self.network.allow(
             "bedrock-runtime",
             sid="EmbeddingModel",
-            roles=[f.role for f in tenant_functions],
+            roles=self._vpc_roles(*tenant_functions),
             actions=["bedrock:InvokeModel"],
             resources=[embedding_model],
         )
         if self.chat_function is not None:
-            self._grant_chat_models(self.chat_function.role, config.chat_model_ids)
+            self._grant_chat_models(self.chat_function, config.chat_model_ids)
             self.tables.idempotency.grant(self.chat_function.role, *_IDEMPOTENCY_ACTIONS)
             self._grant_key_use(self.chat_function.role)
         self.guardrail: ContentGuardrail | None = None
@@ -391,14 +402,14 @@ class MemoryStack(Stack):
         network.allow(
             DYNAMODB,
             sid="IdempotencyRecords",
-            roles=[f.role for f in (self.api_function, self.chat_function) if f is not None],
+            roles=self._vpc_roles(self.api_function, self.chat_function),
             actions=_IDEMPOTENCY_ACTIONS,
             resources=[tables.idempotency.table_arn],
         )
         network.allow(
             DYNAMODB,
             sid="ApiKeyLookup",
-            roles=[self.authorizer_function.role],
+            roles=self._vpc_roles(self.authorizer_function),
             actions=["dynamodb:GetItem"],
             resources=[tables.api_keys.table_arn],
         )
@@ -412,7 +423,7 @@ class MemoryStack(Stack):
         network.allow(
             "sts",
             sid="TenantCredentials",
-            roles=[f.role for f in tenant_functions],
+            roles=self._vpc_roles(*tenant_functions),
             actions=["sts:AssumeRole", "sts:TagSession"],
             resources=[tenant_role.role_arn],
         )
@@ -420,7 +431,7 @@ class MemoryStack(Stack):
             network.allow(
                 "states",
                 sid="StartDreaming",
-                roles=[self.api_function.role],
+                roles=self._vpc_roles(self.api_function),
                 actions=["states:StartExecution"],
                 resources=[self.dreaming.state_machine.state_machine_arn],
             )
@@ -445,7 +456,7 @@ class MemoryStack(Stack):
         self.network.allow(
             "bedrock-runtime",
             sid="ContentGuardrail",
-            roles=[writer.role for writer in writers],
+            roles=self._vpc_roles(*writers),
             actions=["bedrock:ApplyGuardrail"],
             resources=[guardrail.guardrail_arn],
         )
@@ -461,12 +472,23 @@ class MemoryStack(Stack):
             arn_format=ArnFormat.SLASH_RESOURCE_NAME,
         )
 
+    def _vpc_roles(self, *functions: ServiceFunction | None) -> list[iam.IRole]:
+        """The roles of those `functions` that run in the VPC: only their calls go through its endpoints (the
+        others reach AWS over Lambda's own network, where no endpoint policy applies)."""
+        return [f.role for f in functions if f is not None and f.function.is_bound_to_vpc]
+
     def _grant_chat_models(
-        self, role: iam.IRole, model_ids: tuple[str, ...], *, sid: str = "Chat", count_tokens: bool = True
+        self,
+        function: ServiceFunction,
+        model_ids: tuple[str, ...],
+        *,
+        sid: str = "Chat",
+        count_tokens: bool = True,
     ) -> None:
         """Converse (bedrock:InvokeModel) on the configured models only. A cross-region inference profile
         (`us.`, `eu.`, `apac.`, `global.` prefix) is granted with the foundation model it routes to in every
         region the profile may pick; CountTokens (the token monitor) takes the foundation model."""
+        role = function.role
         profiles, foundation = [], []
         for model_id in model_ids:
             prefix, _, rest = model_id.partition(".")
@@ -490,7 +512,7 @@ class MemoryStack(Stack):
         self.network.allow(
             "bedrock-runtime",
             sid=f"{sid}Models",
-            roles=[role],
+            roles=self._vpc_roles(function),
             actions=["bedrock:InvokeModel"],
             resources=[*profiles, *foundation],
         )
@@ -503,7 +525,7 @@ class MemoryStack(Stack):
             self.network.allow(
                 "bedrock-runtime",
                 sid=f"{sid}TokenCounting",
-                roles=[role],
+                roles=self._vpc_roles(function),
                 actions=["bedrock:CountTokens"],
                 resources=foundation,
             )

@@ -61,6 +61,8 @@ def judge(calls: list[dict[str, Any]], resolved: ResolvedTemplate) -> tuple[list
     schemas = resolved.key_schemas()
     endpoints = resolved.endpoint_policies()
     vpc_functions = resolved.functions_in_vpc()
+    function_subnets = resolved.function_subnets()
+    reach = resolved.endpoint_reach()
     nat = resolved.has_nat()
     verdicts: dict[tuple[str, str, str, str], Verdict] = {}
     problems: list[str] = []
@@ -95,10 +97,22 @@ def judge(calls: list[dict[str, Any]], resolved: ResolvedTemplate) -> tuple[list
         endpoint = _endpoint_of(call)
         in_vpc = principal.get("function") in vpc_functions or principal.get("function") is None
         endpoint_statements = endpoints.get(endpoint) if in_vpc else None
+        # Reachability. Outside the VPC a function reaches AWS's public endpoints over Lambda's own network.
+        # In it (isolated subnets, no NAT) only through an endpoint, which must be reachable from every
+        # subnet the function runs in (a lean deployment has its interface endpoints in one AZ only).
         if in_vpc and endpoint_statements is None and not nat:
             problems.append(
                 f"NO ENDPOINT: {call['service']}:{call['operation']} at {principal['where']} in {call['test']}: "
                 f"the VPC has no {endpoint} endpoint and no NAT, so the function cannot reach the service"
+            )
+        unreachable = function_subnets.get(principal.get("function") or "", set()) - reach.get(
+            endpoint, set()
+        )
+        if in_vpc and endpoint_statements is not None and unreachable and not nat:
+            problems.append(
+                f"UNREACHABLE: {call['service']}:{call['operation']} at {principal['where']} in {call['test']}: "
+                f"the {endpoint} endpoint cannot be reached from subnets {sorted(unreachable)} of the "
+                f"{principal.get('function')} function (route table or security group)"
             )
         for need in needs:
             full = {**need.context, **context}

@@ -10,6 +10,7 @@ touch, so a call that needs it fails loudly).
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,58 @@ class ResolvedTemplate:
                 for key, name in HANDLER_FUNCTIONS.items():
                     if resource["Properties"].get("Handler") == name:
                         found.add(key)
+        return found
+
+    def function_subnets(self) -> dict[str, set[str]]:
+        """Handler key → logical ids of the subnets its function's network interfaces are in (VPC functions)."""
+        found: dict[str, set[str]] = {}
+        for resource in self.resources.values():
+            props = resource["Properties"] if resource["Type"] == "AWS::Lambda::Function" else {}
+            for key, name in HANDLER_FUNCTIONS.items():
+                if props.get("Handler") == name and "VpcConfig" in props:
+                    found[key] = {s["Ref"] for s in props["VpcConfig"]["SubnetIds"]}
+        return found
+
+    def endpoint_reach(self) -> dict[str, set[str]]:
+        """VPC endpoint service → logical ids of the subnets that can reach it: for a gateway endpoint, the
+        subnets whose route table it is attached to; for an interface endpoint (wherever its network
+        interfaces are, one AZ or all: the VPC's local route connects every subnet), the subnets of its VPC
+        whose whole CIDR its security groups admit on TCP 443."""
+        resources = self.resources
+        route_tables = {
+            r["Properties"]["SubnetId"]["Ref"]: r["Properties"]["RouteTableId"]["Ref"]
+            for r in resources.values()
+            if r["Type"] == "AWS::EC2::SubnetRouteTableAssociation"
+        }
+        subnets = {k: r["Properties"] for k, r in resources.items() if r["Type"] == "AWS::EC2::Subnet"}
+        found: dict[str, set[str]] = {}
+        for resource in resources.values():
+            if resource["Type"] != "AWS::EC2::VPCEndpoint":
+                continue
+            props = resource["Properties"]
+            service = str(self.resolve(props["ServiceName"])).rsplit(".", 1)[-1]
+            if props.get("VpcEndpointType") == "Gateway":
+                tables = {t["Ref"] for t in props.get("RouteTableIds", [])}
+                found[service] = {s for s, table in route_tables.items() if table in tables}
+                continue
+            rules = [
+                rule
+                for group in props.get("SecurityGroupIds", [])
+                for rule in resources[group["Fn::GetAtt"][0]]["Properties"].get("SecurityGroupIngress", [])
+                if rule.get("IpProtocol") in ("tcp", "-1")
+                and int(rule.get("FromPort", 0)) <= 443 <= int(rule.get("ToPort", 65535))
+                and isinstance(rule.get("CidrIp"), str)
+            ]
+            found[service] = {
+                logical
+                for logical, subnet in subnets.items()
+                if subnet["VpcId"] == props["VpcId"]
+                and isinstance(subnet.get("CidrBlock"), str)
+                and any(
+                    ipaddress.ip_network(subnet["CidrBlock"]).subnet_of(ipaddress.ip_network(rule["CidrIp"]))
+                    for rule in rules
+                )
+            }
         return found
 
     def has_nat(self) -> bool:

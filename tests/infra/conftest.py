@@ -7,17 +7,37 @@ import json
 from typing import Any
 
 import pytest
-from infra_support import ROOT, Synthesized, infra_test_context
+from infra_support import DEFAULT_PROFILE, ROOT, Synthesized, infra_test_context
+
+PROFILES = ("lean", "isolated")
+"""infra.config.PROFILES: tests that take `profile_synthesized` run for each."""
+
+_SYNTHESIZED: dict[str, Synthesized] = {}
 
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """The default profile's stack (cdk.json's `profile`)."""
+    return _synthesize(tmp_path_factory, DEFAULT_PROFILE)
+
+
+@pytest.fixture(scope="session", params=PROFILES)
+def profile_synthesized(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Synthesized:
+    """The stack of each profile, for the template-wide gates (the default one is synthesized only once)."""
+    return _synthesize(tmp_path_factory, request.param)
+
+
+def _synthesize(tmp_path_factory: pytest.TempPathFactory, profile: str) -> Synthesized:
+    if profile in _SYNTHESIZED:
+        return _SYNTHESIZED[profile]
     import aws_cdk as cdk
 
     from app import build_app
 
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = cdk.App(context=infra_test_context(), outdir=str(outdir))
+    outdir = tmp_path_factory.mktemp(f"cdk.out-{profile}")
+    app = cdk.App(context=infra_test_context(profile), outdir=str(outdir))
     build_app(app)  # attaches cdk-nag's AwsSolutions pack, exactly as `cdk synth` and `cdk deploy` do
     error: str | None = None
     try:
@@ -35,7 +55,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         for rule, reason in dict(entry.data).items()
     ]
     report_path = outdir / "validation-report.json"
-    return Synthesized(
+    _SYNTHESIZED[profile] = Synthesized(
+        profile=profile,
         stack_name=stack_name,
         template=json.loads((outdir / f"{stack_name}.template.json").read_text()),
         assembly_dir=outdir,
@@ -44,6 +65,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         manifest=json.loads((outdir / "manifest.json").read_text()),
         acknowledgments=acknowledgments,
     )
+    return _SYNTHESIZED[profile]
 
 
 @pytest.fixture(scope="session")

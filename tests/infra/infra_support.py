@@ -44,6 +44,7 @@ TEST_IAM_PRINCIPAL = {
 
 @dataclass(frozen=True)
 class Synthesized:
+    profile: str
     stack_name: str
     template: dict[str, Any]
     assembly_dir: Path
@@ -67,11 +68,18 @@ class Synthesized:
         return matches[0]
 
 
-def infra_test_context() -> dict[str, Any]:
+DEFAULT_PROFILE = "lean"
+"""The profile cdk.json ships (and `infra.config.DeploymentConfig.profile` defaults to)."""
+
+
+def infra_test_context(profile: str | None = None) -> dict[str, Any]:
+    """The test deployment; `profile` overrides cdk.json's (`lean` or `isolated`)."""
     from infra.config import CONTEXT_KEY, load_cdk_json_context
 
     context = copy.deepcopy(load_cdk_json_context(ROOT / "cdk.json"))
     deployment = context[CONTEXT_KEY]
+    if profile is not None:
+        deployment["profile"] = profile
     deployment["tenants"] = TEST_TENANTS
     deployment["embedding"] = {
         **deployment["embedding"],

@@ -181,14 +181,26 @@ def test_every_schedule_role_may_start_its_target_and_use_its_dead_letter_queue(
             assert evaluate(statements, Request("sqs:SendMessage", queue)).allowed, f"{role}: DLQ {queue}"
 
 
+MOUNTING = {"api", "chat", "dreaming"}
+"""Functions that mount S3 Files: in the VPC with every profile; the others only with `isolated`."""
+
+
 def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_calls(
-    resolved: ResolvedTemplate,
+    profile_synthesized: Synthesized,
 ) -> None:
-    """No NAT: each call leaves the VPC through the service's endpoint, whose policy must let it through —
-    and must not let the authorizer (which has no business with tenant credentials) assume the tenant role."""
+    """No NAT: each call from a function in the VPC leaves through the service's endpoint, reachable from every
+    subnet the function runs in, whose policy must let it through — and must not let the authorizer (which has
+    no business with tenant credentials) assume the tenant role. Functions outside the VPC (`lean`: the
+    authorizer and the decay job) reach AWS over Lambda's own network, and no endpoint policy names them."""
+    resolved = resolve_template(profile_synthesized.template, REGION, BINDING)
     assert not resolved.has_nat()
-    assert resolved.functions_in_vpc() == set(resolved.function_roles())
+    in_vpc = resolved.functions_in_vpc()
+    assert in_vpc == (MOUNTING if profile_synthesized.profile == "lean" else set(resolved.function_roles()))
     endpoints = resolved.endpoint_policies()
+    reach = resolved.endpoint_reach()
+    for function, subnets in resolved.function_subnets().items():
+        for endpoint in endpoints:
+            assert subnets <= reach[endpoint], (function, endpoint)
     tenant_role_arn = resolved.get_att(resolved.tenant_role(), "Arn")
     sts = endpoints["sts"]
     for function, role in resolved.function_roles().items():
@@ -197,7 +209,8 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
             tenant_role_arn,
             {"aws:principalarn": [resolved.get_att(role, "Arn")], "aws:requesttag/tenant": ["acme"]},
         )
-        assert evaluate(sts, request, resource_policy=True).allowed is (function != "authorizer"), function
+        expected = function != "authorizer" and function in in_vpc
+        assert evaluate(sts, request, resource_policy=True).allowed is expected, function
     index = f"{BUCKET}/index/mem-acme"
     tenant = {"aws:principalarn": [tenant_role_arn]}
     assert evaluate(
@@ -208,6 +221,33 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
     assert not evaluate(
         endpoints["s3vectors"], Request("s3vectors:QueryVectors", index, as_api), resource_policy=True
     ).allowed, "a function's own role never reaches tenant vectors, even through the endpoint"
+
+
+def test_the_contract_reports_an_endpoint_a_function_cannot_reach(synthesized: Synthesized) -> None:
+    """The reachability half of tests/iam/contract.py: an endpoint whose security group does not admit the
+    functions' subnets is reported, even though its policy would allow the call."""
+    import copy
+
+    from tests.iam.contract import judge
+
+    template = copy.deepcopy(synthesized.template)
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::EC2::SecurityGroup" and "Interface VPC endpoints" in str(
+            resource["Properties"]["GroupDescription"]
+        ):
+            resource["Properties"]["SecurityGroupIngress"] = []
+    call = {
+        "service": "sts",
+        "operation": "AssumeRole",
+        "params": {"RoleArn": "x", "RoleSessionName": "s", "Tags": [{"Key": "tenant", "Value": "acme"}]},
+        "region": REGION,
+        "principal": {"kind": "function", "function": "api", "where": "here"},
+        "test": "t",
+    }
+    _, problems = judge([call], resolve_template(template, REGION, BINDING))
+    assert any(p.startswith("UNREACHABLE: sts:AssumeRole") for p in problems), problems
+    _, problems = judge([call], resolve_template(synthesized.template, REGION, BINDING))
+    assert not any(p.startswith("UNREACHABLE") for p in problems), problems
 
 
 # What Amazon S3 Files does with the file system's role (the S3 Files prerequisites, "IAM role for accessing

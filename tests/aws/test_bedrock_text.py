@@ -87,3 +87,17 @@ def test_given_the_llm_extractor_on_bedrock_then_each_strategy_is_one_converse_c
     assert [(e.text, e.ref) for e in result.extracts] == [
         ("The user prefers tabs over spaces.", "memory/2026-11-30.md#L1-L1")
     ]
+
+
+def test_given_a_judge_prompt_when_completed_with_usage_then_converse_token_usage_is_returned(bedrock):
+    model = BedrockTextModel(bedrock, MODEL)
+    with Stubber(bedrock) as stubber:
+        stubber.add_response(
+            "converse",
+            converse_response('{"action": "ADD", "id": null, "reason": "new"}'),
+            converse_request("sys", "judge", max_tokens=200),
+        )
+        completion = model.complete_with_usage(system="sys", prompt="judge", max_tokens=200)
+
+    assert completion.text.startswith('{"action": "ADD"')
+    assert (completion.input_tokens, completion.output_tokens) == (120, 30)

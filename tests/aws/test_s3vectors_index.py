@@ -129,7 +129,10 @@ def test_given_keyword_query_then_tokenized_text_against_text_key_with_scores(
     )
 
     (params,) = calls.params("QueryVectors")
-    assert params["queryTexts"] == [{"text": "webhooks payment service retry", "metadataKey": "text"}]
+    # stemmed terms first, then the words as written where they differ (domain.text.index_query_terms)
+    assert params["queryTexts"] == [
+        {"text": "webhook payment servic retry webhooks service", "metadataKey": "text"}
+    ]
     assert "queryVector" not in params and params["returnScores"] is True
     assert [h.record_id for h in hits] == ["r1"] and hits[0].score > 0
     stored = s3vectors.get_vectors(
@@ -140,7 +143,7 @@ def test_given_keyword_query_then_tokenized_text_against_text_key_with_scores(
         "type": "project_state",
         "status": "active",
         "embedder": IDENTITY.key,
-        "text": "payment service retries webhooks",
+        "text": "payment servic retri webhook",  # stemmed (domain.text.index_terms)
     }
 
 

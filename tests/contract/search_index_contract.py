@@ -209,7 +209,8 @@ class SearchIndexContract:
             TENANT_A, "webhooks retries backoff", k=5, where=everywhere()
         )
 
-        assert ids(hits) == ["both"]
+        # Terms are stemmed on both sides (domain.text.index_terms): "webhook" matches "Webhooks".
+        assert ids(hits) == ["both", "one"]
         assert ids(hits_plural) == ["both", "one"]
         assert hits_plural[0].score > hits_plural[1].score > 0
 

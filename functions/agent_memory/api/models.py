@@ -87,6 +87,12 @@ class RememberRequest(Strict):
     )
     metadata: Metadata = Field(default_factory=dict, description=METADATA_DESCRIPTION)
     source: SourceIn | None = None
+    context: Annotated[str, Field(max_length=2000)] | None = Field(
+        default=None,
+        description="Text indexed with the memory for keyword search only, e.g. the conversation turns around "
+        "it (never part of the content, the embedding or the duplicate checks). Omitted in a batch: the "
+        "neighbouring items of the batch with the same namespace and metadata session/session_id/session_date",
+    )
     valid_from: ZonedDatetime | None = Field(
         None, description="When the fact became true in the world (default: now). " + TIME_ZONE_RULE
     )
@@ -265,6 +271,10 @@ class DecayResponse(Model):
 
 
 class ErrorBody(Model):
-    error: str
-    message: str
-    details: dict = Field(default_factory=dict)
+    """Every refusal of the API, from either runtime."""
+
+    error: str = Field(description="A stable code to branch on, e.g. `invalid_request`, `not_found`")
+    message: str = Field(description="What went wrong and what to do about it, for a person")
+    details: dict = Field(
+        default_factory=dict, description="Specifics of the code, e.g. the fields and their problems, a limit"
+    )

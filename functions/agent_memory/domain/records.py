@@ -184,6 +184,10 @@ def sortable_id(prefix: str) -> str:
     return f"{prefix}_{time.time_ns():020d}{uuid.uuid4().hex[:12]}"
 
 
+MAX_CONTEXT_CHARS = 2000
+"""Longest `MemoryRecord.context` kept (longer context is cut at a word)."""
+
+
 class MemoryRecord(Model):
     """One memory. Bi-temporal: valid_* is when it was true in the world, recorded_at/expired_at is when the
     service held it as current. Nothing is deleted: superseded and archived records keep their history."""
@@ -195,6 +199,9 @@ class MemoryRecord(Model):
     namespace: NamespacePath
     type: MemoryType
     content: str
+    context: Annotated[str, Field(max_length=MAX_CONTEXT_CHARS)] = ""
+    """Text the caller sent with the memory (e.g. the neighbouring turns of a conversation), indexed with it
+    for keyword search only: never part of the content, its hash, its embedding or the write discipline."""
     score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     half_life_hours: Annotated[float, Field(gt=0)] = 168.0
     created_at: UtcDatetime

@@ -8,6 +8,7 @@ usual dictionary-free way to make BM25 work on them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -65,6 +66,54 @@ def tokenize(text: str) -> list[str]:
         if word not in STOPWORDS:
             tokens.append(word)
     return tokens
+
+
+# Irregular English verb forms the suffix rules cannot reach ("went" and "go" are one keyword term).
+_IRREGULAR = {
+    "went": "go", "gone": "go", "goes": "go", "ran": "run", "drank": "drink", "drunk": "drink", "ate": "eat",
+    "eaten": "eat", "chose": "choose", "chosen": "choose", "wrote": "write", "written": "write",
+    "bought": "buy", "thought": "think", "made": "make", "took": "take", "taken": "take", "gave": "give",
+    "given": "give", "left": "leave", "spent": "spend", "saw": "see", "seen": "see", "met": "meet",
+    "felt": "feel", "found": "find", "got": "get", "gotten": "get", "told": "tell", "said": "say",
+    "began": "begin", "begun": "begin", "brought": "bring", "taught": "teach", "won": "win", "lost": "lose",
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light English stemmer for keyword search: "painted/painting/paints" -> "paint", "stopped" -> "stop",
+    "adopted" -> "adopt", a few irregular verbs; other words (digits, CJK bigrams, short words) unchanged.
+    Deliberately conservative (no derivational suffixes) so that unrelated words rarely collide."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3 or not word.isalpha() or not word.isascii():
+        return word
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                break
+            word = word[: -len(suffix)]
+            if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in "lsaeiou":
+                word = word[:-1]  # stopped -> stopp -> stop
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def index_terms(text: str) -> list[str]:
+    """The keyword-index terms of a document: `tokenize`, each word stemmed (both runtimes' search indexes
+    store these, and `index_query_terms` matches them)."""
+    return [stem(token) for token in tokenize(text)]
+
+
+def index_query_terms(text: str) -> list[str]:
+    """A keyword query's distinct terms: each word's stem, then its unstemmed form when it differs, so
+    documents indexed before stemming (until `reindex`) still match on the words as written."""
+    terms: dict[str, None] = {}
+    for token in tokenize(text):
+        terms[stem(token)] = None
+    for token in tokenize(text):
+        terms.setdefault(token, None)
+    return list(terms)
 
 
 def query_terms(text: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""`TextModel` on Bedrock Runtime Converse: the chat model behind dreaming's LLM extraction strategies.
+"""`TextModel` on Bedrock Runtime Converse: the chat model behind dreaming's LLM extraction strategies and the
+optional write judge (`JudgeModel`: `complete_with_usage` also returns Converse's token usage).
 
 Request: `converse(modelId, system=[{"text": ...}], messages=[{"role": "user", "content": [{"text": ...}]}],
 inferenceConfig={"maxTokens", "temperature": 0})`; the answer is the text blocks of `output.message.content`.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...domain.errors import UpstreamUnavailable
+from ...domain.memory.write_judge import Completion
 from .bedrock import Backoff
 
 
@@ -23,6 +25,11 @@ class BedrockTextModel:
         self._backoff = backoff or Backoff(max_attempts=4)
 
     def complete(self, *, system: str, prompt: str, max_tokens: int = 2000) -> str:
+        return self.complete_with_usage(system=system, prompt=prompt, max_tokens=max_tokens).text
+
+    def complete_with_usage(self, *, system: str, prompt: str, max_tokens: int = 2000) -> Completion:
+        """The answer and Converse's `usage` (input and output tokens), for the write judge's cost figures."""
+
         def call() -> dict[str, Any]:
             response: dict[str, Any] = self._client.converse(
                 modelId=self._model_id,
@@ -40,4 +47,9 @@ class BedrockTextModel:
                 f"{self._model_id} returned no text (stopReason {response.get('stopReason')!r})",
                 model_id=self._model_id,
             )
-        return text
+        usage = response.get("usage") or {}
+        return Completion(
+            text=text,
+            input_tokens=int(usage.get("inputTokens") or 0),
+            output_tokens=int(usage.get("outputTokens") or 0),
+        )

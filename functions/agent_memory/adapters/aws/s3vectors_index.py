@@ -6,8 +6,8 @@ hybrid recall.
 - Keyword half: S3 Vectors' own full-text search. The index is created with `text` as a non-filterable,
   full-text searchable key (`textSearchConfigurations`, needs index mode ENHANCED, the default for vector
   buckets created since 30 Sep 2026) and `QueryVectors` with `queryTexts` ranks by BM25. So no lexical
-  companion index (`kw-<tenant>`) is needed. `text` holds the record's terms as `domain.text.tokenize`
-  produces them, joined by spaces, and queries go through the same function: the AWS and the local runtime
+  companion index (`kw-<tenant>`) is needed. `text` holds the record's terms as `domain.text.index_terms`
+  produces them (stemmed), joined by spaces, and queries go through the same function: the AWS and the local runtime
   agree on what a term is (stopwords, CJK bigrams, snake_case splitting), whatever analyzer the service runs.
 - Filterable metadata per vector: `namespace`, `type`, `status`, `embedder` (the identity key). Content is
   never filterable metadata.
@@ -48,7 +48,7 @@ from botocore.exceptions import ClientError
 from ...domain.errors import Conflict, EmbedderMismatch, NotFound, TooLarge, ValidationFailed
 from ...domain.ports import Hit, IndexEntry, IndexFilter, Vector
 from ...domain.records import EmbedderIdentity, Status, is_valid_tenant
-from ...domain.text import tokenize
+from ...domain.text import index_query_terms, index_terms
 from ._errors import error_code, upstream_errors
 
 logger = logging.getLogger(__name__)
@@ -383,7 +383,7 @@ class S3VectorsIndex:
                 record_id=entry.record_id,
             )
         overhead = _json_bytes({**filterable, TEXT_KEY: ""})
-        terms = " ".join(tokenize(entry.text))
+        terms = " ".join(index_terms(entry.text))
         # JSON escaping can add bytes (quotes, backslashes), so shrink until the whole object fits.
         budget = MAX_TOTAL_METADATA_BYTES - overhead
         text = _cut_terms(terms, budget)
@@ -501,7 +501,7 @@ class S3VectorsIndex:
         return [Hit(record_id=r["key"], score=1.0 - float(r["distance"])) for r in results]
 
     def query_keyword(self, tenant: str, text: str, *, k: int, where: IndexFilter) -> list[Hit]:
-        terms = tokenize(text)
+        terms = index_query_terms(text)
         if not terms or k < 1:
             return []
         state = self._load_state(tenant)

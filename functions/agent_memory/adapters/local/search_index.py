@@ -29,7 +29,7 @@ import numpy as np
 from ...domain.errors import EmbedderMismatch, ValidationFailed
 from ...domain.ports import Hit, IndexEntry, IndexFilter, Vector
 from ...domain.records import EmbedderIdentity, Status, is_valid_namespace, is_valid_tenant
-from ...domain.text import query_terms, tokenize
+from ...domain.text import index_query_terms, index_terms
 from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, placeholders, versioned_schema
 
 SCHEMA_VERSION = 1
@@ -369,7 +369,7 @@ class LocalSearchIndex:
                 f"invalid namespace {entry.namespace!r}: use a path like /projects/billing"
             )
         vector = _unit_vector(entry.vector, identity)
-        return entry, vector.astype(_FLOAT32).tobytes(), " ".join(tokenize(entry.text))
+        return entry, vector.astype(_FLOAT32).tobytes(), " ".join(index_terms(entry.text))
 
     def set_status(self, tenant: str, record_ids: Sequence[str], status: Status) -> None:
         _check_tenant(tenant)
@@ -477,7 +477,7 @@ class LocalSearchIndex:
     def query_keyword(self, tenant: str, text: str, *, k: int, where: IndexFilter) -> list[Hit]:
         _check_tenant(tenant)
         _check_k(k)
-        terms = query_terms(text)[:MAX_QUERY_TERMS]
+        terms = index_query_terms(text)[:MAX_QUERY_TERMS]
         if not terms:
             return []
         conn = self._db.connection()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
@@ -35,9 +35,29 @@ from ..models import (
     UpdateRequest,
 )
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
 router = Router()
 
 _CREATED = {Decision.ADDED, Decision.SUPERSEDED, Decision.PENDING, Decision.QUARANTINED}
+_REMEMBERED: dict[
+    int, OpenAPIResponse
+] = {  # the document's two successes of POST /v1/memories; the route decides which (remember)
+    201: {
+        "description": "A new memory was stored (`decision` "
+        + ", ".join(f"`{d.value}`" for d in Decision if d in _CREATED)
+        + "); `memory` is it",
+        "content": {"application/json": {"model": RememberResponse}},
+    },
+    200: {
+        "description": "No new memory (`decision` "
+        + ", ".join(f"`{d.value}`" for d in Decision if d not in _CREATED)
+        + "): merged into or reactivated an existing memory (`memory`), or rejected by the write discipline "
+        "(`reason` and `rule` say why)",
+        "content": {"application/json": {"model": RememberResponse}},
+    },
+}
 
 
 def _to_input(body: RememberRequest, ctx: RequestContext) -> RememberInput:
@@ -54,6 +74,7 @@ def _to_input(body: RememberRequest, ctx: RequestContext) -> RememberInput:
         if source
         else Source(actor=ctx.principal.actor),
         valid_from=body.valid_from,
+        context=body.context,
     )
 
 
@@ -80,6 +101,7 @@ def _visible(ctx: RequestContext, memory_id: str) -> MemoryRecord:
     "/memories",
     summary="Remember one memory (write discipline applies). Send `Idempotency-Key` to make retries safe.",
     tags=["memories"],
+    responses=_REMEMBERED,
 )
 def remember(body: RememberRequest) -> Response[RememberResponse]:
     ctx = current()

@@ -43,7 +43,8 @@ from ..records import (
 )
 from ..text import cosine, query_terms
 from . import classify as classifier
-from . import contradiction, limits, transitions
+from . import contradiction, limits, transitions, write_judge
+from .context import batch_context, cut_context
 from .policy import MemoryPolicy
 from .recall import ScoredRecord, reciprocal_rank_fusion, score_fusion, select_top
 from .strength import is_decayed, strength
@@ -76,6 +77,9 @@ class RememberInput:
     metadata: Metadata = field(default_factory=dict)
     source: Source = field(default_factory=Source)
     valid_from: datetime | None = None
+    context: str | None = None
+    """Indexed with the memory for keyword search (`MemoryRecord.context`). None in a batch: the neighbouring
+    items of the batch in the same namespace and session (see `batch_context`)."""
 
     def __post_init__(self) -> None:
         # A leading byte-order mark (an editor's encoding marker) is never part of a memory.
@@ -136,6 +140,7 @@ class MemoryService:
         clock: Clock,
         policy: MemoryPolicy | None = None,
         scan: ScanFn = safety.scan,
+        judge: write_judge.JudgeModel | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -143,6 +148,7 @@ class MemoryService:
         self._clock = clock
         self.policy = policy or MemoryPolicy()
         self._scan = scan
+        self._judge = write_judge.required(self.policy.write_judge_tenants, judge)
         self._ready_tenants: set[str] = set()
         self.thresholds = self.policy.similarity_thresholds(embedder.identity.name)
 
@@ -190,6 +196,7 @@ class MemoryService:
                 )
                 continue
             accepted.append((position, item, finding))
+        accepted = batch_context(accepted)
         vectors = (
             self._embedder.embed_documents([item.content for _, item, _ in accepted]) if accepted else []
         )
@@ -242,6 +249,11 @@ class MemoryService:
         # Episodes are events that happened (e.g. imported dialogue turns): two of them never contradict or
         # merge by similarity; only an exact repeat is folded into the existing one.
         neighbours = [] if record.type is MemoryType.EPISODE else self._neighbours(tenant, item, vector)
+        active = [n for n, _ in neighbours if n.status is Status.ACTIVE]
+        if active and self._judge is not None and self.policy.judges(tenant):
+            verdict = write_judge.judge(self._judge, item.content, active, self.policy.write_judge_max_tokens)
+            if isinstance(verdict, write_judge.Verdict):
+                return write_judge.apply(self, record, vector, item, verdict, actor, now)
         for neighbour, similarity in neighbours:
             assessment = contradiction.assess(item.content, neighbour.content)
             if assessment.kind == "supersedes" and neighbour.status in (Status.ACTIVE, Status.PENDING):
@@ -283,6 +295,7 @@ class MemoryService:
             valid_from=item.valid_from or now,
             recorded_at=now,
             content_hash=content_hash(item.content),
+            context=cut_context(item.context or ""),
             embedding_model=self._embedder.identity.key,
             metadata=dict(item.metadata),
         )
@@ -949,7 +962,7 @@ class MemoryService:
             namespace=record.namespace,
             type=record.type,
             status=record.status,
-            text=record.content,
+            text=f"{record.content}\n{record.context}" if record.context else record.content,
             vector=list(vector),
         )
 

@@ -1,0 +1,76 @@
+"""Issue 15, recall quality: keyword terms are stemmed on both sides, and a memory is indexed with the context
+its caller sent (explicitly, or its neighbours in a remember batch of the same namespace and session)."""
+
+from __future__ import annotations
+
+from agent_memory.adapters.clock import SystemClock
+from agent_memory.adapters.local.embedders import HashingEmbedder
+from agent_memory.adapters.local.search_index import LocalSearchIndex
+from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
+from agent_memory.domain.records import MemoryType
+from agent_memory.domain.text import index_query_terms, index_terms, stem
+
+NS = "/chat/one"
+
+
+def service(tmp_path) -> MemoryService:
+    return MemoryService(
+        store=SqliteRecordStore(tmp_path / "memory.db"),
+        index=LocalSearchIndex(tmp_path / "index"),
+        embedder=HashingEmbedder(),
+        clock=SystemClock(),
+    )
+
+
+def turn(text: str, session: str = "s1", **kwargs) -> RememberInput:
+    return RememberInput(
+        content=text, namespace=NS, type=MemoryType.EPISODE, metadata={"session_date": session}, **kwargs
+    )
+
+
+def test_inflections_share_a_stem_and_queries_also_keep_the_words_as_written():
+    assert {stem(w) for w in ("painted", "painting", "paints", "paint")} == {"paint"}
+    assert stem("stopped") == stem("stop") and stem("went") == stem("go")
+    assert stem("class") == "class" and stem("bus") == "bus" and stem("2023") == "2023"
+    assert index_terms("She painted lakes") == ["paint", "lak"]  # a final e goes too: "lake" -> "lak"
+    assert index_query_terms("painted lakes") == ["paint", "lak", "painted", "lakes"]
+
+
+def test_batch_neighbours_of_one_session_become_context_and_an_explicit_context_is_kept(tmp_path):
+    memory = service(tmp_path)
+    results = memory.remember_batch(
+        "acme",
+        [
+            turn("Caroline: What did you paint last weekend?"),
+            turn("Melanie: A sunrise over the lake, it took me hours!"),
+            turn("Caroline: Wow, it sounds lovely."),
+            turn("Melanie: Next week I start pottery classes.", session="s2"),
+            turn("Caroline: Good luck!", session="s2", context="explicit"),
+        ],
+        actor="test",
+    )
+    contexts = [r.record.context for r in results if r.record]
+    assert contexts[1] == "Caroline: What did you paint last weekend? Caroline: Wow, it sounds lovely."
+    assert "pottery" not in contexts[2]  # another session
+    assert contexts[4] == "explicit"
+
+
+def test_a_turn_is_found_by_the_words_of_the_exchange_around_it(tmp_path):
+    memory = service(tmp_path)
+    results = memory.remember_batch(
+        "acme",
+        [
+            turn("Caroline: What did you paint last weekend?"),
+            turn("Melanie: A sunrise over the lake, it took me hours!"),
+            turn("Caroline: Something else entirely about cars."),
+        ],
+        actor="test",
+    )
+    answer = results[1].record
+    assert answer is not None
+    found = memory.recall(
+        "acme", RecallInput(query="What was painted?", namespaces=(NS,), k=3, mode="keyword")
+    ).results
+    assert answer.id in [item.record.id for item in found]
+    assert answer.content == "Melanie: A sunrise over the lake, it took me hours!"  # context is not content

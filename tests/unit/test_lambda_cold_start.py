@@ -35,12 +35,12 @@ NEVER_AT_IMPORT = [
 PROBE = """
 import json, sys
 import agent_memory.handlers.{handler}
-from agent_memory.domain import safety
+from agent_memory.domain import safety, text
 from agent_memory.domain.memory import classify, contradiction
 from agent_memory.domain.patterns import LazyPattern
 compiled = [
     f"{{module.__name__}}.{{name}}"
-    for module in (classify, contradiction, safety)
+    for module in (classify, contradiction, safety, text)
     for name, value in vars(module).items()
     if isinstance(value, LazyPattern) and value._compiled is not None
 ]

@@ -15,10 +15,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..api.app import create_app
-from ..api.auth import IAM_PREFIX, aws_authenticator
-from ..settings.service import iam_principals
-from ._runtime import LazyServices, powertools
+from . import initialization
+
+with initialization():  # the service's own modules: see initialization()
+    from ..api.app import create_app
+    from ..api.auth import IAM_PREFIX, aws_authenticator
+    from ..settings.service import iam_principals
+    from ._runtime import LazyServices, powertools
 
 logger, tracer, metrics = powertools()
 

@@ -25,10 +25,13 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..adapters.aws.api_keys import DynamoApiKeyStore, build_api_key_store, hash_api_key
-from ..domain.errors import Misconfigured
-from ..settings.handlers import get_handler_settings
-from ._runtime import Lazy
+from . import initialization
+
+with initialization():  # the service's own modules: see initialization()
+    from ..adapters.aws.api_keys import DynamoApiKeyStore, build_api_key_store, hash_api_key
+    from ..domain.errors import Misconfigured
+    from ..settings.handlers import get_handler_settings
+    from ._runtime import Lazy
 
 logger = Logger()
 

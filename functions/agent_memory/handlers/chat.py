@@ -26,11 +26,14 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..api.app import create_app
-from ..api.auth import IAM_PREFIX, aws_authenticator
-from ..api.context import Services
-from ..settings.service import iam_principals
-from ._runtime import Lazy, LazyServices, build_aws_services, powertools
+from . import initialization
+
+with initialization():  # the service's own modules: see initialization()
+    from ..api.app import create_app
+    from ..api.auth import IAM_PREFIX, aws_authenticator
+    from ..api.context import Services
+    from ..settings.service import iam_principals
+    from ._runtime import Lazy, LazyServices, build_aws_services, powertools
 
 if TYPE_CHECKING:  # the session services load with the first request (wiring), not with the handler
     from ..domain.sessions.chat import TurnResult

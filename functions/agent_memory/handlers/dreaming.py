@@ -32,13 +32,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..domain.dreaming.ledger import SweepHandle
-from ..domain.dreaming.sweep import DreamingService
-from ..domain.errors import DomainError, Misconfigured, ValidationFailed
-from ..domain.records import is_valid_namespace, is_valid_tenant
-from ..settings.dreaming import DreamingSettings, get_dreaming_settings
-from ..settings.handlers import get_handler_settings
-from ._runtime import Lazy, build_aws_services, powertools, tenants_of
+from . import initialization
+
+with initialization():  # the service's own modules: see initialization()
+    from ..domain.dreaming.ledger import SweepHandle
+    from ..domain.dreaming.sweep import DreamingService
+    from ..domain.errors import DomainError, Misconfigured, ValidationFailed
+    from ..domain.records import is_valid_namespace, is_valid_tenant
+    from ..settings.dreaming import DreamingSettings, get_dreaming_settings
+    from ..settings.handlers import get_handler_settings
+    from ._runtime import Lazy, build_aws_services, powertools, tenants_of
 
 logger, tracer, metrics = powertools("dreaming")
 

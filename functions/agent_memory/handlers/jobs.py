@@ -8,8 +8,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..settings.handlers import get_handler_settings
-from ._runtime import LazyServices, powertools, tenants_of
+from . import initialization
+
+with initialization():  # the service's own modules: see initialization()
+    from ..settings.handlers import get_handler_settings
+    from ._runtime import LazyServices, powertools, tenants_of
 
 logger, tracer, metrics = powertools()
 services = LazyServices()

@@ -20,7 +20,6 @@ expected one shows as "no" in the table; tests/behaviour/test_hardening_table.py
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import io
 import json
@@ -251,17 +250,9 @@ def send(
             response = client.request(method, path, content=body, headers=headers, params=params or None)
         return Answer(response.status_code, response.text)
     from agent_memory.handlers.api import handler
-    from tests.behaviour.conftest import LambdaClient, LambdaContext
+    from tests.behaviour.conftest import LambdaContext, raw_lambda_event
 
-    event = LambdaClient(who)._event(method, path, None, params, None)
-    event["headers"] = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"} | headers
-    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
-    if body is not None:
-        try:
-            event["body"] = body.decode("utf-8")
-        except UnicodeDecodeError:
-            event["body"] = base64.b64encode(body).decode("ascii")
-            event["isBase64Encoded"] = True
+    event = raw_lambda_event(who, method, path, body, headers, params)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the handler's EMF metrics lines are not the table
             result = handler(event, LambdaContext())

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from tests.iam import plugin as iam_plugin  # noqa: E402
+
+# Property tests search the same examples on every run ("ci", the default), so a red run reproduces and a
+# green one is not luck; HYPOTHESIS_PROFILE=explore searches anew each run (and a failure it finds becomes an
+# @example). The fuzz suite fixes its own seed.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 class FixedClock:

@@ -9,6 +9,7 @@ Both use the deterministic hashing embedder, so any difference in a decision is 
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import uuid
@@ -156,6 +157,28 @@ class LambdaClient:
 
     def patch(self, path: str, *, json: Any = None, headers: dict | None = None) -> LambdaResponse:
         return self.request("PATCH", path, json=json, headers=headers)
+
+
+def raw_lambda_event(
+    who: str | None,
+    method: str,
+    path: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    params: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An API Gateway proxy event carrying raw body bytes and exactly `headers` (as Content-Type): a body that
+    is not UTF-8 text arrives base64-encoded, as API Gateway's binary pass-through sends it."""
+    event = LambdaClient(who)._event(method, path, None, params, None)
+    event["headers"] = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"} | headers
+    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+    if body is not None:
+        try:
+            event["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"] = base64.b64encode(body).decode("ascii")
+            event["isBase64Encoded"] = True
+    return event
 
 
 class AwsApi(Api):

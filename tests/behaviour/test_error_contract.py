@@ -14,7 +14,6 @@ with the right status, never a 500 or Powertools' own `{"statusCode": ...}` shap
 
 from __future__ import annotations
 
-import base64
 import json
 import uuid
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ import pytest
 
 from agent_memory.domain.sessions.config import MAX_BASE_SYSTEM_CHARS, SessionConfig
 
-from .conftest import Api, LambdaClient, LambdaContext, serve_api
+from .conftest import Api, LambdaContext, raw_lambda_event, serve_api
 
 MAX_OPEN_SESSIONS = 3
 
@@ -73,15 +72,7 @@ def send(
         )
     from agent_memory.handlers.api import handler
 
-    event = LambdaClient(who)._event(method, path, None, params, None)
-    event["headers"] = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"} | headers
-    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
-    if body is not None:
-        try:
-            event["body"] = body.decode("utf-8")
-        except UnicodeDecodeError:
-            event["body"] = base64.b64encode(body).decode("ascii")
-            event["isBase64Encoded"] = True
+    event = raw_lambda_event(who, method, path, body, headers, params)
     result = handler(event, LambdaContext())
     flat = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
     for key, values in (result.get("multiValueHeaders") or {}).items():

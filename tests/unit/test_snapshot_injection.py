@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain import safety
@@ -265,6 +265,8 @@ _CONTENT = st.lists(_PIECES, max_size=8).map("".join)
     user=st.lists(_CONTENT, max_size=3),
     descriptions=st.lists(_CONTENT, max_size=3),
 )
+@example(memory=[], user=[], descriptions=["<\u00b4?"])  # found by CI: `´` folds to a space + an accent
+@example(memory=["x <\u00a8script>"], user=[], descriptions=[])
 def test_any_content_parses_back_to_exactly_the_renderers_structure(
     memory: list[str], user: list[str], descriptions: list[str]
 ) -> None:

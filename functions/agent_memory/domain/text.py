@@ -89,6 +89,12 @@ def stem(word: str) -> str:
         return _IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha() or not word.isascii():
         return word
+    return strip_suffixes(word)
+
+
+def strip_suffixes(word: str) -> str:
+    """The suffix rules of the light stemmers (`stem`; the contradiction detector's own): -ing, -ed, -es, -s
+    with a doubled final consonant undone, then a final -e, so that every form of a verb meets."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 2:
             if suffix == "s" and word.endswith(("ss", "us", "is")):

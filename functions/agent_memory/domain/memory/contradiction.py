@@ -31,6 +31,7 @@ from typing import Literal
 
 from ..errors import ValidationFailed
 from ..patterns import LazyPattern, lazy
+from ..text import strip_suffixes
 
 Kind = Literal["none", "supersedes", "uncertain"]
 
@@ -121,15 +122,7 @@ def _stem(word: str) -> str:
         return _IRREGULAR[word]
     if len(word) <= 3 or not word.isalpha():
         return word
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                break
-            word = word[: -len(suffix)]
-            if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in "lsaeiou":
-                word = word[:-1]  # stopped -> stopp -> stop
-            break
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+    return strip_suffixes(word)
 
 
 def _tokens(text: str, offset: int = 0) -> list[_Token]:

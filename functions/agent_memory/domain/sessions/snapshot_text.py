@@ -48,13 +48,14 @@ def fold(line: str) -> str:
 
 
 def _opens_tag(text: str, index: int) -> bool:
-    position = index + 1
-    while position < len(text) and (_ignorable(text[position]) or text[position] in _SLASHES):
-        position += 1
-    if position >= len(text):
-        return False
-    char = text[position]
-    return char.isalpha() or char in _TAG_NAME_START
+    """Whether the `<` at `index` starts a tag as a reader sees it: each following character is judged by its
+    compatibility folding (`´` folds to a space and a combining accent, both skipped, so `<´?` reads `< ?`)."""
+    for char in text[index + 1 :]:
+        for seen in unicodedata.normalize("NFKC", char):
+            if _ignorable(seen) or seen in _SLASHES:
+                continue
+            return seen.isalpha() or seen in _TAG_NAME_START
+    return False
 
 
 def escape_tags(text: str) -> str:

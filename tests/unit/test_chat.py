@@ -75,14 +75,19 @@ def start(stack, **kwargs):
 # ---------------------------------------------------------------- the cache-stable prefix
 
 
-def test_given_three_turns_with_a_memory_write_at_turn_two_then_the_prefix_is_written_once_and_read_after(
-    tmp_path, clock
-):
+def cached_session_with_notes(tmp_path, clock):
+    """A chat stack whose model applies the provider's cache rules, MEMORY.md holding NOTES, one session."""
     model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
     stack = build_stack(tmp_path, clock, model)
     for note in NOTES:
         stack.files.add(T, NS, "memory", note)
-    session = start(stack)
+    return model, stack, start(stack)
+
+
+def test_given_three_turns_with_a_memory_write_at_turn_two_then_the_prefix_is_written_once_and_read_after(
+    tmp_path, clock
+):
+    model, stack, session = cached_session_with_notes(tmp_path, clock)
     model.script = [
         text_reply("Hello! I see the billing notes."),
         tool_reply("memory_file_add", {"kind": "user", "content": "Prefers answers in bullet points"}),
@@ -464,11 +469,7 @@ def _cache_point_ends(messages):
 def test_given_turns_with_tool_rounds_then_history_cache_points_close_previous_and_current_request(
     tmp_path, clock
 ):
-    model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
-    stack = build_stack(tmp_path, clock, model)
-    for note in NOTES:
-        stack.files.add(T, NS, "memory", note)
-    session = start(stack)
+    model, stack, session = cached_session_with_notes(tmp_path, clock)
     model.script = [
         text_reply("Hello."),
         tool_reply("recall", {"query": "database"}),
@@ -507,11 +508,7 @@ def test_given_turns_with_tool_rounds_then_history_cache_points_close_previous_a
 
 
 def test_given_gap_longer_than_the_ttl_then_turn_flagged_as_cache_break(tmp_path, clock):
-    model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
-    stack = build_stack(tmp_path, clock, model)
-    for note in NOTES:
-        stack.files.add(T, NS, "memory", note)
-    session = start(stack)
+    model, stack, session = cached_session_with_notes(tmp_path, clock)
     model.script = [text_reply("one"), text_reply("two"), text_reply("three")]
 
     first = stack.chat.turn(T, session.id, "hi", actor="key:k1", can_write=True)

@@ -15,6 +15,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -58,6 +59,8 @@ class LocalApi(Api):
     runtime: str = "local"
     services: Any = None
     """The server's services (in-process), for what only the runtime can show, e.g. background dreaming."""
+    data_dir: Path | None = None
+    """The server's data directory, so a test can damage a stored row as an old version could have written it."""
 
     def client(self, who: str | None = "alpha") -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.keys[who]}"} if who else {}
@@ -242,7 +245,7 @@ def _local_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any) -> 
     keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
     server, thread, url = start_server(settings, runtime)
     try:
-        yield LocalApi(url=url, keys=keys, services=runtime.services)
+        yield LocalApi(url=url, keys=keys, services=runtime.services, data_dir=runtime.data_dir)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -15,53 +15,28 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
-from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
 from tests.aws.support import REGION, TABLE
 from tests.behaviour.conftest import (
-    PRINCIPALS,
     Api,
     LambdaContext,
     LambdaResponse,
     LocalApi,
     serve_api,
 )
-from tests.integration.conftest import start_server
 
 NON_FINITE = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"]
 TENANT = "alpha"
 
 
-@dataclass
-class LocalDataApi(LocalApi):
-    """The local runtime, with its data directory, so a test can damage a stored row as an old version
-    could have written it."""
-
-    data_dir: Path | None = None
-
-
 @pytest.fixture(scope="module", params=["local", "aws"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
-    if request.param == "aws":
-        yield from serve_api("aws", tmp_path_factory)
-        return
-    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing")
-    runtime = build_local(settings)
-    keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
-    server, thread, url = start_server(settings, runtime)
-    try:
-        yield LocalDataApi(url=url, keys=keys, data_dir=runtime.data_dir)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    yield from serve_api(request.param, tmp_path_factory)
 
 
 def unique_ns() -> str:
@@ -290,7 +265,7 @@ def test_date_times_with_a_time_zone_work_and_out_of_range_ones_are_refused(api)
 def _damage(api: Api, record_id: str, edit: Callable[[dict[str, Any]], None]) -> None:
     """Rewrite a stored record's JSON the way an older version stored a non-finite number: as null."""
     if api.runtime == "local":
-        assert isinstance(api, LocalDataApi) and api.data_dir is not None
+        assert isinstance(api, LocalApi) and api.data_dir is not None
         with sqlite3.connect(api.data_dir / "memory.db") as db:
             (body,) = db.execute(
                 "SELECT body FROM records WHERE tenant = ? AND id = ?", (TENANT, record_id)
@@ -320,7 +295,7 @@ def _repair(
     if api.runtime == "local":
         from agent_memory.cli.main import main
 
-        assert isinstance(api, LocalDataApi)
+        assert isinstance(api, LocalApi) and api.data_dir is not None
         capsys.readouterr()
         args = [
             "--data-dir",

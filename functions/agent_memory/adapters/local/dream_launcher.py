@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+KEPT_EXECUTIONS = 100
 
 Sweep = Callable[[str, str], Any]
 """(tenant, namespace) → runs one namespace's sweep."""
@@ -26,12 +29,14 @@ class LocalDreamLauncher:
         self._sweep = sweep
         self._namespaces = namespaces
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-memory-dream")
-        self.started: dict[str, Future[list[str]]] = {}
-        """Execution id → the run's future (its result: the namespaces swept)."""
+        self.started: OrderedDict[str, Future[list[str]]] = OrderedDict()
+        """The last KEPT_EXECUTIONS runs: execution id → its future (its result: the namespaces swept)."""
 
     def start(self, tenant: str, namespaces: Sequence[str]) -> str:
         execution = f"local-dream-{uuid.uuid4().hex}"
         self.started[execution] = self._executor.submit(self._run, execution, tenant, list(namespaces))
+        while len(self.started) > KEPT_EXECUTIONS:  # a long-running server does not keep every run
+            self.started.popitem(last=False)
         return execution
 
     def _run(self, execution: str, tenant: str, namespaces: list[str]) -> list[str]:

@@ -88,6 +88,13 @@ class EmbedderMismatch(Conflict):
     code = "embedder_mismatch"
 
 
+class EmbedderDrift(EmbedderMismatch):
+    """A query or write would compare vectors of two embedder fingerprints (409): the tenant's read index was
+    switched or rolled back while the request ran, or a caller used the wrong embedder. Retry the request."""
+
+    code = "embedder_drift"
+
+
 class PathEscape(ValidationFailed):
     """A memory-file path tried to leave the namespace directory (422)."""
 

@@ -28,6 +28,18 @@ Vector = list[float]
 T = TypeVar("T")
 
 
+class Embedding(list[float]):
+    """A vector that names the model which made it. The memory service writes a vector to the index of *that*
+    model: looking the tenant's model up again between embedding and writing could, across a migration's read
+    switch, file a vector of one model under the other's fingerprint (two models of the same dimensions)."""
+
+    __slots__ = ("identity",)
+
+    def __init__(self, values: Sequence[float], identity: EmbedderIdentity) -> None:
+        super().__init__(values)
+        self.identity = identity
+
+
 # --------------------------------------------------------------------------- time
 
 
@@ -165,6 +177,9 @@ class IndexEntry:
     status: Status
     text: str
     vector: Vector
+    embedded_text: str = ""
+    """What `vector` was computed from when it is not `text` (the record's content without its context): a
+    second index written during an embedding migration embeds this with its own model."""
 
 
 @dataclass(frozen=True)

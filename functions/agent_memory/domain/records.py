@@ -246,10 +246,15 @@ class EmbedderIdentity(Model):
     name: str
     dimensions: Annotated[int, Field(ge=1, le=4096)]
     normalized: bool = True
+    version: str = ""
+    """The model's version when its id does not carry it (part of the fingerprint when set)."""
 
     @property
     def key(self) -> str:
-        return f"{self.name}:{self.dimensions}:{'norm' if self.normalized else 'raw'}"
+        """The embedder's fingerprint: model id + dimensions + normalization (+ version when set). Every index
+        records it, and vectors of two fingerprints are never compared (domain/migration, the drift guard)."""
+        base = f"{self.name}:{self.dimensions}:{'norm' if self.normalized else 'raw'}"
+        return f"{base}:{self.version}" if self.version else base
 
 
 class ChangeOperation(StrEnum):

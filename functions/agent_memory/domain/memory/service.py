@@ -18,6 +18,7 @@ from ..errors import ConcurrentModification, Conflict, NotFound, TooLarge, Unsaf
 from ..ports import (
     Clock,
     Embedder,
+    Embedding,
     IndexEntry,
     IndexFilter,
     Page,
@@ -141,10 +142,12 @@ class MemoryService:
         policy: MemoryPolicy | None = None,
         scan: ScanFn = safety.scan,
         judge: write_judge.JudgeModel | None = None,
+        read_embedder: Callable[[str], Embedder] | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder
+        self._embedder_of = read_embedder or (lambda _tenant: embedder)  # a tenant's model (domain/migration)
         self._clock = clock
         self.policy = policy or MemoryPolicy()
         self._scan = scan
@@ -164,7 +167,7 @@ class MemoryService:
                 f"memory refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
                 rule=finding.rule,
             )
-        vector = self._embedder.embed_documents([item.content])[0]
+        vector = self._embed(tenant, [item.content])[0]
         return self._remember_with_retry(tenant, item, vector, actor, finding)
 
     def remember_batch(
@@ -197,9 +200,7 @@ class MemoryService:
                 continue
             accepted.append((position, item, finding))
         accepted = batch_context(accepted)
-        vectors = (
-            self._embedder.embed_documents([item.content for _, item, _ in accepted]) if accepted else []
-        )
+        vectors = self._embed(tenant, [i.content for _, i, _ in accepted]) if accepted else []
         for (position, item, finding), vector in zip(accepted, vectors, strict=True):
             results[position] = self._remember_with_retry(tenant, item, vector, actor, finding)
         return [result for result in results if result is not None]
@@ -296,7 +297,7 @@ class MemoryService:
             recorded_at=now,
             content_hash=content_hash(item.content),
             context=cut_context(item.context or ""),
-            embedding_model=self._embedder.identity.key,
+            embedding_model=self._embedder_of(tenant).identity.key,
             metadata=dict(item.metadata),
         )
 
@@ -328,7 +329,7 @@ class MemoryService:
         where = IndexFilter(
             namespaces=(item.namespace,), statuses=(Status.ACTIVE, Status.PENDING, Status.ARCHIVED)
         )
-        identity = self._embedder.identity
+        identity = vector.identity if isinstance(vector, Embedding) else self._embedder_of(tenant).identity
         vector_hits = self._index.query_vector(tenant, identity, vector, k=_NEIGHBOURS, where=where)
         keyword_hits = self._index.query_keyword(tenant, item.content, k=_NEIGHBOURS // 2, where=where)
         similarity = {hit.record_id: hit.score for hit in vector_hits}
@@ -464,16 +465,16 @@ class MemoryService:
         keyword_hits = []
         if query.mode in ("hybrid", "vector"):
             self._ensure_tenant(tenant)
-            vector = self._embedder.embed_query(text)
-            vector_hits = self._index.query_vector(
-                tenant, self._embedder.identity, vector, k=fetch, where=where
-            )
+            embedder = self._embedder_of(tenant)
+            vector = embedder.embed_query(text)
+            vector_hits = self._index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
         if query.mode in ("hybrid", "keyword"):
             keyword_hits = self._index.query_keyword(tenant, text, k=fetch, where=where)
+        p = self.policy
         fused = (
-            score_fusion(vector_hits, keyword_hits, self.policy.rrf_k, self.policy.vector_weight)
-            if self.policy.fusion == "score"
-            else reciprocal_rank_fusion(vector_hits, keyword_hits, self.policy.rrf_k)
+            score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
+            if p.fusion == "score"
+            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k)
         )
         threshold = query.min_score if query.min_score is not None else self.policy.default_min_score
 
@@ -642,7 +643,7 @@ class MemoryService:
             [self._change(updated, ChangeOperation.UPDATE, actor, before=record.public_dict())],
         )
         if type is not None and type != record.type:
-            vector = self._embedder.embed_documents([updated.content])[0]
+            vector = self._embed(tenant, [updated.content])[0]
             self._index_record(tenant, updated, vector)
         return updated
 
@@ -668,7 +669,7 @@ class MemoryService:
             )
         if content_hash(content) == old.content_hash:
             raise Conflict("the correction is identical to the current content")
-        vector = self._embedder.embed_documents([item.content])[0]
+        vector = self._embed(tenant, [item.content])[0]
         self._ensure_tenant(tenant)
 
         def apply(current: MemoryRecord) -> tuple[MemoryRecord, MemoryRecord]:
@@ -730,7 +731,7 @@ class MemoryService:
     def _release(self, record: MemoryRecord, actor: str, reason: str) -> MemoryRecord:
         """A person vouches for a quarantined memory: it becomes active and searchable (it was never
         indexed while quarantined)."""
-        vector = self._embedder.embed_documents([record.content])[0]
+        vector = self._embed(record.tenant, [record.content])[0]
         self._ensure_tenant(record.tenant)
         released = self._set_status(
             record, Status.ACTIVE, ChangeOperation.RESTORE, actor, reason or "released from quarantine"
@@ -902,12 +903,9 @@ class MemoryService:
             )
             indexable = [r for r in page.items if r.status is not Status.QUARANTINED]
             if indexable:
-                vectors = self._embedder.embed_documents([r.content for r in indexable])
-                self._index.upsert(
-                    tenant,
-                    self._embedder.identity,
-                    [self._entry(r, v) for r, v in zip(indexable, vectors, strict=True)],
-                )
+                vectors = self._embed(tenant, [r.content for r in indexable])
+                entries = [self._entry(r, v) for r, v in zip(indexable, vectors, strict=True)]
+                self._index.upsert(tenant, vectors[0].identity, entries)
                 count += len(indexable)
             if not page.next_cursor:
                 return count
@@ -949,11 +947,18 @@ class MemoryService:
 
     def _ensure_tenant(self, tenant: str) -> None:
         if tenant not in self._ready_tenants:
-            self._index.ensure_tenant(tenant, self._embedder.identity)
+            self._index.ensure_tenant(tenant, self._embedder_of(tenant).identity)
             self._ready_tenants.add(tenant)
 
+    def _embed(self, tenant: str, texts: builtins.list[str]) -> builtins.list[Embedding]:
+        embedder = self._embedder_of(
+            tenant
+        )  # once: the vectors name the model that made them (ports.Embedding)
+        return [Embedding(v, embedder.identity) for v in embedder.embed_documents(texts)]
+
     def _index_record(self, tenant: str, record: MemoryRecord, vector: Vector) -> None:
-        self._index.upsert(tenant, self._embedder.identity, [self._entry(record, vector)])
+        identity = vector.identity if isinstance(vector, Embedding) else self._embedder_of(tenant).identity
+        self._index.upsert(tenant, identity, [self._entry(record, vector)])
 
     @staticmethod
     def _entry(record: MemoryRecord, vector: Vector) -> IndexEntry:
@@ -964,6 +969,7 @@ class MemoryService:
             status=record.status,
             text=f"{record.content}\n{record.context}" if record.context else record.content,
             vector=list(vector),
+            embedded_text=record.content,
         )
 
     def _commit(self, writes: builtins.list[RecordWrite], changes: builtins.list[ChangeEntry]) -> None:

@@ -1,0 +1,105 @@
+"""The embedding backfill's Step Functions state machine, as Amazon States Language data (no CDK, no AWS calls).
+
+    RunPages ──► MorePages? ──(state is backfilling)──► RunPages
+        │            └──(anything else)──► Done
+        └──(error after retries)──► Failed
+
+Why a sequential loop rather than a Map (inline with bounded concurrency, or Distributed): the backfill is
+bound by the embedding budget, not by workers. One `RunPages` invocation pages through the tenant's records
+from the checkpoint cursor for up to ~12 minutes of its 15-minute Lambda budget, paced to the migration's
+requests- and tokens-per-minute (bench/backfill.py: one paced worker keeps >= 99 % of a 600 rpm budget busy
+with 50 ms model latency, i.e. as long as one request's latency is below 60 s / rpm; above that, a larger
+`batch_size` carries more texts per request). A Map would need the record keys partitioned up front (the
+store's cursor is one sequence) and would split one budget between workers that cannot see each other's
+pace. The state stays tiny and constant: `{tenant, migration_id}` plus the last invocation's small summary
+(state, pages, records seen, dead letters), far below the 256 KB state limit whatever the tenant's size;
+the checkpoint lives in DynamoDB. History: ~6 events per loop turn, so the 25,000-event limit allows ~4,000
+turns, i.e. ~4,000 x 12 min of backfill (far beyond any budget run here).
+
+- `RunPages` is a `lambda:invoke` of `handlers/migration.py` (task `run_pages`). Lambda throttling and
+  transient errors are retried with exponential backoff and FULL jitter; `UpstreamUnavailable` (DynamoDB,
+  S3 Vectors or Bedrock still throttled after the adapters' retries) is retried more slowly. Any other error
+  (`ConcurrentModification`: a second runner, `States.Timeout`) ends the execution in `Failed`, which the
+  stack's alarm on failed executions reports; the migration keeps its checkpoint, and `start` resumes it.
+- A rollback while the backfill runs needs no signal: the next page sees the state and the loop ends.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .dreaming_asl import LAMBDA_TRANSIENT_ERRORS, UPSTREAM_ERRORS, RetryPolicy, lambda_invoke_arn
+
+
+def build_definition(
+    function: str,
+    *,
+    partition: str,
+    retry: RetryPolicy | None = None,
+    task_timeout_seconds: int = 900,
+) -> dict[str, Any]:
+    if not 1 <= task_timeout_seconds <= 900:
+        raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
+    policy = retry or RetryPolicy()
+    return {
+        "Comment": "Agent memory embedding backfill: run pages from the checkpoint until the migration leaves backfilling",
+        "StartAt": "RunPages",
+        "States": {
+            "RunPages": {
+                "Type": "Task",
+                "Resource": lambda_invoke_arn(partition),
+                "Parameters": {
+                    "FunctionName": function,
+                    "Payload": {
+                        "task": "run_pages",
+                        "tenant.$": "$.tenant",
+                        "migration_id.$": "$.migration_id",
+                    },
+                },
+                "ResultSelector": {
+                    "state.$": "$.Payload.state",
+                    "pages.$": "$.Payload.pages",
+                    "records_seen.$": "$.Payload.records_seen",
+                    "dead_letters.$": "$.Payload.dead_letters",
+                },
+                "ResultPath": "$.last",
+                "TimeoutSeconds": task_timeout_seconds,
+                "Retry": [
+                    {
+                        "ErrorEquals": list(LAMBDA_TRANSIENT_ERRORS),
+                        "IntervalSeconds": policy.interval_seconds,
+                        "MaxAttempts": policy.max_attempts,
+                        "BackoffRate": policy.backoff_rate,
+                        "MaxDelaySeconds": policy.max_delay_seconds,
+                        "JitterStrategy": "FULL",
+                    },
+                    {
+                        "ErrorEquals": list(UPSTREAM_ERRORS),
+                        "IntervalSeconds": policy.upstream_interval_seconds,
+                        "MaxAttempts": policy.upstream_max_attempts,
+                        "BackoffRate": policy.backoff_rate,
+                        "MaxDelaySeconds": max(policy.max_delay_seconds, policy.upstream_interval_seconds),
+                        "JitterStrategy": "FULL",
+                    },
+                ],
+                "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
+                "Next": "MorePages",
+            },
+            "MorePages": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.last.state", "StringEquals": "backfilling", "Next": "RunPages"}],
+                "Default": "Done",
+            },
+            "Done": {"Type": "Succeed", "OutputPath": "$.last"},
+            "Failed": {
+                "Type": "Fail",
+                "Error": "BackfillFailed",
+                "Cause": "a backfill invocation failed after its retries; the checkpoint is kept: start resumes",
+            },
+        },
+    }
+
+
+def definition_json(function: str, **options: Any) -> str:
+    return json.dumps(build_definition(function, **options), indent=2, sort_keys=True)

@@ -1,0 +1,211 @@
+"""MigrationWorkflow: the embedding-model migration's backfill (issue 12) — its task function, a STANDARD
+state machine built from `workflows/migration_asl.py`, the archive bucket the old index is exported to
+(Glacier by lifecycle), the tenant role's grants for a migration's second index and the archive, and alarms
+on failed executions and dead letters.
+
+The second index (`mem-<tenant>.e<n>`) is created by the migration at run time with the tenant role, never by
+`cdk deploy`: the tenant role may create, use and delete `index/mem-${aws:PrincipalTag/tenant}.*` (tenant ids
+never contain a dot, so the pattern reaches no other tenant's index) and delete its own `mem-<tenant>` once
+archived. The API function starts executions; the task function runs the pages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3vectors as s3vectors
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from agent_memory.workflows.migration_asl import definition_json
+
+from ..config import FunctionSizing
+from .service_function import METRICS_NAMESPACE, ServiceFunction
+from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS
+
+MIGRATION_HANDLER = "agent_memory.handlers.migration.handler"
+MIGRATION_METRICS_SERVICE = "migration"
+ARCHIVE_TAG_KEY, ARCHIVE_TAG_VALUE = "agent-memory-archive", "vectors"
+"""adapters/aws/migration.py tags every exported part so; the manifest stays in S3 Standard."""
+ARCHIVE_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectTagging", "s3:GetObject")
+
+
+class MigrationWorkflow(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        key: kms.IKey,
+        access_logs_bucket: s3.IBucket,
+        sizing: FunctionSizing,
+        environment: Mapping[str, str],
+        code: lambda_.Code,
+        layer: lambda_.ILayerVersion,
+        vpc: ec2.IVpc | None,
+        subnets: ec2.SubnetSelection | None,
+        log_retention_days: int,
+        retain_logs: bool,
+        retain: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+
+        self.archive_bucket = s3.Bucket(
+            self,
+            "ArchiveBucket",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=key,
+            bucket_key_enabled=True,
+            enforce_ssl=True,
+            minimum_tls_version=1.2,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=access_logs_bucket,
+            server_access_logs_prefix="migration-archive/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="archived-vectors-to-glacier",
+                    tag_filters={ARCHIVE_TAG_KEY: ARCHIVE_TAG_VALUE},
+                    transitions=[
+                        s3.Transition(
+                            storage_class=s3.StorageClass.GLACIER, transition_after=Duration.days(0)
+                        )
+                    ],
+                ),
+                s3.LifecycleRule(
+                    id="abort-uploads", abort_incomplete_multipart_upload_after=Duration.days(7)
+                ),
+            ],
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+        )
+
+        self.function = ServiceFunction(
+            self,
+            "MigrationFunction",
+            handler=MIGRATION_HANDLER,
+            description="Embedding migration backfill pages (run by the backfill state machine)",
+            code=code,
+            layer=layer,
+            vpc=vpc,
+            subnets=subnets,
+            sizing=sizing,
+            log_retention_days=log_retention_days,
+            environment={
+                **environment,
+                "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": self.archive_bucket.bucket_name,
+            },
+            asynchronous=False,
+            retain_logs=retain_logs,
+        )
+        fn = self.function.function
+
+        self.log_group = logs.LogGroup(
+            self,
+            "StateMachineLogs",
+            removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY,
+        )
+        cast(logs.CfnLogGroup, self.log_group.node.default_child).retention_in_days = log_retention_days
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            definition_body=sfn.DefinitionBody.from_string(
+                definition_json(
+                    fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
+                )
+            ),
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            logs=sfn.LogOptions(
+                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
+            ),
+            tracing_enabled=True,
+        )
+        fn.grant_invoke(self.state_machine.role)
+        fn_logical_id = stack.get_logical_id(cast(lambda_.CfnFunction, fn.node.default_child))
+        Validations.of(self.state_machine.role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{fn_logical_id}.Arn>:*]",
+                reason="Invoke versions/aliases of the migration function only (CDK's standard grant).",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason="Log delivery (logs:CreateLogDelivery and friends) and X-Ray PutTraceSegments "
+                "support no resource-level permissions.",
+            ),
+        )
+
+        self.alarms = [
+            cloudwatch.Alarm(
+                self,
+                "BackfillExecutionsFailed",
+                metric=self.state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
+                threshold=1,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description="An embedding backfill execution failed; the migration kept its checkpoint: "
+                "read `migrate status` and start it again.",
+            ),
+            cloudwatch.Alarm(
+                self,
+                "BackfillDeadLetters",
+                metric=cloudwatch.Metric(
+                    namespace=METRICS_NAMESPACE,
+                    metric_name="MigrationDeadLetters",
+                    dimensions_map={"service": MIGRATION_METRICS_SERVICE},
+                    period=Duration.minutes(5),
+                    statistic="Maximum",
+                ),
+                threshold=1,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description="Records of an embedding backfill keep failing (dead letters): "
+                "`migrate retry` re-runs them; switch is refused until none is left.",
+            ),
+        ]
+
+    def grant_tenant(self, tenant_role: iam.Role, vector_bucket: s3vectors.CfnVectorBucket) -> None:
+        """What the tenant role needs for a migration: its second index, retiring the first, the archive."""
+        own_index = f"{vector_bucket.attr_vector_bucket_arn}/index/{INDEX_PREFIX}{TENANT_PRINCIPAL_TAG}"
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantMigrationIndexes",
+                actions=[*VECTOR_ACTIONS, *INDEX_ACTIONS, "s3vectors:DeleteIndex"],
+                resources=[f"{own_index}.*"],
+            )
+        )
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantIndexRetirement", actions=["s3vectors:DeleteIndex"], resources=[own_index]
+            )
+        )
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantArchive",
+                actions=list(ARCHIVE_OBJECT_ACTIONS),
+                resources=[self.archive_bucket.arn_for_objects(f"{TENANT_PRINCIPAL_TAG}/*")],
+            )
+        )
+        stack = Stack.of(self)
+        vectors_id = stack.get_logical_id(vector_bucket)
+        archive_id = stack.get_logical_id(cast(s3.CfnBucket, self.archive_bucket.node.default_child))
+        Validations.of(tenant_role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{vectors_id}.VectorBucketArn>/index/mem-<aws:PrincipalTag/tenant>.*]",
+                reason="An embedding migration's second index of the session's own tenant, created at run time "
+                "(mem-<tenant>.e<n>); tenant ids hold no dot, so no other tenant's index matches.",
+            ),
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{archive_id}.Arn>/<aws:PrincipalTag/tenant>/*]",
+                reason="The archive objects of the session's own tenant only (<tenant>/<migration>/...).",
+            ),
+        )

@@ -6,9 +6,9 @@
 cap) runs inside the file store's locked `update` callback, so two concurrent writers can never both pass a
 cap check.
 
-The daily log `memory/YYYY-MM-DD.md` is append-only; `skills/<name>/SKILL.md` is read here and written by
-later features. Path rules live here (pure) and are enforced again by the file-store adapter, which also
-resolves symbolic links.
+The daily log `memory/YYYY-MM-DD.md` is append-only; `skills/<name>/SKILL.md` is listed here and written by
+the skills wing (`domain/skills/`). Path rules live here (pure) and are enforced again by the file-store
+adapter, which also resolves symbolic links.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
 DREAMS_DIR = ".dreams"
 """The dreaming sweep's audit and state directory. Hidden on purpose: the file store's listings skip hidden
-names, so agents listing their files never see it; it is the only leading-dot segment a path may have."""
+names, so agents listing their files never see it."""
+CURATOR_DIR = ".curator"
+"""The skills curator's audit and state directory (`domain/skills/curator.py`), hidden like `.dreams/`. These
+two are the only leading-dot segments a path may have."""
 
 ALLOWED_SUFFIXES = (".md", ".json")
 MAX_PATH_SEGMENTS = 8
@@ -111,7 +114,7 @@ def validate_path_prefix(prefix: str) -> str:
 
 
 def _valid_segment(segment: str, position: int) -> bool:
-    return bool(_SEGMENT_RE.match(segment)) or (position == 0 and segment == DREAMS_DIR)
+    return bool(_SEGMENT_RE.match(segment)) or (position == 0 and segment in (DREAMS_DIR, CURATOR_DIR))
 
 
 def validate_dreams_path(path: str) -> str:

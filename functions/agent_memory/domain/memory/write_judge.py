@@ -8,7 +8,8 @@ is not exactly the JSON contract below (unknown action, an id that was not offer
 back to the rule-based discipline: the judge can only ever choose among the records it was shown.
 
 Off by default; `MemoryPolicy.write_judge_tenants` names the tenants that use it ("*" for all), and the
-service gets a `JudgeModel` (Bedrock Converse in AWS, `adapters/aws/bedrock_text.py`)."""
+service gets a `JudgeModel`: `wiring.py` builds the Bedrock Converse one (`adapters/aws/bedrock_text.py`) from
+AGENT_MEMORY_WRITE_JUDGE_MODEL_ID in either runtime, or takes an explicit port (`build_local(judge=...)`)."""
 
 from __future__ import annotations
 
@@ -187,7 +188,9 @@ def required(tenants: tuple[str, ...], model: JudgeModel | None) -> JudgeModel |
     would silently do nothing)."""
     if tenants and model is None:
         raise Misconfigured(
-            "the policy names write_judge_tenants but this runtime has no write-judge model: the LLM write "
-            "judge is not wired into the handlers or the local server yet; remove write_judge_tenants"
+            "the policy names write_judge_tenants but this runtime has no write-judge model: set "
+            "AGENT_MEMORY_WRITE_JUDGE_MODEL_ID to a Bedrock model or inference profile (the CDK stack sets it "
+            "from the `write_judge` config; there is no offline text model, so locally it calls Bedrock with "
+            "the machine's AWS credentials), or remove write_judge_tenants"
         )
     return model

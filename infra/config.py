@@ -269,11 +269,31 @@ class DreamingScheduleConfig(_Model):
         return _check_schedule_expression(value)
 
 
+class CuratorScheduleConfig(_Model):
+    """The skills curator: one schedule per configured tenant (weekly by default), evaluated in that tenant's
+    `time_zone`. Its rules' numbers are AGENT_MEMORY_CURATOR_CONFIG (domain/skills/config.py)."""
+
+    expression: str = "cron(0 4 ? * SUN *)"
+    enabled: bool = True
+    max_concurrency: Annotated[int, Field(ge=1, le=40)] = 4
+    """Namespaces curated in parallel per execution (the state machine's Map)."""
+    model_id: str | None = None
+    """Bedrock model (or inference profile) for the optional LLM review (merge/improve proposals); unset:
+    rule path only. A text model of its own, never the chat model's prompt cache."""
+
+    @field_validator("expression")
+    @classmethod
+    def _expression(cls, value: str) -> str:
+        return _check_schedule_expression(value)
+
+
 class SchedulesConfig(_Model):
     decay: ScheduleConfig = ScheduleConfig(expression="cron(15 3 * * ? *)")
     """The forgetting job (archive records whose strength fell below the threshold)."""
     dreaming: DreamingScheduleConfig = DreamingScheduleConfig()
     """The dreaming sweep (Light -> REM -> Deep consolidation), started per tenant."""
+    curator: CuratorScheduleConfig = CuratorScheduleConfig()
+    """The skills curator (active -> stale -> archived for agent-written skills), started weekly per tenant."""
 
 
 class RetentionConfig(_Model):
@@ -330,16 +350,22 @@ class ApiConfig(_Model):
 PROFILES = ("lean", "isolated")
 """Deployment profiles (the `profile` key): how much of the service runs in the VPC.
 
-- `lean` (default): only the functions that mount S3 Files (API, chat, dreaming) are in the VPC; the
-  authorizer and the decay job, which touch no file, run outside it and reach AWS over Lambda's own network.
-  The interface endpoints the mounted functions need sit in ONE AZ (the first function subnet): every subnet
-  reaches them over the VPC's local route, but an outage of that AZ cuts the mounted functions off Bedrock,
-  S3 Vectors and STS until it recovers.
-- `isolated`: every function in the VPC, every interface endpoint in every AZ (no single-AZ dependency)."""
+- `lean` (default): only the file function (`handlers/files.py`) is in the VPC, with the S3 Files mount; it
+  makes no AWS API call, so the VPC has no interface endpoint (and no gateway endpoint: nothing in it calls
+  DynamoDB). Every other function (API, chat, dreaming, authorizer, decay job) runs outside the VPC on
+  Lambda's own network; API, chat and dreaming reach the memory files by invoking the file function.
+  `network.interface_endpoints` is not used.
+- `isolated`: every function in the VPC (API, chat and dreaming mount S3 Files themselves, no file function),
+  every interface endpoint of `network.interface_endpoints` (plus `states`, always added: the API function
+  starts the migration backfill) in every AZ, DynamoDB and S3 gateway endpoints."""
 
-INTERFACE_ENDPOINT_AZS: dict[str, int | None] = {"lean": 1, "isolated": None}
-"""AZs each interface endpoint is placed in, per profile (None: every AZ of the VPC, `network.max_azs`).
-docs/deploy.md prices this (tests/infra/test_infra_cost.py keeps the two in step)."""
+INTERFACE_ENDPOINT_AZS: dict[str, int | None] = {"lean": 0, "isolated": None}
+"""AZs each interface endpoint is placed in, per profile (0: no interface endpoint at all; None: every AZ of
+the VPC, `network.max_azs`). docs/deploy.md prices this (tests/infra/test_infra_cost.py keeps the two in step)."""
+
+FILE_FUNCTION_PROFILES = frozenset({"lean"})
+"""Profiles whose API, chat and dreaming functions run outside the VPC and reach the memory files through the
+file function (Lambda Invoke) instead of mounting S3 Files."""
 
 
 class NetworkConfig(_Model):
@@ -347,6 +373,7 @@ class NetworkConfig(_Model):
     nat_gateways: Annotated[int, Field(ge=0, le=3)] = 0
     """0 keeps the subnets isolated (everything AWS goes through endpoints). >0 adds public subnets + NAT."""
     interface_endpoints: tuple[str, ...] = ("bedrock-runtime", "s3vectors", "sts")
+    """The `isolated` profile's interface endpoints (`lean` creates none: nothing in its VPC calls AWS)."""
     flow_logs: bool = True
 
     @field_validator("interface_endpoints")
@@ -378,6 +405,9 @@ class FunctionsConfig(_Model):
     decay_job: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=600)
     chat: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
     dreaming: FunctionSizing = FunctionSizing(memory_mb=2048, timeout_seconds=900)
+    files: FunctionSizing = FunctionSizing(memory_mb=512, timeout_seconds=20)
+    """The `lean` profile's file function: small NFS reads and writes; its file-lock wait (10 s) and timeout
+    stay under the API function's 29 s, so a busy file comes back as 409, not as a timeout."""
     """Each Step Functions task of the sweep (one stage of one namespace) runs within this timeout."""
 
     @model_validator(mode="after")
@@ -494,6 +524,33 @@ class GuardrailConfig(_Model):
         return value
 
 
+class WriteJudgeConfig(_Model):
+    """The optional LLM write judge (Mem0-style ADD / UPDATE / DELETE / NONE before the rule-based discipline;
+    see docs/architecture.md). Off by default: each judged remember is a billed Bedrock call."""
+
+    model_id: str | None = None
+    """Bedrock model or inference profile the API function calls (Converse); the stack grants
+    bedrock:InvokeModel on exactly this model (and, for a profile, the foundation model it routes to)."""
+    tenants: tuple[str, ...] = ()
+    """Tenant ids whose remembers are judged ("*": every tenant); needs `model_id`, and `model_id` needs
+    tenants."""
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str | None) -> str | None:
+        if value is not None and not _MODEL_ID_RE.match(value):
+            raise ValueError(f"not a Bedrock model or inference profile id: {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> WriteJudgeConfig:
+        if bool(self.model_id) != bool(self.tenants):
+            raise ValueError(
+                'set both `model_id` and `tenants` (tenant ids, or "*" for all) to judge writes, or neither'
+            )
+        return self
+
+
 class DeploymentConfig(_Model):
     """Everything a deployment may choose. Defaults are a small team's production setup."""
 
@@ -520,6 +577,7 @@ class DeploymentConfig(_Model):
     memory_files: MemoryFilesConfig = MemoryFilesConfig()
     alarms: AlarmsConfig = AlarmsConfig()
     guardrail: GuardrailConfig = GuardrailConfig()
+    write_judge: WriteJudgeConfig = WriteJudgeConfig()
 
     @field_validator("stack_name")
     @classmethod
@@ -551,15 +609,6 @@ class DeploymentConfig(_Model):
         return value
 
     @model_validator(mode="after")
-    def _states_endpoint_only_for_on_demand_dreaming(self) -> DeploymentConfig:
-        if "states" in self.network.interface_endpoints and not self.schedules.dreaming.on_demand:
-            raise ValueError(
-                "network.interface_endpoints: only on-demand dreaming calls Step Functions from the VPC; "
-                "remove 'states', or set schedules.dreaming.on_demand to true (which adds the endpoint)"
-            )
-        return self
-
-    @model_validator(mode="after")
     def _models_in_the_regions_geography(self, info: ValidationInfo) -> DeploymentConfig:
         """A geographic inference profile (`eu.`, `us.`, `apac.`, ...) can only be called from a Region of its
         geography. The Region is `region`, or for an environment-agnostic stack the Region the CDK CLI
@@ -574,6 +623,10 @@ class DeploymentConfig(_Model):
         models.append(("embedding.model_id", self.embedding.model_id))
         if self.schedules.dreaming.model_id:
             models.append(("schedules.dreaming.model_id", self.schedules.dreaming.model_id))
+        if self.write_judge.model_id:
+            models.append(("write_judge.model_id", self.write_judge.model_id))
+        if self.schedules.curator.model_id:
+            models.append(("schedules.curator.model_id", self.schedules.curator.model_id))
         problems = []
         for key, model_id in models:
             prefix = inference_profile_prefix(model_id)
@@ -589,6 +642,13 @@ class DeploymentConfig(_Model):
             )
         if problems:
             raise ValueError("\n  - ".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _judged_tenants_are_configured(self) -> DeploymentConfig:
+        unknown = sorted(set(self.write_judge.tenants) - {"*", *self.tenant_ids})
+        if unknown:
+            raise ValueError(f'write_judge.tenants: {unknown} are not in `tenants` (use their ids, or "*")')
         return self
 
     @field_validator("tenants")

@@ -4,6 +4,7 @@ Nothing here runs at import time; handlers and the local server call these build
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,16 +14,23 @@ from .api.context import Services
 from .domain import safety
 from .domain.files.memory_files import MemoryFilesService
 from .domain.memory.service import MemoryService
-from .domain.ports import Clock, DreamLauncher, Embedder, RecordStore
+from .domain.ports import Clock, DreamLauncher, Embedder, FileStore, RecordStore
 from .settings.service import Settings
 
 if TYPE_CHECKING:
+    from .adapters.aws.credentials import TenantCredentials
+    from .adapters.aws.s3vectors_index import S3VectorsIndex
     from .adapters.local.api_keys import LocalApiKeys
     from .domain.dreaming.extraction import TextModel
     from .domain.dreaming.sweep import DreamingService
+    from .domain.memory.write_judge import JudgeModel
+    from .domain.migration.routing import VectorRouting
+    from .domain.migration.service import MigrationService
     from .domain.sessions.chat import ChatService
     from .domain.sessions.ports import SessionStore, TokenCounter
     from .domain.sessions.sessions import SessionService
+    from .domain.skills.curator import CuratorService
+    from .domain.skills.service import SkillsService
 
 
 @dataclass(frozen=True)
@@ -34,36 +42,68 @@ class LocalRuntime:
     """The record store under the services, for maintenance commands (`agent-memory repair`)."""
 
 
-def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
-    """SQLite records + FTS5 keywords + in-process vectors + an offline embedder + a local files directory."""
+def build_local(
+    settings: Settings,
+    clock: Clock | None = None,
+    *,
+    judge: JudgeModel | None = None,
+    clients: AwsClients | None = None,
+) -> LocalRuntime:
+    """SQLite records + FTS5 keywords + in-process vectors + an offline embedder + a local files directory.
+
+    `judge`: an explicit write-judge model port; without one, AGENT_MEMORY_WRITE_JUDGE_MODEL_ID names a Bedrock
+    model called with the machine's AWS credentials (`clients.bedrock_runtime` when given). There is no offline
+    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured)."""
     from .adapters.idempotency import IdempotentRunner
     from .adapters.local.api_keys import LocalApiKeys
     from .adapters.local.dream_launcher import LocalDreamLauncher
     from .adapters.local.embedders import build_embedder
     from .adapters.local.idempotency_store import SqliteIdempotencyStore
-    from .adapters.local.search_index import LocalSearchIndex
+    from .adapters.local.migration import build_local_migration
     from .adapters.local.session_store import SqliteSessionStore
     from .adapters.local.sqlite_store import SqliteRecordStore
     from .adapters.posix.file_store import PosixFileStore
 
     clock = clock or SystemClock()
+    clients = clients or AwsClients()
     data_dir = settings.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     store = SqliteRecordStore(data_dir / "memory.db")
+    embedder = build_embedder(settings.embedder)
+    # Vectors go through the tenant's embedding-migration routing (domain/migration): reads from one index,
+    # writes to both during a migration.
+    routing, migration = build_local_migration(data_dir, store, embedder, clock)
     memory = MemoryService(
         store=store,
-        index=LocalSearchIndex(data_dir / "index"),
-        embedder=build_embedder(settings.embedder),
+        index=routing.index,
+        embedder=embedder,
         clock=clock,
         policy=settings.policy,
+        judge=judge or _write_judge(settings, clients),
+        read_embedder=routing.read_embedder,
     )
     files_root = data_dir / "files"
-    files = MemoryFilesService(PosixFileStore(files_root), settings.policy.caps, safety.first_rule, clock)
+    local_files = PosixFileStore(files_root)
+    files = MemoryFilesService(local_files, settings.policy.caps, safety.first_rule, clock)
+    skills, curator = _skills(
+        settings, clients, local_files, safety.first_rule, clock, _namespace_dirs(files_root)
+    )
     sessions, chat = _sessions_and_chat(
-        settings, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, bedrock_runtime=None
+        settings,
+        SqliteSessionStore(data_dir / "sessions.db"),
+        files,
+        memory,
+        clock,
+        bedrock_runtime=None,
+        skills=skills,
     )
     dreaming = _dreaming(
-        memory, store, files, clock, files_root, text_model=_dreaming_text_model(settings, AwsClients())
+        memory,
+        store,
+        files,
+        clock,
+        _namespace_dirs(files_root),
+        text_model=_dreaming_text_model(settings, clients),
     )
     return LocalRuntime(
         services=Services(
@@ -76,6 +116,9 @@ def build_local(settings: Settings, clock: Clock | None = None) -> LocalRuntime:
             dream_launcher=LocalDreamLauncher(
                 lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
             ),
+            skills=skills,
+            curator=curator,
+            migration=migration,
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
@@ -91,6 +134,8 @@ class AwsClients:
     bedrock_runtime: object | None = None
     idempotency_dynamodb: object | None = None
     stepfunctions: object | None = None
+    lambda_: object | None = None
+    """Invokes the file function (the `lean` profile's memory files)."""
 
 
 def build_aws(
@@ -98,10 +143,12 @@ def build_aws(
     clients: AwsClients | None = None,
     *,
     embedder: Embedder | None = None,
+    migration_embedders: Callable[[str], Embedder] | None = None,
     clock: Clock | None = None,
 ) -> Services:
     """DynamoDB records + S3 Vectors (vector and BM25 text search) + Titan embeddings + memory files on the
-    S3 Files mount. Every tenant-scoped call uses credentials assumed with the session tag tenant=<id>, so
+    S3 Files mount, or through the file function when AGENT_MEMORY_FILE_FUNCTION names it (`lean`). Every
+    tenant-scoped call uses credentials assumed with the session tag tenant=<id>, so
     IAM confines a request to its tenant's partition keys and vector index."""
     from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG, TitanEmbedder
     from .adapters.aws.clients import default_client
@@ -111,7 +158,6 @@ def build_aws(
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
     from .adapters.aws.session_store import DynamoSessionStore
     from .adapters.idempotency import IdempotentRunner
-    from .adapters.posix.file_store import PosixFileStore
 
     settings.require_aws()
     clients = clients or AwsClients()
@@ -124,27 +170,30 @@ def build_aws(
         region_name=region,
     )
     store = DynamoRecordStore(settings.table, ClientFactory("dynamodb", credentials, region))
+    vectors = ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG)
+    index = S3VectorsIndex(settings.vector_bucket, vectors)
+    embedder = embedder or TitanEmbedder(
+        clients.bedrock_runtime or default_client("bedrock-runtime", region, BEDROCK_CLIENT_CONFIG),
+        model_id=settings.embedding_model,
+        dimensions=settings.embedding_dimensions,
+    )
+    routing, migration = _aws_migration(
+        settings, clients, store, index, embedder, credentials, clock, migration_embedders
+    )
     memory = MemoryService(
         store=store,
-        index=S3VectorsIndex(
-            settings.vector_bucket, ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG)
-        ),
-        embedder=embedder
-        or TitanEmbedder(
-            clients.bedrock_runtime or default_client("bedrock-runtime", region, BEDROCK_CLIENT_CONFIG),
-            model_id=settings.embedding_model,
-            dimensions=settings.embedding_dimensions,
-        ),
+        index=routing.index if routing else index,
+        embedder=embedder,
         clock=clock,
         policy=settings.policy,
+        judge=_write_judge(settings, clients),
+        read_embedder=routing.read_embedder if routing else None,
     )
+    file_store, namespace_lister = _aws_file_store(settings, clients)
     # Memory-file writes reach every later session's snapshot: the optional guardrail screens them too.
-    files = MemoryFilesService(
-        PosixFileStore(settings.files_root),
-        settings.policy.caps,
-        safety.first_rule_with(_content_screen(settings, clients)),
-        clock,
-    )
+    scanner = safety.first_rule_with(_content_screen(settings, clients))
+    files = MemoryFilesService(file_store, settings.policy.caps, scanner, clock)
+    skills, curator = _skills(settings, clients, file_store, scanner, clock, namespace_lister)
     idempotency = (
         IdempotentRunner(
             dynamodb_idempotency_store(settings.idempotency_table, clients.idempotency_dynamodb, region)
@@ -159,6 +208,7 @@ def build_aws(
         memory,
         clock,
         bedrock_runtime=clients.bedrock_runtime,
+        skills=skills,
     )
     return Services(
         memory=memory,
@@ -171,10 +221,115 @@ def build_aws(
             store,
             files,
             clock,
-            settings.files_root,
+            namespace_lister,
             text_model=_dreaming_text_model(settings, clients),
         ),
         dream_launcher=_dream_launcher(settings, clients),
+        skills=skills,
+        curator=curator,
+        migration=migration,
+    )
+
+
+def _skills(
+    settings: Settings,
+    clients: AwsClients,
+    file_store: FileStore,
+    scanner: Callable[[str], str | None],
+    clock: Clock,
+    namespace_lister: Callable[[str], list[str]],
+) -> tuple[SkillsService, CuratorService]:
+    """Skills on the memory-file store (same safety scan as memory files) and their curator; the curator's
+    optional LLM review uses AGENT_MEMORY_CURATOR_MODEL_ID, a text model apart from the chat model."""
+    from .domain.skills.curator import CuratorService
+    from .domain.skills.service import SkillsService
+    from .settings.skills import get_curator_settings, get_skills_settings
+
+    curator_settings = get_curator_settings()
+    skills = SkillsService(file_store, scanner, clock, get_skills_settings().config)
+    review = None
+    if curator_settings.model_id:
+        from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG
+        from .adapters.aws.bedrock_text import BedrockTextModel
+        from .adapters.aws.clients import default_client
+
+        client = clients.bedrock_runtime or default_client(
+            "bedrock-runtime", settings.region or None, BEDROCK_CLIENT_CONFIG
+        )
+        review = BedrockTextModel(client, curator_settings.model_id)
+    curator = CuratorService(
+        skills,
+        file_store,
+        clock,
+        curator_settings.config,
+        review_model=review,
+        namespace_lister=namespace_lister,
+    )
+    return skills, curator
+
+
+def _aws_file_store(settings: Settings, clients: AwsClients) -> tuple[FileStore, Callable[[str], list[str]]]:
+    """The memory files and the namespace lister of the dreaming sweep: through the file function when
+    AGENT_MEMORY_FILE_FUNCTION is set (the `lean` profile: this function is outside the VPC), else on the S3
+    Files mount at AGENT_MEMORY_FILES_ROOT (`isolated`)."""
+    if settings.file_function:
+        from .adapters.aws.clients import default_client
+        from .adapters.aws.remote_file_store import LAMBDA_CLIENT_CONFIG, RemoteFileStore
+
+        client = clients.lambda_ or default_client("lambda", settings.region or None, LAMBDA_CLIENT_CONFIG)
+        remote = RemoteFileStore(client, settings.file_function)
+        return remote, remote.list_namespaces
+    from .adapters.posix.file_store import PosixFileStore
+
+    return PosixFileStore(settings.files_root), _namespace_dirs(settings.files_root)
+
+
+def _namespace_dirs(files_root: Path) -> Callable[[str], list[str]]:
+    from .adapters.posix.namespace_dirs import list_namespace_dirs
+
+    return lambda tenant: list_namespace_dirs(files_root, tenant)
+
+
+def _aws_migration(
+    settings: Settings,
+    clients: AwsClients,
+    store: RecordStore,
+    index: S3VectorsIndex,
+    embedder: Embedder,
+    credentials: TenantCredentials,
+    clock: Clock,
+    embedders: Callable[[str], Embedder] | None = None,
+) -> tuple[VectorRouting | None, MigrationService | None]:
+    """The embedding migration (domain/migration) when the stack deployed it: the API function knows the
+    backfill state machine (AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN), the backfill function the archive
+    bucket (AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET); without either the vectors go straight to the tenant's
+    index."""
+    if not (settings.migration_state_machine_arn or settings.migration_archive_bucket):
+        return None, None
+    from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG
+    from .adapters.aws.clients import default_client
+    from .adapters.aws.credentials import ClientFactory
+    from .adapters.aws.migration import build_aws_migration, drift_metric, titan_embedders
+    from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
+    from .settings.handlers import get_handler_settings
+
+    region = settings.region or None
+    vectors = ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG)
+    bedrock = clients.bedrock_runtime or default_client("bedrock-runtime", region, BEDROCK_CLIENT_CONFIG)
+    return build_aws_migration(
+        settings,
+        store,
+        index,
+        lambda suffix: S3VectorsIndex(settings.vector_bucket, vectors, index_suffix=suffix),
+        ClientFactory("dynamodb", credentials, region),
+        ClientFactory("s3", credentials, region),
+        embedder,
+        embedders or titan_embedders(bedrock),
+        clock,
+        (clients.stepfunctions or default_client("stepfunctions", region))
+        if settings.migration_state_machine_arn
+        else None,
+        on_drift=drift_metric(get_handler_settings().metrics_namespace),
     )
 
 
@@ -209,13 +364,12 @@ def _dreaming(
     store: RecordStore,
     files: MemoryFilesService,
     clock: Clock,
-    files_root: Path,
+    namespace_lister: Callable[[str], list[str]],
     *,
     text_model: TextModel | None,
 ) -> DreamingService:
     """The nightly sweep over the same services; namespaces come from the memory-file directories (plus the
     configured ones and those holding short-term records)."""
-    from .adapters.posix.namespace_dirs import list_namespace_dirs
     from .domain.dreaming.sweep import DreamingService
     from .settings.dreaming import get_dreaming_settings
 
@@ -226,7 +380,7 @@ def _dreaming(
         clock,
         get_dreaming_settings().config,
         text_model=text_model,
-        namespace_lister=lambda tenant: list_namespace_dirs(files_root, tenant),
+        namespace_lister=namespace_lister,
     )
 
 
@@ -248,6 +402,21 @@ def _dreaming_text_model(settings: Settings, clients: AwsClients) -> TextModel |
     return BedrockTextModel(client, model_id)
 
 
+def _write_judge(settings: Settings, clients: AwsClients) -> JudgeModel | None:
+    """The optional LLM write judge on Bedrock Converse, built only when the policy names judged tenants and
+    AGENT_MEMORY_WRITE_JUDGE_MODEL_ID names the model (MemoryService refuses judged tenants without one)."""
+    if not settings.policy.write_judge_tenants or not settings.write_judge_model_id:
+        return None
+    from .adapters.aws.bedrock import BEDROCK_CLIENT_CONFIG
+    from .adapters.aws.bedrock_text import BedrockTextModel
+    from .adapters.aws.clients import default_client
+
+    client = clients.bedrock_runtime or default_client(
+        "bedrock-runtime", settings.region or None, BEDROCK_CLIENT_CONFIG
+    )
+    return BedrockTextModel(client, settings.write_judge_model_id)
+
+
 def _sessions_and_chat(
     settings: Settings,
     store: SessionStore,
@@ -256,6 +425,7 @@ def _sessions_and_chat(
     clock: Clock,
     *,
     bedrock_runtime: object | None,
+    skills: SkillsService | None = None,
 ) -> tuple[SessionService, ChatService]:
     """Sessions always work (they return the cache-stable prompt blocks); a chat model is wired only when
     configured (`AGENT_MEMORY_CHAT_PROVIDER=bedrock`), with exact token counts from CountTokens."""
@@ -277,7 +447,11 @@ def _sessions_and_chat(
         model = BedrockChatModel(client, settings.chat.model_id)
         counter = BedrockTokenCounter(client, settings.chat.foundation_model_id())
         exact = True
-    monitor = build_prefix_monitor(settings.chat, settings.prompt_cache, counter, exact=exact)
+    monitor = build_prefix_monitor(
+        settings.chat, settings.prompt_cache, counter, exact=exact, skills=skills is not None
+    )
     sessions = SessionService(store, files, clock, settings.sessions, monitor=monitor)
-    chat = ChatService(sessions, files, memory, model, clock, settings.chat, settings.prompt_cache)
+    chat = ChatService(
+        sessions, files, memory, model, clock, settings.chat, settings.prompt_cache, skills=skills
+    )
     return sessions, chat

@@ -2,6 +2,7 @@
 
 from .access_logs import AccessLogs
 from .content_guardrail import ContentGuardrail
+from .curator_workflow import CuratorWorkflow
 from .dreaming_workflow import DreamingWorkflow
 from .memory_api import MemoryApi
 from .memory_files import MEMORY_MOUNT_PATH, MemoryFiles
@@ -15,6 +16,7 @@ __all__ = [
     "MEMORY_MOUNT_PATH",
     "AccessLogs",
     "ContentGuardrail",
+    "CuratorWorkflow",
     "DreamingWorkflow",
     "MemoryApi",
     "MemoryFiles",

@@ -17,6 +17,7 @@ from aws_cdk import (
     TimeZone,
     Validations,
 )
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -25,11 +26,17 @@ from aws_cdk import aws_scheduler_targets as scheduler_targets
 from constructs import Construct
 
 from ..bundling import dependencies_layer_code, function_code
-from ..config import INFERENCE_PROFILE_PREFIXES, INTERFACE_ENDPOINT_AZS, DeploymentConfig
+from ..config import (
+    FILE_FUNCTION_PROFILES,
+    INFERENCE_PROFILE_PREFIXES,
+    INTERFACE_ENDPOINT_AZS,
+    DeploymentConfig,
+)
 from ..constructs import (
     MEMORY_MOUNT_PATH,
     AccessLogs,
     ContentGuardrail,
+    CuratorWorkflow,
     DreamingWorkflow,
     MemoryApi,
     MemoryFiles,
@@ -39,6 +46,7 @@ from ..constructs import (
     ServiceFunction,
     TenantVectors,
 )
+from ..constructs.migration_workflow import ARCHIVE_OBJECT_ACTIONS, MigrationWorkflow
 from ..constructs.network import DYNAMODB
 from ..constructs.tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, ITEM_ACTIONS, VECTOR_ACTIONS
 
@@ -46,6 +54,7 @@ API_HANDLER = "agent_memory.handlers.api.handler"
 AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
 DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
 CHAT_HANDLER = "agent_memory.handlers.chat.handler"
+FILES_HANDLER = "agent_memory.handlers.files.handler"
 
 
 _IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
@@ -83,8 +92,14 @@ class MemoryStack(Stack):
             self, "AccessLogs", retention_days=config.retention.access_log_days, retain=retain
         )
         network_config = config.network
-        if config.schedules.dreaming.on_demand and "states" not in network_config.interface_endpoints:
-            # The API function starts the dreaming state machine on demand: it needs a route to Step Functions.
+        # `lean`: the file function is the only function in the VPC and calls no AWS API, so the VPC gets no
+        # endpoint at all (interface endpoints are what a deployment at rest pays for).
+        self.uses_file_function = config.profile in FILE_FUNCTION_PROFILES
+        if self.uses_file_function:
+            network_config = network_config.model_copy(update={"interface_endpoints": ()})
+        elif "states" not in network_config.interface_endpoints:
+            # The API function starts the migration backfill (and on-demand dreaming): it needs a route to Step
+            # Functions from the VPC.
             network_config = network_config.model_copy(
                 update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
             )
@@ -94,6 +109,10 @@ class MemoryStack(Stack):
             config=network_config,
             flow_logs_bucket=self.access_logs.bucket,
             endpoint_azs=INTERFACE_ENDPOINT_AZS[config.profile],
+            dynamodb_endpoint=not self.uses_file_function,
+            # the migration function archives old vectors to S3 objects: with every function in the VPC it
+            # needs S3's (free) gateway endpoint
+            s3_endpoint=not self.uses_file_function,
         )
         self.tables = MemoryTables(self, "Tables", key=self.key, retain=retain)
         self.memory_files = MemoryFiles(
@@ -129,25 +148,59 @@ class MemoryStack(Stack):
             "AWS_STS_REGIONAL_ENDPOINTS": "regional",
         }
         in_vpc: dict[str, Any] = {"vpc": self.network.vpc, "subnets": self.network.function_subnets}
-        # Functions that mount S3 Files must be in the VPC (NFS to the mount targets). The others run in it
-        # only with the `isolated` profile; with `lean` they reach AWS over Lambda's own network, so no
-        # interface endpoint is paid for on their account.
-        unmounted_network = in_vpc if config.profile == "isolated" else {"vpc": None, "subnets": None}
+        # Functions that mount S3 Files must be in the VPC (NFS to the mount targets). With `isolated` every
+        # function runs in it and API, chat and dreaming mount the files themselves. With `lean` only the file
+        # function does; the others reach AWS over Lambda's own network (no interface endpoint to pay for)
+        # and the memory files by invoking the file function.
+        outside_vpc: dict[str, Any] = {"vpc": None, "subnets": None}
+        unmounted_network = in_vpc if config.profile == "isolated" else outside_vpc
         function_options: dict[str, Any] = {
             "code": code,
             "layer": self.layer,
             "log_retention_days": config.retention.log_days,
             "retain_logs": retain,
         }
+        self.file_function: ServiceFunction | None = None
+        if self.uses_file_function:
+            self.file_function = ServiceFunction(
+                self,
+                "FileFunction",
+                handler=FILES_HANDLER,
+                description="Memory files on the S3 Files mount for the functions outside the VPC (no AWS calls)",
+                sizing=config.functions.files,
+                # Nothing else: it reads no table, no bucket, no key; only the mount.
+                environment={"AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
+                filesystem=self.memory_files.mount_for("files"),
+                **in_vpc,
+                **function_options,
+            )
+        file_function = self.file_function
+
+        def memory_files_for(function_id: str) -> dict[str, Any]:
+            """How a function that works on memory files reaches them: the file function (`lean`, outside the
+            VPC) or its own mount (`isolated`, in the VPC)."""
+            if file_function is not None:
+                return {
+                    "environment": {"AGENT_MEMORY_FILE_FUNCTION": file_function.function.function_name},
+                    "network": outside_vpc,
+                    "filesystem": None,
+                }
+            return {
+                "environment": {"AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
+                "network": in_vpc,
+                "filesystem": self.memory_files.mount_for(function_id),
+            }
+
+        api_files = memory_files_for("api")
         self.api_function = ServiceFunction(
             self,
             "ApiFunction",
             handler=API_HANDLER,
             description="Agent memory REST API (remember, recall, memory files)",
             sizing=config.functions.api,
-            environment={**common_environment, "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH},
-            filesystem=self.memory_files.mount_for("api"),
-            **in_vpc,
+            environment={**common_environment, **api_files["environment"]},
+            filesystem=api_files["filesystem"],
+            **api_files["network"],
             **function_options,
         )
         self.authorizer_function = ServiceFunction(
@@ -180,6 +233,7 @@ class MemoryStack(Stack):
 
         self.chat_function: ServiceFunction | None = None
         if config.chat_model_ids:
+            chat_files = memory_files_for("chat")
             self.chat_function = ServiceFunction(
                 self,
                 "ChatFunction",
@@ -188,12 +242,12 @@ class MemoryStack(Stack):
                 sizing=config.functions.chat,
                 environment={
                     **common_environment,
-                    "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
+                    **chat_files["environment"],
                     "AGENT_MEMORY_CHAT_PROVIDER": "bedrock",
                     "AGENT_MEMORY_CHAT": json.dumps({"model_id": config.chat_model_ids[0]}),
                 },
-                filesystem=self.memory_files.mount_for("chat"),
-                **in_vpc,
+                filesystem=chat_files["filesystem"],
+                **chat_files["network"],
                 **function_options,
             )
 
@@ -207,6 +261,7 @@ class MemoryStack(Stack):
             schedule_group_name=f"{self.stack_name}-jobs",
             removal_policy=RemovalPolicy.DESTROY,
         )
+        dreaming_files = memory_files_for("dreaming")
         self.dreaming = DreamingWorkflow(
             self,
             "DreamingWorkflow",
@@ -216,16 +271,22 @@ class MemoryStack(Stack):
             sizing=config.functions.dreaming,
             environment={
                 **common_environment,
-                "AGENT_MEMORY_FILES_ROOT": MEMORY_MOUNT_PATH,
+                **dreaming_files["environment"],
                 **(
                     {"AGENT_MEMORY_DREAMING_MODEL_ID": config.schedules.dreaming.model_id}
                     if config.schedules.dreaming.model_id
                     else {}
                 ),
+                # The dreaming function also runs the skills curator (handlers/curator.py).
+                **(
+                    {"AGENT_MEMORY_CURATOR_MODEL_ID": config.schedules.curator.model_id}
+                    if config.schedules.curator.model_id
+                    else {}
+                ),
             },
-            filesystem=self.memory_files.mount_for("dreaming"),
+            filesystem=dreaming_files["filesystem"],
             dead_letter_retention_days=config.retention.dead_letter_days,
-            **in_vpc,
+            **dreaming_files["network"],
             **function_options,
         )
         self.dreaming_function = self.dreaming.function
@@ -237,10 +298,50 @@ class MemoryStack(Stack):
                 sid="DreamingExtraction",
                 count_tokens=False,
             )
+        # The weekly skills curator: its own state machine and schedules, tasks on the dreaming function.
+        self.curator = CuratorWorkflow(
+            self,
+            "CuratorWorkflow",
+            config=config.schedules.curator,
+            tenants=config.tenants,
+            schedule_group=self.schedule_group,
+            function=self.dreaming_function.function,
+            task_timeout_seconds=config.functions.dreaming.timeout_seconds,
+            log_retention_days=config.retention.log_days,
+            dead_letter_retention_days=config.retention.dead_letter_days,
+            retain_logs=function_options["retain_logs"],
+        )
+        if config.schedules.curator.model_id:
+            # The curator's optional LLM review (merge and improvement proposals) calls this model (Converse).
+            self._grant_chat_models(
+                self.dreaming_function,
+                (config.schedules.curator.model_id,),
+                sid="CuratorReview",
+                count_tokens=False,
+            )
 
+        # The embedding migration's backfill (issue 12): its function works on tenant data like the others.
+        self.migration = MigrationWorkflow(
+            self,
+            "MigrationWorkflow",
+            key=self.key,
+            access_logs_bucket=self.access_logs.bucket,
+            sizing=config.functions.dreaming,
+            environment=common_environment,
+            retain=retain,
+            **unmounted_network,
+            **function_options,
+        )
         tenant_functions = [self.api_function, self.decay_job_function, self.dreaming_function]
+        tenant_functions.append(self.migration.function)
         if self.chat_function is not None:
             tenant_functions.append(self.chat_function)
+        if self.file_function is not None:
+            # Exactly the functions that work on memory files may invoke the file function, and only its
+            # unqualified ARN (the callers invoke it by name, i.e. $LATEST): no version or alias wildcard.
+            for caller in (self.api_function, self.chat_function, self.dreaming_function):
+                if caller is not None:
+                    self.file_function.function.grant_invoke_latest_version(caller.role)
 
         self.vectors = TenantVectors(
             self,
@@ -282,6 +383,17 @@ class MemoryStack(Stack):
             self._grant_chat_models(self.chat_function, config.chat_model_ids)
             self.tables.idempotency.grant(self.chat_function.role, *_IDEMPOTENCY_ACTIONS)
             self._grant_key_use(self.chat_function.role)
+        if config.write_judge.model_id:
+            # The optional LLM write judge runs in the API function's remembers (Converse on this model only).
+            self.api_function.add_environment(
+                "AGENT_MEMORY_WRITE_JUDGE_MODEL_ID", config.write_judge.model_id
+            )
+            self.api_function.add_environment(
+                "AGENT_MEMORY_POLICY", json.dumps({"write_judge_tenants": list(config.write_judge.tenants)})
+            )
+            self._grant_chat_models(
+                self.api_function, (config.write_judge.model_id,), sid="WriteJudge", count_tokens=False
+            )
         self.guardrail: ContentGuardrail | None = None
         if config.guardrail.enabled:
             # The functions that write memory files (API, chat tools, dreaming promotions); the decay job only
@@ -380,13 +492,55 @@ class MemoryStack(Stack):
                 "DecayJob": self.decay_job_function,
                 "Dreaming": self.dreaming_function,
                 **({"Chat": self.chat_function} if self.chat_function else {}),
+                **({"Files": self.file_function} if self.file_function else {}),
             },
-            dead_letter_queues=[decay_dead_letters, self.dreaming.dead_letter_queue],
+            dead_letter_queues=[
+                decay_dead_letters,
+                self.dreaming.dead_letter_queue,
+                self.curator.dead_letter_queue,
+            ],
             dreaming_state_machine=self.dreaming.state_machine,
         )
 
+        self._migration_wiring()
         self._endpoint_policies(tenant_functions)
         self._outputs()
+
+    def _migration_wiring(self) -> None:
+        """The embedding migration: the tenant role's grants for a second index and the archive, the API
+        function's start of the backfill, the alarms' action, and the endpoints a VPC deployment needs."""
+        migration, tenant_role = self.migration, self.vectors.tenant_access_role
+        migration.grant_tenant(tenant_role, self.vectors.vector_bucket)
+        migration.state_machine.grant_start_execution(self.api_function.role)
+        self.api_function.add_environment(
+            "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN", migration.state_machine.state_machine_arn
+        )
+        self.api_function.add_environment(
+            "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", migration.archive_bucket.bucket_name
+        )
+        for alarm in migration.alarms:
+            alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.observability.topic))
+        self.network.allow(
+            "s3vectors",
+            sid="TenantIndexRetirement",
+            roles=[tenant_role],
+            actions=["s3vectors:DeleteIndex"],
+            resources=[f"{self.vectors.vector_bucket_arn}/index/{INDEX_PREFIX}*"],
+        )
+        self.network.allow(
+            "s3",
+            sid="TenantMigrationArchive",
+            roles=[tenant_role],
+            actions=ARCHIVE_OBJECT_ACTIONS,
+            resources=[migration.archive_bucket.arn_for_objects("*")],
+        )
+        self.network.allow(
+            "states",
+            sid="StartBackfill",
+            roles=self._vpc_roles(self.api_function),
+            actions=["states:StartExecution"],
+            resources=[migration.state_machine.state_machine_arn],
+        )
 
     def _endpoint_policies(self, tenant_functions: list[ServiceFunction]) -> None:
         """What each VPC endpoint lets through: exactly the calls the functions make, by the role that makes
@@ -559,6 +713,10 @@ class MemoryStack(Stack):
             "DreamingStateMachineArn": (
                 self.dreaming.state_machine.state_machine_arn,
                 "Dreaming sweep state machine (started nightly per tenant)",
+            ),
+            "CuratorStateMachineArn": (
+                self.curator.state_machine.state_machine_arn,
+                "Skills curator state machine (started weekly per tenant)",
             ),
         }
         for name, (value, description) in outputs.items():

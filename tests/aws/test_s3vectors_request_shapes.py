@@ -269,6 +269,32 @@ def keyword_query_sends_terms_for_the_text_key_and_reads_bm25(service: Service) 
     assert hits == [Hit("r1", 2.5)]
 
 
+def counting_and_exporting_page_through_list_vectors_at_its_maximum_page(service: Service) -> None:
+    # Embedding migration: coverage counts keys only; the archive export asks for data and metadata too.
+    index = service.index()
+    service.expect(
+        "list_vectors",
+        {"maxResults": 1000},
+        {"vectors": [{"key": SENTINEL_KEY}, {"key": "r1"}], "nextToken": "page-2"},
+    )
+    service.expect("list_vectors", {"maxResults": 1000, "nextToken": "page-2"}, {"vectors": [{"key": "r2"}]})
+    assert index.count(TENANT_A) == 2  # the sentinel is not a record's vector
+    service.expect(
+        "list_vectors",
+        {"maxResults": 1000, "returnData": True, "returnMetadata": True},
+        {"vectors": [{"key": "r1", "data": {"float32": axis(1.0)}, "metadata": {"namespace": BILLING}}]},
+    )
+    assert [v["key"] for v in index.iter_vectors(TENANT_A, with_data=True)] == ["r1"]
+
+
+def retiring_an_index_deletes_it_and_an_index_already_gone_is_fine(service: Service) -> None:
+    index = service.index()
+    service.expect("delete_index", {})
+    index.drop_index(TENANT_A)
+    service.refuse("delete_index", "NotFoundException", {})
+    index.drop_index(TENANT_A)
+
+
 SCENARIOS: list[Callable[[Service], None]] = [
     new_tenant_gets_a_cosine_index_with_full_text_search,
     classic_index_is_upgraded_to_enhanced_with_text_search,
@@ -277,6 +303,8 @@ SCENARIOS: list[Callable[[Service], None]] = [
     delete_sends_each_key_once_and_never_the_sentinel,
     vector_query_filters_and_converts_distance,
     keyword_query_sends_terms_for_the_text_key_and_reads_bm25,
+    counting_and_exporting_page_through_list_vectors_at_its_maximum_page,
+    retiring_an_index_deletes_it_and_an_index_already_gone_is_fine,
 ]
 
 
@@ -379,6 +407,12 @@ def test_the_fake_service_answers_match_the_output_model(s3vectors: Any) -> None
     assert [h.record_id for h in fresh.query_keyword(TENANT_A, "kafka lag", k=5, where=pending)] == ["r1"]
     fresh.delete(TENANT_A, ["r1"])
     assert fresh.query_vector(TENANT_A, IDENTITY, axis(1.0), k=5, where=where) == []
+    # Embedding migration: count and export (ListVectors), then retire an index (DeleteIndex)
+    assert fresh.count(TENANT_B) == 0
+    assert list(fresh.iter_vectors(TENANT_B, with_data=True)) == []
+    fresh.upsert(TENANT_B, IDENTITY, [entry("r9", "moved", axis(0.5, 1.0))])
+    assert [v["key"] for v in fresh.iter_vectors(TENANT_B, with_data=True)] == ["r9"]
+    fresh.drop_index(TENANT_B)
 
     called = {operation for operation, _ in raw}
     adapter_operations = set(

@@ -2,7 +2,9 @@
 
 - `local`: the local server over real HTTP on loopback (SQLite, FTS5, in-process vectors), and
 - `aws`: the Lambda handler (`handlers.api.handler`) invoked with API Gateway REST proxy events carrying the
-  authorizer's context, on DynamoDB, S3 Vectors and STS in moto (QueryVectors added by tests/aws).
+  authorizer's context, on DynamoDB, S3 Vectors and STS in moto (QueryVectors added by tests/aws), wired as
+  the default `lean` profile: memory files go through the file function (`handlers.files.handler`) by Lambda
+  Invoke, answered in-process (tests/aws/file_function.py).
 
 Both use the deterministic hashing embedder, so any difference in a decision is a difference in the runtime.
 """
@@ -25,6 +27,7 @@ import pytest
 from moto import mock_aws
 
 from agent_memory.adapters.local.embedders import HashingEmbedder
+from agent_memory.adapters.local.migration import build_embedder_spec
 from agent_memory.api.context import Services
 from agent_memory.domain.identity import Scope
 from agent_memory.domain.memory.policy import MemoryPolicy
@@ -32,6 +35,7 @@ from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.settings.service import Settings, get_settings
 from agent_memory.wiring import AwsClients, build_aws, build_local
 from tests.aws import moto_s3vectors
+from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server
 
@@ -47,6 +51,8 @@ PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {
 
 class Api:
     runtime: str
+    judge_prompts: list[str]
+    """What the LLM write judge was asked (serve_api's `write_judge`)."""
 
     def client(self, who: str | None = "alpha") -> Any:
         raise NotImplementedError
@@ -187,6 +193,11 @@ def raw_lambda_event(
 class AwsApi(Api):
     runtime = "aws"
     stepfunctions: Any = None
+    judge_requests: list[dict[str, Any]] | None = None
+
+    @property
+    def judge_prompts(self) -> list[str]:  # type: ignore[override]
+        return [r["messages"][0]["content"][0]["text"] for r in self.judge_requests or []]
 
     def client(self, who: str | None = "alpha") -> LambdaClient:
         return LambdaClient(who)
@@ -207,17 +218,39 @@ def serve_api(
     policy: MemoryPolicy | None = None,
     chat_model: Any = None,
     sessions: SessionConfig | None = None,
+    write_judge: Any = None,
+    clock: Any = None,
+    curator_review: Any = None,
 ) -> Iterator[Api]:
     """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `policy` replaces the default
     MemoryPolicy; `chat_model` (a `ChatModel`, e.g. tests.contract.chat_fakes.FakeChatModel) answers chat
-    turns, which otherwise get 503 because no model is configured; `sessions` replaces the SessionConfig."""
+    turns, which otherwise get 503 because no model is configured; `sessions` replaces the SessionConfig.
+    `write_judge` (a tests.contract.judge_fakes script: prompt → answer) answers the LLM write judge: locally
+    as the explicit model port, in AWS as Bedrock Converse through the real adapter (JUDGE_MODEL_ID); the
+    prompts asked are in the Api's `judge_prompts`. `clock` (tests.conftest.FixedClock) replaces the system clock
+    of the services, so a test can move time (the skills curator); `curator_review` (a `ReviewModel`) is the
+    curator's LLM review model."""
     overrides: dict[str, Any] = {"policy": policy} if policy else {}
     if sessions is not None:
         overrides["sessions"] = sessions
     if runtime == "local":
-        yield from _local_api(tmp_path_factory, overrides, chat_model)
+        yield from _local_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review)
     else:
-        yield from _aws_api(tmp_path_factory, overrides, chat_model)
+        yield from _aws_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review)
+
+
+MIGRATION_ARCHIVE_BUCKET = "agent-memory-migration-archive"
+"""The embedding migration's archive bucket (the IAM contract's name for it, tests/iam/contract.py)."""
+
+JUDGE_MODEL_ID = "eu.amazon.nova-micro-v1:0"
+"""The write-judge model of the infra tests' deployment (tests/infra/infra_support.py TEST_WRITE_JUDGE): the
+IAM contract judges the AWS runtime's Converse calls against its grant."""
+
+
+def _with_review(services: Services, review: Any) -> Services:
+    if review is None or services.curator is None:
+        return services
+    return dataclasses.replace(services, curator=services.curator.with_review(review))
 
 
 def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Services:
@@ -234,25 +267,47 @@ def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Servi
         SystemClock(),
         settings.chat,
         settings.prompt_cache,
+        skills=services.skills,
     )
     return dataclasses.replace(services, chat=chat)
 
 
-def _local_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any) -> Iterator[Api]:
+def _local_api(
+    tmp_path_factory,
+    overrides: dict[str, Any],
+    chat_model: Any,
+    write_judge: Any = None,
+    clock: Any = None,
+    curator_review: Any = None,
+) -> Iterator[Api]:
+    from tests.contract.judge_fakes import ScriptedJudge
+
     settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing", **overrides)
-    runtime = build_local(settings)
-    runtime = dataclasses.replace(runtime, services=_with_chat(runtime.services, settings, chat_model))
+    judge = ScriptedJudge(write_judge) if write_judge is not None else None
+    runtime = build_local(settings, clock, judge=judge)
+    services = _with_review(_with_chat(runtime.services, settings, chat_model), curator_review)
+    runtime = dataclasses.replace(runtime, services=services)
     keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}
     server, thread, url = start_server(settings, runtime)
     try:
-        yield LocalApi(url=url, keys=keys, services=runtime.services, data_dir=runtime.data_dir)
+        local = LocalApi(url=url, keys=keys, services=runtime.services, data_dir=runtime.data_dir)
+        local.judge_prompts = judge.prompts if judge is not None else []
+        yield local
     finally:
         server.should_exit = True
         thread.join(timeout=10)
 
 
-def _aws_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any = None) -> Iterator[Api]:
+def _aws_api(
+    tmp_path_factory,
+    overrides: dict[str, Any],
+    chat_model: Any = None,
+    write_judge: Any = None,
+    clock: Any = None,
+    curator_review: Any = None,
+) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
+    from tests.contract.judge_fakes import scripted_converse
 
     with pytest.MonkeyPatch.context() as patch:
         for name, value in {
@@ -287,30 +342,58 @@ def _aws_api(tmp_path_factory, overrides: dict[str, Any], chat_model: Any = None
                 definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
                 roleArn=role,
             )["stateMachineArn"]
+            # The embedding migration: its backfill state machine (started, not executed here: the behaviour
+            # tests run its task, tests/aws/test_migration_aws.py executes the real definition) and archive.
+            migration_machine = stepfunctions.create_state_machine(
+                name="migration",
+                definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+                roleArn=role,
+            )["stateMachineArn"]
+            boto3.client("s3", region_name=REGION).create_bucket(Bucket=MIGRATION_ARCHIVE_BUCKET)
             settings = Settings(
                 dreaming_state_machine_arn=state_machine,
+                migration_state_machine_arn=migration_machine,
+                migration_archive_bucket=MIGRATION_ARCHIVE_BUCKET,
                 runtime="aws",
                 table=TABLE,
                 idempotency_table="IdempotencyTable",
                 vector_bucket=VECTOR_BUCKET,
                 tenant_role_arn=role,
-                files_root=tmp_path_factory.mktemp("mnt-memory"),
+                file_function=FILE_FUNCTION,  # the lean profile: files through the file function
                 region=REGION,
                 **overrides,
+                **({"write_judge_model_id": JUDGE_MODEL_ID} if write_judge is not None else {}),
+            )
+            judge_client, judge_requests = (
+                scripted_converse(write_judge, REGION) if write_judge is not None else (None, [])
             )
             clients = AwsClients(
                 sts=boto3.client("sts", region_name=REGION),
                 idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
                 stepfunctions=stepfunctions,
+                bedrock_runtime=judge_client,
+                lambda_=in_process_lambda_client(),
             )
-            services = build_aws(settings, clients, embedder=HashingEmbedder())
-            api_handler.set_services(_with_chat(services, settings, chat_model))
+            services = build_aws(
+                settings,
+                clients,
+                embedder=HashingEmbedder(),
+                clock=clock,
+                migration_embedders=build_embedder_spec,  # migration targets: hashing@<dims>, offline
+            )
+            api_handler.set_services(_with_review(_with_chat(services, settings, chat_model), curator_review))
             get_settings.cache_clear()  # the IAM principal map is read from the environment on first use
+            serving = file_function_serving(
+                tmp_path_factory.mktemp("mnt-memory")
+            )  # the file function's mount
+            serving.__enter__()
             try:
                 aws_api = AwsApi()
                 aws_api.stepfunctions = stepfunctions
+                aws_api.judge_requests = judge_requests
                 yield aws_api
             finally:
+                serving.__exit__(None, None, None)
                 api_handler.set_services(None)
                 get_settings.cache_clear()
 

@@ -71,6 +71,9 @@ class AlphaWorld:
     idempotency_key: str
     remembered: dict[str, Any]
     """The body alpha sent with `idempotency_key`."""
+    skill: str = "heron-deploy"
+    """Alpha's skill (versions 1 and 2), curated today: `.curator/<day>/run.json` exists in alpha's tenant."""
+    curated_day: str = ""
 
     @property
     def record_ids(self) -> list[str]:
@@ -148,6 +151,19 @@ def seed_alpha(api: Api) -> AlphaWorld:
         idempotency_key=key,
         remembered=remembered,
     )
+    skill = {
+        "namespace": ns,
+        "name": world.skill,
+        "description": "BLUE HERON deploy",
+        "body": "## Steps\nship",
+    }
+    ok(alpha.post("/v1/skills", json=skill), 201)
+    ok(
+        alpha.post(
+            f"/v1/skills/{world.skill}/patch", json={"namespace": ns, "heading": "Steps", "content": "go"}
+        )
+    )
+    world.curated_day = ok(alpha.post("/v1/admin/curate", json={"namespace": ns}))["runs"][0]["day"]
     # Controls: what beta's admin jobs would reach if they crossed tenants. Alpha's own dry runs (which
     # write nothing) find alpha's records for the forgetting job and alpha's notes for the dreaming sweep.
     decay = ok(alpha.post("/v1/admin/archive-decayed", json={"namespace": ns, "dry_run": True}))
@@ -183,6 +199,11 @@ def alpha_view(api: Api, world: AlphaWorld) -> dict[str, Any]:
         "daily": read("/v1/daily-log", {**ns, "date": world.day}),
         "stats": read("/v1/stats", ns),
         "session": session,
+        "skills": read("/v1/skills", ns),
+        "skill": read(f"/v1/skills/{world.skill}", {**ns, "record": "false"}),
+        "skill_history": read(f"/v1/skills/{world.skill}/history", ns),
+        "skill_v1": read(f"/v1/skills/{world.skill}/versions/1", ns),
+        "curator_run": read("/v1/admin/curator/runs", {**ns, "day": world.curated_day}),
     }
 
 
@@ -424,6 +445,63 @@ def remember_batch(p: Probe) -> None:
         assert all(related["tenant"] == "beta" for related in result["related"]), result
 
 
+def list_skills(p: Probe) -> None:
+    assert p.ok("GET", "/v1/skills", params={"namespace": p.world.ns})["skills"] == []
+
+
+def read_skill(p: Probe) -> None:
+    for record in ("true", "false"):
+        params = {"namespace": p.world.ns, "record": record}
+        p.refused("GET", "/v1/skills/{name}", path={"name": p.world.skill}, params=params)
+
+
+def read_skill_history(p: Probe) -> None:
+    p.refused(
+        "GET", "/v1/skills/{name}/history", path={"name": p.world.skill}, params={"namespace": p.world.ns}
+    )
+
+
+def read_skill_version(p: Probe) -> None:
+    for version in ("1", "2"):
+        path = {"name": p.world.skill, "version": version}
+        p.refused("GET", "/v1/skills/{name}/versions/{version}", path=path, params={"namespace": p.world.ns})
+
+
+def change_skill(action: str, body: dict[str, Any]) -> Callable[[Probe], None]:
+    def attack(p: Probe) -> None:
+        path = {"name": p.world.skill}
+        p.refused("POST", f"/v1/skills/{{name}}/{action}", path=path, body={"namespace": p.world.ns, **body})
+
+    return attack
+
+
+def read_curator_run(p: Probe) -> None:
+    params = {"namespace": p.world.ns, "day": p.world.curated_day}
+    p.refused("GET", "/v1/admin/curator/runs", params=params)
+
+
+def curate(p: Probe) -> None:
+    for body in ({"namespace": p.world.ns, "force": True}, {"force": True}):
+        runs = p.ok("POST", "/v1/admin/curate", body=body)["runs"]
+        assert all(run["decisions"] == [] for run in runs), runs
+
+
+def accept_proposal(p: Probe) -> None:
+    body = {"namespace": p.world.ns, "day": p.world.curated_day, "proposal_id": "p-anything"}
+    p.refused("POST", "/v1/admin/curator/accept", body=body)
+
+
+def create_skill(p: Probe) -> None:
+    body = {
+        "namespace": p.world.ns,
+        "name": p.world.skill,
+        "description": "Beta's own",
+        "body": "## Steps\nbeta",
+    }
+    created = p.ok("POST", "/v1/skills", 201, body=body)
+    assert (created["version"], created["description"]) == (1, "Beta's own"), created  # beta's, not alpha's
+
+
 def resolve_conflict_keeping_own_record(p: Probe) -> None:
     # Beta keeps a record of its own: the group is looked up in beta's tenant, where it does not exist.
     body = {"keep": [p.beta_records[0]]}
@@ -432,6 +510,60 @@ def resolve_conflict_keeping_own_record(p: Probe) -> None:
 
 # In order: reads first, then id-addressed writes and admin jobs (beta still owns nothing), then beta's own
 # writes under alpha's namespace name (after which beta's own answers may contain what beta wrote).
+def _migration_status(p: Probe) -> dict[str, Any]:
+    status = p.ok("GET", "/v1/admin/migration/status")
+    assert status["tenant"] == "beta", status
+    return status
+
+
+def _migrate_to_verified(p: Probe) -> dict[str, Any]:
+    """Beta moves its own vectors to another model: the count, the backfill and the indexes are beta's."""
+    from tests.behaviour.test_embedding_migration import run_backfill_task, wait_for_state
+
+    started = p.ok("POST", "/v1/admin/migration/start")
+    assert started["tenant"] == "beta", started
+    run_backfill_task(p.api, p.api.client("beta"))
+    status = wait_for_state(p.api.client("beta"), "verifying")
+    assert status["records"] == status["target_vectors"], status  # beta's records, beta's new index
+    return status
+
+
+def plan_migration(p: Probe) -> None:
+    planned = p.ok("POST", "/v1/admin/migration/plan", body={"embedder": "hashing@128"})
+    assert planned["tenant"] == "beta" and planned["state"] == "planned", planned
+
+
+def migration_status(p: Probe) -> None:
+    assert _migration_status(p)["state"] == "planned"
+
+
+def start_migration(p: Probe) -> None:
+    _migrate_to_verified(p)
+
+
+def retry_migration(p: Probe) -> None:
+    assert p.ok("POST", "/v1/admin/migration/retry")["state"] == "verifying"
+
+
+def switch_migration(p: Probe) -> None:
+    assert p.ok("POST", "/v1/admin/migration/switch")["state"] == "switched"
+
+
+def rollback_migration(p: Probe) -> None:
+    assert (
+        p.ok("POST", "/v1/admin/migration/rollback", body={"reason": "isolation"})["state"] == "rolled_back"
+    )
+
+
+def archive_migration(p: Probe) -> None:
+    plan_migration(p)
+    verified = _migrate_to_verified(p)
+    switch_migration(p)
+    archived = p.ok("POST", "/v1/admin/migration/archive")
+    # Only beta's vectors were exported (and only beta's old index deleted): alpha's view is checked after.
+    assert archived["archive"]["vectors"] == verified["records"], archived
+
+
 ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("GET", "/v1/memories/{memory_id}"), read_memory),
     (("GET", "/v1/memories/{memory_id}/history"), read_history),
@@ -453,6 +585,20 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("POST", "/v1/admin/archive-decayed"), archive_decayed),
     (("POST", "/v1/admin/dream"), dream),
     (("POST", "/v1/admin/dream/start"), start_dream),
+    (("GET", "/v1/skills"), list_skills),
+    (("GET", "/v1/skills/{name}"), read_skill),
+    (("GET", "/v1/skills/{name}/history"), read_skill_history),
+    (("GET", "/v1/skills/{name}/versions/{version}"), read_skill_version),
+    (("POST", "/v1/skills/{name}/edit"), change_skill("edit", {"body": "## Steps\nbeta"})),
+    (("POST", "/v1/skills/{name}/patch"), change_skill("patch", {"heading": "Steps", "content": "beta"})),
+    (("POST", "/v1/skills/{name}/archive"), change_skill("archive", {})),
+    (("POST", "/v1/skills/{name}/restore"), change_skill("restore", {})),
+    (("POST", "/v1/skills/{name}/pin"), change_skill("pin", {"pinned": True})),
+    (("POST", "/v1/skills/{name}/use"), change_skill("use", {})),
+    (("POST", "/v1/skills/{name}/outcomes"), change_skill("outcomes", {"outcome": "misled"})),
+    (("GET", "/v1/admin/curator/runs"), read_curator_run),
+    (("POST", "/v1/admin/curate"), curate),
+    (("POST", "/v1/admin/curator/accept"), accept_proposal),
     (("POST", "/v1/files/{kind}/entries/replace"), replace_file_entry),
     (("POST", "/v1/files/{kind}/entries/remove"), remove_file_entry),
     (("POST", "/v1/files/{kind}/entries"), add_file_entry),
@@ -460,7 +606,16 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("POST", "/v1/sessions"), start_session),
     (("POST", "/v1/memories"), remember),
     (("POST", "/v1/memories/batch"), remember_batch),
+    (("POST", "/v1/skills"), create_skill),
     (("POST", "/v1/conflicts/{group}/resolve"), resolve_conflict_keeping_own_record),
+    # Last: beta migrates its own embedding model (the writes above went to beta's index).
+    (("POST", "/v1/admin/migration/plan"), plan_migration),
+    (("GET", "/v1/admin/migration/status"), migration_status),
+    (("POST", "/v1/admin/migration/start"), start_migration),
+    (("POST", "/v1/admin/migration/retry"), retry_migration),
+    (("POST", "/v1/admin/migration/switch"), switch_migration),
+    (("POST", "/v1/admin/migration/rollback"), rollback_migration),
+    (("POST", "/v1/admin/migration/archive"), archive_migration),
 ]
 
 

@@ -23,10 +23,17 @@ BINDING = {
     "AGENT_MEMORY_TENANT_ROLE_ARN": "TenantAccessRole",
     "AGENT_MEMORY_DREAMING_STATE_MACHINE_ARN": "dreaming",
     "AGENT_MEMORY_GUARDRAIL_ID": "gr8abcd1234x",
+    "AGENT_MEMORY_FILE_FUNCTION": "FileFunction",  # tests/aws/file_function.py
+    "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN": "migration",  # tests/aws/test_migration_aws.py
+    "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": "agent-memory-migration-archive",
 }
 """Function environment variable → the physical name every suite gives that resource (tests/aws/support.py,
 tests/behaviour/conftest.py). A suite that names a resource differently is judged against a name the
 template does not grant, and fails: give it these names."""
+
+
+NO_AWS_CALLS = frozenset({"files"})
+"""Functions that make no AWS API call (the `lean` file function: only its S3 Files mount)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,10 @@ def judge(calls: list[dict[str, Any]], resolved: ResolvedTemplate) -> tuple[list
             context["aws:principaltag/tenant"] = [principal["tenant"]]
         statements = statements_cache.setdefault(role, resolved.role_statements(role))
         endpoint = _endpoint_of(call)
-        in_vpc = principal.get("function") in vpc_functions or principal.get("function") is None
+        # A call no handler made (an adapter driven directly) is judged as coming from the VPC whenever any
+        # function that makes AWS calls is in it; with `lean` only the file function is, which makes none.
+        function = principal.get("function")
+        in_vpc = function in vpc_functions if function is not None else bool(vpc_functions - NO_AWS_CALLS)
         endpoint_statements = endpoints.get(endpoint) if in_vpc else None
         # Reachability. Outside the VPC a function reaches AWS's public endpoints over Lambda's own network.
         # In it (isolated subnets, no NAT) only through an endpoint, which must be reachable from every

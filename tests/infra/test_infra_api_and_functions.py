@@ -368,11 +368,14 @@ def test_chat_function_serves_sessions_with_bedrock_limited_to_configured_models
     chat = _function(synthesized, "ChatFunction")
     environment = chat["Environment"]["Variables"]
 
-    # Then it runs the chat handler on Bedrock with the first configured model and mounts the memory files
+    # Then it runs the chat handler on Bedrock with the first configured model and reaches the memory files
+    # through the file function (the default `lean` profile: no mount, no VPC)
     assert chat["Handler"] == "agent_memory.handlers.chat.handler"
     assert environment["AGENT_MEMORY_CHAT_PROVIDER"] == "bedrock"
     assert json.loads(environment["AGENT_MEMORY_CHAT"]) == {"model_id": model_id}
-    assert chat["FileSystemConfigs"][0]["LocalMountPath"] == "/mnt/memory"
+    file_function = synthesized.logical_id("AWS::Lambda::Function", "FileFunction")
+    assert environment["AGENT_MEMORY_FILE_FUNCTION"] == {"Ref": file_function}
+    assert "FileSystemConfigs" not in chat and "VpcConfig" not in chat
 
     # And its Bedrock permissions name only the profile and the foundation model behind it
     statements = [
@@ -419,5 +422,8 @@ def test_sigv4_principals_and_on_demand_dreaming_reach_the_api_function(synthesi
         ]
     )
     assert "states:StartExecution" in statements
+    # With `lean` the API function is outside the VPC: it reaches Step Functions over Lambda's own network,
+    # so no endpoint is created for it (the isolated profile's `.states` endpoint: test_infra_cost.py)
+    assert "VpcConfig" not in _function(synthesized, "ApiFunction")
     endpoints = json.dumps(list(synthesized.of_type("AWS::EC2::VPCEndpoint").values()))
-    assert ".states" in endpoints
+    assert ".states" not in endpoints

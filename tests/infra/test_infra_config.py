@@ -62,10 +62,6 @@ def test_shipped_cdk_json_runs_the_app_with_the_venv_python_and_recommended_flag
         ({"network": {"interface_endpoints": ["bedrock-runtime", "ec2"]}}, "unknown endpoints ['ec2']"),
         ({"network": {"interface_endpoints": ["sts", "logs", "kms"]}}, "no function calls ['logs', 'kms']"),
         (
-            {"network": {"interface_endpoints": ["sts", "states"]}},
-            "only on-demand dreaming calls Step Functions",
-        ),
-        (
             {"account": "123456789012", "region": "eu-central-1"},
             "chat_model_ids.0: 'us.anthropic.claude-haiku-4-5-20251001-v1:0' is an inference profile for US "
             "('us.'), but the stack deploys to eu-central-1 (from `region` in cdk.json), which cannot call it: use "

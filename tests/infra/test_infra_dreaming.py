@@ -28,7 +28,12 @@ def _function_id(synthesized: Synthesized) -> str:
 
 
 def _state_machine(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:
-    ((logical_id, resource),) = synthesized.of_type("AWS::StepFunctions::StateMachine").items()
+    # The dreaming state machine (the curator's is CuratorWorkflow's: tests/infra/test_infra_curator.py).
+    ((logical_id, resource),) = [
+        item
+        for item in synthesized.of_type("AWS::StepFunctions::StateMachine").items()
+        if item[0].startswith("DreamingWorkflow")
+    ]
     return logical_id, resource["Properties"]
 
 
@@ -187,11 +192,10 @@ def test_dreaming_function_mounts_the_memory_files_and_gets_its_tenants(synthesi
         for c in synthesized.of_type("AWS::Lambda::EventInvokeConfig").values()
         if c["Properties"]["FunctionName"] == {"Ref": function_id}
     ]
-    # And it sees the memory files at /mnt/memory through its own access point
-    (mount,) = props["FileSystemConfigs"]
-    assert mount["LocalMountPath"] == "/mnt/memory"
-    assert environment["AGENT_MEMORY_FILES_ROOT"] == "/mnt/memory"
-    assert "MemoryFilesAccessPointdreaming" in mount["Arn"]["Fn::GetAtt"][0]
+    # And (default `lean` profile) it reaches the memory files through the file function: no mount, no VPC
+    assert "FileSystemConfigs" not in props and "VpcConfig" not in props
+    file_function = synthesized.logical_id("AWS::Lambda::Function", "FileFunction")
+    assert environment["AGENT_MEMORY_FILE_FUNCTION"] == {"Ref": file_function}
     # And its fallback tenant list is every configured tenant, in the form the handler's settings parse
     settings = DreamingSettings.model_validate(
         {"tenants": json.loads(environment["AGENT_MEMORY_DREAMING_TENANTS"])}
@@ -324,7 +328,11 @@ def test_failed_executions_dead_letters_and_function_errors_alarm_the_topic(synt
     queue_id = _dreaming_schedules(synthesized)[0]["Target"]["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0]
 
     # Then a failed execution alarms
-    (failed,) = _alarms_by_metric(synthesized, "ExecutionsFailed")
+    (failed,) = [  # the embedding backfill's state machine has its own (tests/infra: MigrationWorkflow)
+        a
+        for a in _alarms_by_metric(synthesized, "ExecutionsFailed")
+        if a["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": state_machine_id}}]
+    ]
     assert failed["Namespace"] == "AWS/States"
     assert failed["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": state_machine_id}}]
     assert (failed["Threshold"], failed["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
@@ -459,13 +467,15 @@ def test_the_lambda_integration_follows_the_stacks_partition(synthesized: Synthe
     build_app(app, nag=False)
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
     assert stack.partition == "aws-cn"
-    (machine,) = Template.from_stack(stack).find_resources("AWS::StepFunctions::StateMachine").values()
+    machines = Template.from_stack(stack).find_resources("AWS::StepFunctions::StateMachine").values()
+    assert len(machines) == 3  # dreaming, the skills curator and the embedding backfill
 
-    # Then its tasks use the aws-cn integration ARN, and nothing names the commercial partition's
-    definition = json.loads(render(machine["Properties"]["DefinitionString"]))
-    tasks = _tasks(definition["States"])
-    assert {task["Resource"] for task in tasks.values()} == {"arn:aws-cn:states:::lambda:invoke"}
-    assert "arn:aws:" not in json.dumps(definition)
+    # Then their tasks use the aws-cn integration ARN, and nothing names the commercial partition's
+    for machine in machines:
+        definition = json.loads(render(machine["Properties"]["DefinitionString"]))
+        tasks = _tasks(definition["States"])
+        assert {task["Resource"] for task in tasks.values()} == {"arn:aws-cn:states:::lambda:invoke"}
+        assert "arn:aws:" not in json.dumps(definition)
 
 
 def test_the_map_keeps_only_counts_so_the_execution_state_stays_small(synthesized: Synthesized) -> None:

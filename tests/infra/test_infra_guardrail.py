@@ -68,13 +68,18 @@ def _functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _allowed(resolved: ResolvedTemplate, role: str, guardrail: str) -> bool:
     """Role policy and (for functions in the VPC) the bedrock-runtime endpoint policy both allow the call."""
     needs = needs_for("bedrock", "ApplyGuardrail", {"guardrailIdentifier": guardrail}, REGION, {})
-    endpoint = resolved.endpoint_policies()["bedrock-runtime"]
+    in_vpc = {r for f, r in resolved.function_roles().items() if f in resolved.functions_in_vpc()}
+    # Outside the VPC (`lean`: every function but the file function) no endpoint policy applies
+    endpoint = resolved.endpoint_policies()["bedrock-runtime"] if role in in_vpc else None
     principal = {"aws:principalarn": [resolved.get_att(role, "Arn")]}
     return all(
         evaluate(resolved.role_statements(role), Request(n.action, n.resource, n.context)).allowed
-        and evaluate(
-            endpoint, Request(n.action, n.resource, {**n.context, **principal}), resource_policy=True
-        ).allowed
+        and (
+            endpoint is None
+            or evaluate(
+                endpoint, Request(n.action, n.resource, {**n.context, **principal}), resource_policy=True
+            ).allowed
+        )
         for n in needs
     )
 

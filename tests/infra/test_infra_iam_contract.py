@@ -121,7 +121,8 @@ def test_only_the_data_functions_may_assume_the_tenant_role_and_only_with_a_tena
             for n in needs_for("sts", "AssumeRole", tagged, REGION, {})
         )
         role_trusted = resolved.get_att(role, "Arn") in trusted
-        expected = function != "authorizer"  # the authorizer reads API keys with its own role only
+        # the authorizer reads API keys with its own role only; the file function makes no AWS call at all
+        expected = function not in ("authorizer", "files")
         assert allowed is expected and role_trusted is expected, function
         assert not evaluate(statements, Request("sts:AssumeRole", role_arn, {})).allowed, function
         assert untagged["RoleArn"] == role_arn
@@ -181,8 +182,31 @@ def test_every_schedule_role_may_start_its_target_and_use_its_dead_letter_queue(
             assert evaluate(statements, Request("sqs:SendMessage", queue)).allowed, f"{role}: DLQ {queue}"
 
 
-MOUNTING = {"api", "chat", "dreaming"}
-"""Functions that mount S3 Files: in the VPC with every profile; the others only with `isolated`."""
+MOUNTING = {"lean": {"files"}, "isolated": {"api", "chat", "dreaming"}}
+"""Functions that mount S3 Files, per profile: in the VPC with every profile; the others only with `isolated`."""
+FILE_WORKERS = {"api", "chat", "dreaming"}
+
+
+def test_only_the_file_workers_may_invoke_the_file_function_and_only_its_latest_version(
+    resolved: ResolvedTemplate,
+) -> None:
+    """`lean`: API, chat and dreaming reach the memory files by invoking the file function by name (its
+    unqualified ARN, i.e. $LATEST); no other role may invoke it, and no role any version or alias of it."""
+    roles = resolved.function_roles()
+    assert set(roles) == {"api", "authorizer", "chat", "jobs", "dreaming", "files", "migration"}
+    file_function = BINDING["AGENT_MEMORY_FILE_FUNCTION"]
+    for function, role in roles.items():
+        statements = resolved.role_statements(role)
+        by_name = needs_for("lambda", "Invoke", {"FunctionName": file_function}, REGION, {})
+        assert [n.action for n in by_name] == ["lambda:InvokeFunction"]
+        allowed = all(evaluate(statements, Request(n.action, n.resource, n.context)).allowed for n in by_name)
+        assert allowed is (function in FILE_WORKERS), function
+        qualified = needs_for(
+            "lambda", "Invoke", {"FunctionName": file_function, "Qualifier": "1"}, REGION, {}
+        )
+        assert not evaluate(statements, Request(qualified[0].action, qualified[0].resource)).allowed, function
+        other = needs_for("lambda", "Invoke", {"FunctionName": "AnotherFunction"}, REGION, {})
+        assert not evaluate(statements, Request(other[0].action, other[0].resource)).allowed, function
 
 
 def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_calls(
@@ -195,8 +219,21 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
     resolved = resolve_template(profile_synthesized.template, REGION, BINDING)
     assert not resolved.has_nat()
     in_vpc = resolved.functions_in_vpc()
-    assert in_vpc == (MOUNTING if profile_synthesized.profile == "lean" else set(resolved.function_roles()))
+    lean = profile_synthesized.profile == "lean"
+    assert in_vpc == (MOUNTING["lean"] if lean else set(resolved.function_roles()))
     endpoints = resolved.endpoint_policies()
+    if lean:
+        # The file function alone is in the VPC and calls no AWS API: no endpoint, and a role without any
+        # AWS data grant (only the mount, logs and traces)
+        assert endpoints == {}
+        statements = resolved.role_statements(resolved.function_roles()["files"])
+        services = {
+            a.split(":")[0]
+            for s in statements
+            for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+        }
+        assert services <= {"s3files", "logs", "xray"}, services
+        return
     reach = resolved.endpoint_reach()
     for function, subnets in resolved.function_subnets().items():
         for endpoint in endpoints:
@@ -223,13 +260,27 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
     ).allowed, "a function's own role never reaches tenant vectors, even through the endpoint"
 
 
-def test_the_contract_reports_an_endpoint_a_function_cannot_reach(synthesized: Synthesized) -> None:
+def test_the_contract_reports_an_endpoint_a_function_cannot_reach(profile_synthesized: Synthesized) -> None:
     """The reachability half of tests/iam/contract.py: an endpoint whose security group does not admit the
-    functions' subnets is reported, even though its policy would allow the call."""
+    functions' subnets is reported, even though its policy would allow the call. With `lean` there is no
+    endpoint: any AWS call the file function (alone in the VPC) would make is reported as unreachable."""
     import copy
 
     from tests.iam.contract import judge
 
+    synthesized = profile_synthesized
+    if synthesized.profile == "lean":
+        call = {
+            "service": "sts",
+            "operation": "AssumeRole",
+            "params": {"RoleArn": "x", "RoleSessionName": "s", "Tags": [{"Key": "tenant", "Value": "acme"}]},
+            "region": REGION,
+            "principal": {"kind": "function", "function": "files", "where": "here"},
+            "test": "t",
+        }
+        _, problems = judge([call], resolve_template(synthesized.template, REGION, BINDING))
+        assert any(p.startswith("NO ENDPOINT: sts:AssumeRole") for p in problems), problems
+        return
     template = copy.deepcopy(synthesized.template)
     for resource in template["Resources"].values():
         if resource["Type"] == "AWS::EC2::SecurityGroup" and "Interface VPC endpoints" in str(

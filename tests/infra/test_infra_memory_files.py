@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from infra_support import Synthesized, as_list, policy_statements, render
+from infra_support import FILE_WORKERS, MOUNTING_FUNCTIONS, Synthesized, as_list, policy_statements, render
 
-MOUNTING_FUNCTIONS = ("ApiFunction", "ChatFunction", "DreamingFunction")
-"""The decay job archives records only: no memory file, no mount (and with `lean`, no VPC)."""
+# The decay job archives records only: no memory file, no mount (and with `lean`, no VPC). With `lean` only the
+# file function mounts S3 Files (infra_support.MOUNTING_FUNCTIONS).
 
 
 def _file_system(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:
@@ -103,12 +103,14 @@ def test_one_mount_target_in_each_function_subnet(synthesized: Synthesized) -> N
 
 
 def test_each_mounting_function_gets_its_own_access_point_with_the_fixed_posix_identity(
-    synthesized: Synthesized,
+    profile_synthesized: Synthesized,
 ) -> None:
     # Given the access points and the Lambda file system configs
+    synthesized = profile_synthesized
+    mounting = MOUNTING_FUNCTIONS[synthesized.profile]
     access_points = synthesized.of_type("AWS::S3Files::AccessPoint")
     mounted = {}
-    for name in MOUNTING_FUNCTIONS:
+    for name in mounting:
         function = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]["Properties"]
         (config,) = function["FileSystemConfigs"]
         mounted[name] = config
@@ -116,7 +118,7 @@ def test_each_mounting_function_gets_its_own_access_point_with_the_fixed_posix_i
     # Then each function mounts at /mnt/memory through a distinct access point of this stack
     assert {c["LocalMountPath"] for c in mounted.values()} == {"/mnt/memory"}
     ap_ids = [c["Arn"]["Fn::GetAtt"][0] for c in mounted.values()]
-    assert len(set(ap_ids)) == len(MOUNTING_FUNCTIONS)
+    assert len(set(ap_ids)) == len(mounting)
     assert set(ap_ids) == set(access_points)
     # And all access points share one POSIX identity and root, so the functions see the same files
     identities = {
@@ -147,10 +149,47 @@ def test_functions_that_do_not_read_memory_files_have_no_mount(synthesized: Synt
         function = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]
         assert "FileSystemConfigs" not in function["Properties"], name
         assert "AGENT_MEMORY_FILES_ROOT" not in function["Properties"]["Environment"]["Variables"], name
+        assert "AGENT_MEMORY_FILE_FUNCTION" not in function["Properties"]["Environment"]["Variables"], name
 
 
-def test_mount_targets_accept_nfs_only_from_the_mounting_functions(synthesized: Synthesized) -> None:
+def test_with_lean_the_file_workers_reach_the_files_only_through_the_file_function(
+    profile_synthesized: Synthesized,
+) -> None:
+    synthesized = profile_synthesized
+    functions = synthesized.of_type("AWS::Lambda::Function")
+    file_function = [k for k in functions if "FileFunction" in k]
+    for name in FILE_WORKERS:
+        props = functions[synthesized.logical_id("AWS::Lambda::Function", name)]["Properties"]
+        variables = props["Environment"]["Variables"]
+        if synthesized.profile == "lean":
+            # No mount, no VPC: the file function's name, which their role may invoke (test_infra_iam_contract)
+            assert variables["AGENT_MEMORY_FILE_FUNCTION"] == {"Ref": file_function[0]}, name
+            assert "AGENT_MEMORY_FILES_ROOT" not in variables, name
+            assert "FileSystemConfigs" not in props and "VpcConfig" not in props, name
+        else:
+            assert "AGENT_MEMORY_FILE_FUNCTION" not in variables, name
+            assert variables["AGENT_MEMORY_FILES_ROOT"] == "/mnt/memory", name
+    if synthesized.profile == "isolated":
+        assert file_function == []
+        return
+    # The file function: the mount and nothing else (no table, bucket, key or tenant role to name)
+    (logical_id,) = file_function
+    props = functions[logical_id]["Properties"]
+    assert props["Handler"] == "agent_memory.handlers.files.handler"
+    assert props["Environment"]["Variables"]["AGENT_MEMORY_FILES_ROOT"] == "/mnt/memory"
+    assert not [
+        v
+        for v in props["Environment"]["Variables"]
+        if v.startswith("AGENT_MEMORY_") and v != "AGENT_MEMORY_FILES_ROOT"
+    ]
+    statements = policy_statements(synthesized, props["Role"]["Fn::GetAtt"][0])
+    services = {action.split(":")[0] for s in statements for action in as_list(s["Action"])}
+    assert services <= {"s3files", "logs", "xray"}, services
+
+
+def test_mount_targets_accept_nfs_only_from_the_mounting_functions(profile_synthesized: Synthesized) -> None:
     # Given the mount targets' security group
+    synthesized = profile_synthesized
     (mount_sg,) = {
         m["Properties"]["SecurityGroups"][0]["Fn::GetAtt"][0]
         for m in synthesized.of_type("AWS::S3Files::MountTarget").values()
@@ -166,15 +205,16 @@ def test_mount_targets_accept_nfs_only_from_the_mounting_functions(synthesized: 
         synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]["Properties"][
             "VpcConfig"
         ]["SecurityGroupIds"][0]["Fn::GetAtt"][0]
-        for name in MOUNTING_FUNCTIONS
+        for name in MOUNTING_FUNCTIONS[synthesized.profile]
     }
     assert {(i["IpProtocol"], i["FromPort"], i["ToPort"]) for i in ingress} == {("tcp", 2049, 2049)}
     assert {i["SourceSecurityGroupId"]["Fn::GetAtt"][0] for i in ingress} == function_sgs
 
 
-def test_mounting_function_roles_may_mount_their_access_point(synthesized: Synthesized) -> None:
+def test_mounting_function_roles_may_mount_their_access_point(profile_synthesized: Synthesized) -> None:
+    synthesized = profile_synthesized
     fs_id, _ = _file_system(synthesized)
-    for name in MOUNTING_FUNCTIONS:
+    for name in MOUNTING_FUNCTIONS[synthesized.profile]:
         function = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", name)]["Properties"]
         role_id = function["Role"]["Fn::GetAtt"][0]
         access_point = function["FileSystemConfigs"][0]["Arn"]["Fn::GetAtt"][0]

@@ -112,37 +112,45 @@ def test_functions_reach_aws_through_vpc_endpoints(synthesized: Synthesized) -> 
     for rendered, endpoint in names.items():
         service = rendered.strip('"').rsplit(".", 1)[-1]
         by_service[service] = endpoint
-    # No function calls S3 (memory files go over NFS to the S3 Files mount targets), so no S3 endpoint
-    assert "s3" not in by_service
+    (flow_log,) = synthesized.of_type("AWS::EC2::FlowLog").values()
+    assert flow_log["Properties"]["LogDestinationType"] == "s3"
+    if synthesized.profile == "lean":
+        # Only the file function is in the VPC and it calls no AWS API: no endpoint at all, not even the free
+        # DynamoDB gateway (nothing in the VPC would use it)
+        assert by_service == {}
+        return
+    # S3 only through its gateway endpoint, for the migration's archive (memory files go over NFS to the S3
+    # Files mount targets, never through it)
+    assert by_service["s3"]["VpcEndpointType"] == "Gateway"
     assert by_service["dynamodb"]["VpcEndpointType"] == "Gateway"
     for service in ("bedrock-runtime", "s3vectors", "sts"):
         assert by_service[service]["VpcEndpointType"] == "Interface", service
         assert by_service[service]["PrivateDnsEnabled"] is True, service
-    (flow_log,) = synthesized.of_type("AWS::EC2::FlowLog").values()
-    assert flow_log["Properties"]["LogDestinationType"] == "s3"
-    # Interface endpoints: in one AZ with `lean` (reachable from both subnets over the local route), in every
-    # AZ with `isolated`; the gateway endpoint serves the route tables of every function subnet
+    # Interface endpoints in every AZ with `isolated`; the gateway endpoint serves the route tables of every
+    # function subnet
     subnets = sorted(synthesized.of_type("AWS::EC2::Subnet"))
-    expected_azs = {"lean": 1, "isolated": len(subnets)}[synthesized.profile]
     for service, endpoint in by_service.items():
         if endpoint["VpcEndpointType"] == "Interface":
-            assert len(endpoint["SubnetIds"]) == expected_azs, service
+            assert len(endpoint["SubnetIds"]) == len(subnets), service
             assert {s["Ref"] for s in endpoint["SubnetIds"]} <= set(subnets), service
     assert len(by_service["dynamodb"]["RouteTableIds"]) == len(subnets)
 
 
 def test_only_functions_that_mount_memory_files_are_in_the_vpc_with_lean(synthesized: Synthesized) -> None:
+    from infra_support import MOUNTING_FUNCTIONS
+
     functions = {
         logical_id: f["Properties"]
         for logical_id, f in synthesized.of_type("AWS::Lambda::Function").items()
         if f["Properties"].get("Handler", "").startswith("agent_memory.")
     }
-    assert len(functions) == 5
+    # `lean` adds the file function, the only one in its VPC (both count the embedding backfill's function)
+    assert len(functions) == {"lean": 7, "isolated": 6}[synthesized.profile]
     for logical_id, props in functions.items():
         mounts = "FileSystemConfigs" in props
         in_vpc = "VpcConfig" in props
         # a mount needs the VPC (NFS to the mount targets); the decay job and the authorizer touch no file
-        assert mounts == any(n in logical_id for n in ("ApiFunction", "ChatFunction", "DreamingFunction"))
+        assert mounts == any(n in logical_id for n in MOUNTING_FUNCTIONS[synthesized.profile]), logical_id
         assert in_vpc == (mounts or synthesized.profile == "isolated"), logical_id
         role = synthesized.resources[props["Role"]["Fn::GetAtt"][0]]["Properties"]
         vpc_policy = "AWSLambdaVPCAccessExecutionRole" in json.dumps(role.get("ManagedPolicyArns", []))
@@ -161,7 +169,10 @@ def _endpoint_policies(synthesized: Synthesized) -> dict[str, list[dict]]:
 def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synthesized: Synthesized) -> None:
     # Given every endpoint's policy (without one, AWS lets any call by anyone through the endpoint)
     policies = _endpoint_policies(synthesized)
-    assert set(policies) == {"dynamodb", "bedrock-runtime", "s3vectors", "sts", "states"}
+    if synthesized.profile == "lean":
+        assert policies == {}  # no endpoint (test_functions_reach_aws_through_vpc_endpoints)
+        return
+    assert set(policies) == {"dynamodb", "s3", "bedrock-runtime", "s3vectors", "sts", "states"}
     roles = {f"<{logical_id}.Arn>" for logical_id in synthesized.of_type("AWS::IAM::Role")}
 
     def role(fragment: str) -> str:
@@ -205,6 +216,13 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
             "dynamodb:GetItem",
             api_keys,
         )
+    # S3: tenant sessions on the migration archive bucket's objects only
+    archive = by_sid["s3"]["TenantMigrationArchive"]
+    assert set(by_sid["s3"]) == {"TenantMigrationArchive"}
+    assert callers(archive) == {role("TenantAccessRole")}
+    assert archive["Resource"].startswith("<MigrationWorkflowArchiveBucket") and archive["Resource"].endswith(
+        "/*"
+    )
     # S3 Vectors: tenant sessions on the `mem-` indexes; STS: the functions obtain tenant sessions only
     assert callers(by_sid["s3vectors"]["TenantIndexes"]) == {role("TenantAccessRole")}
     assert by_sid["s3vectors"]["TenantIndexes"]["Resource"].endswith(".VectorBucketArn>/index/mem-*")
@@ -215,15 +233,24 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     assert (role("DecayJobFunctionRole") in callers(sts)) == (synthesized.profile == "isolated")
     # Bedrock: the embedding model for every data function, the chat and extraction models for theirs
     bedrock = by_sid["bedrock-runtime"]
-    assert set(bedrock) == {"EmbeddingModel", "ChatModels", "ChatTokenCounting", "DreamingExtractionModels"}
+    assert set(bedrock) == {
+        "EmbeddingModel",
+        "ChatModels",
+        "ChatTokenCounting",
+        "DreamingExtractionModels",
+        "WriteJudgeModels",  # the test deployment configures the optional LLM write judge
+    }
     assert callers(bedrock["ChatModels"]) == {role("ChatFunctionRole")}
     assert callers(bedrock["DreamingExtractionModels"]) == {role("DreamingFunctionRole")}
+    assert callers(bedrock["WriteJudgeModels"]) == {role("ApiFunctionRole")}
     for statement in bedrock.values():
         assert all(
             "foundation-model/" in r or "inference-profile/" in r for r in as_list(statement["Resource"])
         )
     # Step Functions (on-demand dreaming): the API function may start the dreaming state machine, nothing else
-    (machine,) = synthesized.of_type("AWS::StepFunctions::StateMachine")
+    (machine,) = [
+        m for m in synthesized.of_type("AWS::StepFunctions::StateMachine") if m.startswith("Dreaming")
+    ]
     start = by_sid["states"]["StartDreaming"]
     assert callers(start) == {role("ApiFunctionRole")}
     assert (start["Action"], start["Resource"]) == ("states:StartExecution", f"<{machine}>")

@@ -83,6 +83,7 @@ def test_tenant_role_is_assumable_only_by_request_functions_with_a_tenant_sessio
         f"<{_role_of(synthesized, 'DecayJobFunction')}.Arn>",
         f"<{_role_of(synthesized, 'ChatFunction')}.Arn>",
         f"<{_role_of(synthesized, 'DreamingFunction')}.Arn>",
+        f"<{_role_of(synthesized, 'MigrationFunction')}.Arn>",  # the embedding backfill's pages
     }
     for statement in statements:
         # And every assumption must tag the session with `tenant` and with nothing else
@@ -133,7 +134,8 @@ def test_tenant_role_reaches_tenant_data_only_and_never_a_model(synthesized: Syn
     # credentials), so a tenant session has no use for it
     statements = policy_statements(synthesized, _tenant_role(synthesized))
     assert not {a for a in actions_of(statements) if a.startswith("bedrock:")}
-    assert {a.split(":")[0] for a in actions_of(statements)} == {"s3vectors", "dynamodb", "kms"}
+    # s3: the embedding migration's archive, under the session's own tenant prefix (MigrationWorkflow)
+    assert {a.split(":")[0] for a in actions_of(statements)} == {"s3vectors", "dynamodb", "kms", "s3"}
 
 
 def test_request_functions_may_assume_the_tenant_role_and_the_authorizer_may_not(

@@ -20,7 +20,7 @@ import pytest
 from agent_memory.domain.patterns import LazyPattern, lazy
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
-HANDLERS = ["api", "authorizer", "chat", "jobs", "dreaming"]
+HANDLERS = ["api", "authorizer", "chat", "jobs", "dreaming", "files"]
 NEVER_AT_IMPORT = [
     "aws_lambda_powertools.event_handler.openapi.models",  # the OpenAPI object model: /swagger only
     "agent_memory.wiring",  # services are built by the first invocation
@@ -84,7 +84,7 @@ def test_a_cold_start_loads_neither_services_nor_swagger_nor_unused_libraries(ha
 
 
 def test_only_the_api_function_loads_the_api_routes():
-    for handler in ("jobs", "authorizer", "dreaming"):
+    for handler in ("jobs", "authorizer", "dreaming", "files"):
         loaded = set(_import_in_lambda_environment(handler)["modules"])
         assert "agent_memory.api.app" not in loaded, handler
 

@@ -19,13 +19,15 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "functions" / "agent_memory"
 DOMAIN = PACKAGE_ROOT / "domain"
 
-WINGS = ("memory", "files", "sessions", "dreaming")
+WINGS = ("memory", "files", "sessions", "dreaming", "skills", "migration")
 SHARED = ("credentials", "errors", "identity", "model", "patterns", "ports", "records", "safety", "text")
 WING_DEPENDENCIES: dict[str, set[str]] = {
     "memory": set(),
     "files": {"memory"},
-    "sessions": {"memory", "files"},
+    "sessions": {"memory", "files", "skills"},
     "dreaming": {"memory", "files"},
+    "skills": {"files"},
+    "migration": set(),
 }
 """What each wing may import besides the shared modules (docs/architecture.md shows the same graph)."""
 

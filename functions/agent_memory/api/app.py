@@ -30,7 +30,7 @@ from ..domain import errors
 from ..domain.identity import Principal
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
-from .routes import admin, dreaming, files, memories, sessions
+from .routes import admin, dreaming, files, memories, migration, sessions, skills
 
 PREFIX = "/v1"
 PUBLIC_PATHS = ("/v1/health", "/swagger")
@@ -183,7 +183,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin, sessions, dreaming):
+    for module in (memories, files, admin, sessions, dreaming, skills, migration):
         app.include_router(module.router, prefix=PREFIX)
 
     @app.get("/swagger", include_in_schema=False)

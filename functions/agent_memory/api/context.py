@@ -17,9 +17,12 @@ if TYPE_CHECKING:
     from ..domain.dreaming.sweep import DreamingService
     from ..domain.files.memory_files import MemoryFilesService
     from ..domain.memory.service import MemoryService
+    from ..domain.migration.service import MigrationService
     from ..domain.ports import DreamLauncher
     from ..domain.sessions.chat import ChatService
     from ..domain.sessions.sessions import SessionService
+    from ..domain.skills.curator import CuratorService
+    from ..domain.skills.service import SkillsService
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class Services:
     chat: ChatService | None = None
     dreaming: DreamingService | None = None
     dream_launcher: DreamLauncher | None = None
+    skills: SkillsService | None = None
+    curator: CuratorService | None = None
+    migration: MigrationService | None = None
+    """Embedding-model migration (domain/migration); None where the runtime does not wire it."""
 
 
 @dataclass(frozen=True)

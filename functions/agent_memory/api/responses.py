@@ -36,12 +36,28 @@ NOT_FOUND_BY_PARAMETER = {
     "kind": "`kind` is neither `memory` (MEMORY.md) nor `user` (USER.md)",
     "group": "no open conflict group with this id (also when one of its memories is in a namespace the key "
     "may not use)",
+    "name": "no skill with this name in the namespace",
+    "version": "the skill has no such version",
 }
 NOT_FOUND_BY_OPERATION = {
     "GET /v1/daily-log": "no log for that `date` in the namespace",
     "POST /v1/files/{kind}/entries/replace": "no entry contains `match`",
     "POST /v1/files/{kind}/entries/remove": "no entry contains `match`",
     "POST /v1/conflicts/{group}/resolve": "a `keep` id is not a memory the key can see",
+    "POST /v1/skills/{name}/patch": "no section has that `heading`",
+    "GET /v1/admin/curator/runs": "no curator run on that `day` in the namespace",
+    **{
+        f"{verb} /v1/admin/migration/{name}": "the tenant has no embedding migration: plan one first"
+        for verb, name in (
+            ("GET", "status"),
+            ("POST", "start"),
+            ("POST", "retry"),
+            ("POST", "switch"),
+            ("POST", "rollback"),
+            ("POST", "archive"),
+        )
+    },
+    "POST /v1/admin/curator/accept": "no curator run on that `day`, or no such proposal in it",
 }
 CONFLICT_BY_OPERATION = {
     "POST /v1/memories": "`conflict`: the `Idempotency-Key` was sent before with another body (use a new key "
@@ -64,6 +80,15 @@ CONFLICT_BY_OPERATION = {
     "longer one)",
     "POST /v1/sessions": "`too_many_sessions`: the tenant has its maximum of open sessions (end some with "
     "`POST /v1/sessions/{session_id}/end` or let them expire)",
+    "POST /v1/admin/migration/plan": "`conflict`: the tenant has an unfinished migration (switch and archive "
+    "it, or roll it back), or already uses that model",
+    "POST /v1/admin/migration/start": "`conflict`: the migration is past the backfill",
+    "POST /v1/admin/migration/retry": "`conflict`: dead letters are retried while the migration is verifying",
+    "POST /v1/admin/migration/switch": "`conflict`: the migration is not verifying, or its verification did "
+    "not pass (`message` gives coverage, overlap@10 and dead letters)",
+    "POST /v1/admin/migration/rollback": "`conflict`: the migration is archived or already rolled back",
+    "POST /v1/admin/migration/archive": "`conflict`: the migration is not switched, or the export could not be "
+    "verified (nothing was deleted: run archive again)",
     "POST /v1/sessions/{session_id}/turns": "`session_closed`: the session ended or expired (start a new "
     "one); `concurrent_modification`: another turn of this session ran at the same time (send turns one "
     "after the other)",

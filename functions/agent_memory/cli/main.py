@@ -18,6 +18,8 @@ from ..domain.ports import RecordQuery
 from ..domain.records import MemoryType, Metadata, Source, SourceKind, Status, Tier, is_valid_namespace
 from ..settings.service import Settings
 from .dream import add_dream_parser, run_dream
+from .migrate import add_migrate_parser, run_migrate
+from .skills import add_skills_parsers, run_skills
 
 ACTOR = "cli"
 
@@ -205,6 +207,8 @@ def _parser() -> argparse.ArgumentParser:
     repair.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
 
     add_dream_parser(commands)
+    add_skills_parsers(commands)
+    add_migrate_parser(commands)
     return parser
 
 
@@ -254,6 +258,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     command = args.command
     if command == "dream":
         return run_dream(args, runtime)
+    if command in ("skills", "curate"):
+        return run_skills(args, runtime)
+    if command == "migrate":
+        return run_migrate(args, runtime)
     if command == "remember":
         result = memory.remember(
             tenant,

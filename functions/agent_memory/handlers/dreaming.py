@@ -42,6 +42,7 @@ with initialization():  # the service's own modules: see initialization()
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
     from ._runtime import Lazy, build_aws_services, powertools, tenants_of
+    from .curator import CURATOR_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
 
@@ -218,6 +219,8 @@ TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "rem": rem_task,
     "deep": deep_task,
     "record_failure": record_failure_task,
+    # The skills curator's state machine (workflows/curator_asl.py) runs on this function: it mounts the files.
+    **CURATOR_TASKS,
 }
 
 

@@ -43,12 +43,20 @@ class Settings(BaseSettings):
     vector_bucket: str = ""
     tenant_role_arn: str = ""
     files_root: Path = Path("/mnt/memory")
+    file_function: str = ""
+    """Name or ARN of the file function (AGENT_MEMORY_FILE_FUNCTION, set by the `lean` profile): memory files
+    are read and written through it (Lambda Invoke) instead of a mount at `files_root`. Empty: the mount."""
     embedding_model: str = "amazon.titan-embed-text-v2:0"
     embedding_dimensions: Literal[256, 512, 1024] = 1024
     region: str = ""
 
     policy: MemoryPolicy = MemoryPolicy()
     """JSON in AGENT_MEMORY_POLICY, e.g. {"weights": {"relevance": 0.6, "recency": 0.1, "importance": 0.3}}."""
+    write_judge_model_id: str = ""
+    """Bedrock model or inference profile of the optional LLM write judge (domain/memory/write_judge.py), for
+    the tenants the policy names in `write_judge_tenants`; empty: no judge (a policy naming judged tenants is
+    then refused at start). The CDK stack sets it with the `write_judge` config; locally it uses the machine's
+    AWS credentials, as the dreaming model does (there is no offline text model)."""
 
     chat_provider: Literal["none", "bedrock"] = "none"
     """Which model answers chat turns: `bedrock` (Converse) or `none` (sessions still return the cache-stable
@@ -62,6 +70,11 @@ class Settings(BaseSettings):
 
     dreaming_state_machine_arn: str = ""
     """Set by the CDK stack when on-demand dreaming is enabled: POST /v1/admin/dream/start starts it."""
+    migration_state_machine_arn: str = ""
+    """The embedding backfill state machine (workflows/migration_asl.py), set by the CDK stack: with it the aws
+    runtime wires the embedding migration (POST /v1/admin/migration/start starts it). Empty: no migration."""
+    migration_archive_bucket: str = ""
+    """Bucket the archive step exports an old vector index to (Glacier through its lifecycle rule)."""
     guardrail_id: str = ""
     """Amazon Bedrock guardrail (id or ARN) that screens every memory-file write after the safety scan (aws
     runtime; empty: off). Set by the CDK stack when the `guardrail` context is enabled."""

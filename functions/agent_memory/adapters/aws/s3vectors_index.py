@@ -66,6 +66,8 @@ SENTINEL_KEY = "__embedder__"
 MAX_PUT_VECTORS = 500
 MAX_GET_KEYS = 100
 MAX_DELETE_KEYS = 500
+MAX_LIST_VECTORS = 1000
+"""ListVectors maxResults (1-1,000 in the service model)."""
 MAX_TOP_K = 100
 MAX_FILTERABLE_METADATA_BYTES = 2048
 MAX_TOTAL_METADATA_BYTES = 40_000
@@ -81,12 +83,13 @@ S3VectorsClientFactory = Callable[[str], Any]
 """tenant -> boto3 `s3vectors` client (tenant-scoped credentials in production, a moto client in tests)."""
 
 
-def index_name_for(tenant: str, prefix: str = INDEX_PREFIX) -> str:
-    """`mem-<tenant>`, validated against S3 Vectors' index-name rules (3-63 chars: lowercase letters, digits,
-    hyphens and dots, starting and ending with a letter or digit)."""
+def index_name_for(tenant: str, prefix: str = INDEX_PREFIX, suffix: str = "") -> str:
+    """`mem-<tenant>` (`mem-<tenant><suffix>`, e.g. `mem-acme.e1`, for an embedding migration's target),
+    validated against S3 Vectors' index-name rules (3-63 chars: lowercase letters, digits, hyphens and dots,
+    starting and ending with a letter or digit)."""
     if not is_valid_tenant(tenant):
         raise ValidationFailed(f"invalid tenant id {tenant!r}")
-    name = f"{prefix}{tenant}"
+    name = f"{prefix}{tenant}{suffix}"
     if not _INDEX_NAME_RE.match(name):
         raise ValidationFailed(
             f"vector index name {name!r} breaks S3 Vectors naming rules (3-63 lowercase letters, digits, "
@@ -147,7 +150,9 @@ class S3VectorsIndex:
         text_language: str | None = None,
         manage_indexes: bool = True,
         kms_key_arn: str | None = None,
+        index_suffix: str = "",
     ) -> None:
+        self._suffix = index_suffix
         self._bucket = vector_bucket
         self._client_factory = client_factory
         self._prefix = index_prefix
@@ -159,12 +164,15 @@ class S3VectorsIndex:
 
     # ------------------------------------------------------------------ plumbing
 
+    def index_name(self, tenant: str) -> str:
+        return index_name_for(tenant, self._prefix, self._suffix)
+
     def _call(self, tenant: str, operation: str, **params: Any) -> dict[str, Any]:
         client = self._client_factory(tenant)
         method = getattr(client, re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower())
         with upstream_errors("S3 Vectors", operation):
             response: dict[str, Any] = method(
-                vectorBucketName=self._bucket, indexName=index_name_for(tenant, self._prefix), **params
+                vectorBucketName=self._bucket, indexName=self.index_name(tenant), **params
             )
         return response
 
@@ -259,7 +267,7 @@ class S3VectorsIndex:
         )
 
     def _create_index(self, tenant: str, identity: EmbedderIdentity) -> dict[str, Any]:
-        name = index_name_for(tenant, self._prefix)
+        name = self.index_name(tenant)
         if not self._manage:
             raise NotFound(
                 f"tenant {tenant!r} has no vector index {name!r} and this deployment does not create "
@@ -544,3 +552,42 @@ class S3VectorsIndex:
             text_search_ready=self._text_search_active(info),
             checked_at=time.monotonic(),
         )
+
+    # ------------------------------------------------------------------ administration (embedding migration)
+
+    def iter_vectors(self, tenant: str, *, with_data: bool) -> Iterator[dict[str, Any]]:
+        """Every vector of the tenant's index but the sentinel, a ListVectors page (<= 1,000) at a time.
+        `with_data` also returns data and metadata (the service then requires GetVectors as well)."""
+        token: str | None = None
+        while True:
+            params: dict[str, Any] = {"maxResults": MAX_LIST_VECTORS}
+            if with_data:
+                params.update(returnData=True, returnMetadata=True)
+            if token:
+                params["nextToken"] = token
+            try:
+                page = self._call(tenant, "ListVectors", **params)
+            except ClientError as error:
+                if error_code(error) == "NotFoundException":
+                    return
+                raise
+            for vector in page.get("vectors", []):
+                if vector.get("key") != SENTINEL_KEY:
+                    yield vector
+            token = page.get("nextToken")
+            if not token:
+                return
+
+    def count(self, tenant: str) -> int:
+        """Vectors in the tenant's index, the sentinel left out (0 when there is no index)."""
+        return sum(1 for _ in self.iter_vectors(tenant, with_data=False))
+
+    def drop_index(self, tenant: str) -> None:
+        """DeleteIndex (its vectors go with it); an index that is already gone is fine."""
+        try:
+            self._call(tenant, "DeleteIndex")
+        except ClientError as error:
+            if error_code(error) != "NotFoundException":
+                raise
+        with self._lock:
+            self._states.pop(tenant, None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,6 +31,7 @@ from ...domain.ports import Hit, IndexEntry, IndexFilter, Vector
 from ...domain.records import EmbedderIdentity, Status, is_valid_namespace, is_valid_tenant
 from ...domain.text import index_query_terms, index_terms
 from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, placeholders, versioned_schema
+from .keyword_cache import TenantKeywords
 
 SCHEMA_VERSION = 1
 DATABASE_NAME = "search.db"
@@ -132,6 +133,15 @@ def _similarities(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     if matrix.size < _BLAS_MIN_ELEMENTS:
         return np.einsum("ij,j->i", matrix, query)
     return matrix @ query
+
+
+def _informative(terms: list[str], total: int, frequency: Callable[[str], int]) -> list[str]:
+    """`LocalSearchIndex._informative_terms` over cached document frequencies (same rule: from
+    PRUNE_TERMS_FROM_DOCS documents on, drop terms in more than half of them, keeping the rarest if all are)."""
+    if len(terms) < 2 or total < PRUNE_TERMS_FROM_DOCS:
+        return terms
+    kept = [term for term in terms if frequency(term) * 2 <= total]
+    return kept or [min(terms, key=frequency)]
 
 
 def _member(codes: np.ndarray, wanted: list[int]) -> np.ndarray:
@@ -286,12 +296,14 @@ class LocalSearchIndex:
         )
         self._db.connection()
         self._caches: dict[str, _TenantVectors] = {}
+        self._keywords: dict[str, TenantKeywords] = {}
         self._caches_lock = threading.Lock()
 
     def close(self) -> None:
         self._db.close()
         with self._caches_lock:
             self._caches.clear()
+            self._keywords.clear()
 
     def __enter__(self) -> LocalSearchIndex:
         return self
@@ -475,12 +487,37 @@ class LocalSearchIndex:
         return [min(terms, key=lambda term: frequency.get(term, 0))]  # every term is common: keep the rarest
 
     def query_keyword(self, tenant: str, text: str, *, k: int, where: IndexFilter) -> list[Hit]:
+        """BM25 over the tenant's terms, computed in process over cached postings (keyword_cache.py: the same
+        scores as FTS5's bm25(), without its per-row cost); FTS5 itself answers the rare query whose terms the
+        cache cannot score (a term FTS5 would read as a phrase)."""
         _check_tenant(tenant)
         _check_k(k)
         terms = index_query_terms(text)[:MAX_QUERY_TERMS]
         if not terms:
             return []
         conn = self._db.connection()
+        docs, fts = _tables(tenant)
+        # One read snapshot for the state check and the catch-up read, as for the vectors.
+        conn.execute("BEGIN")
+        try:
+            state = self._state(conn, tenant)
+            if state is None:
+                return []
+            with self._caches_lock:
+                cache = self._keywords.setdefault(tenant, TenantKeywords())
+            with cache.lock:
+                cache.sync(conn, docs, fts, seq=state[1], epoch=state[2])
+                conn.execute("COMMIT")
+                kept = _informative(terms, cache.size, cache.document_frequency)
+                hits = cache.search(kept, k, where)
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        return hits if hits is not None else self._query_keyword_fts(conn, tenant, terms, k, where)
+
+    def _query_keyword_fts(
+        self, conn: sqlite3.Connection, tenant: str, terms: list[str], k: int, where: IndexFilter
+    ) -> list[Hit]:
         if self._state(conn, tenant) is None:
             return []
         docs, fts = _tables(tenant)
@@ -513,3 +550,52 @@ class LocalSearchIndex:
             ).fetchall()
         # FTS5's bm25() is negative (lower is better); the port wants higher-is-better.
         return [Hit(record_id=record_id, score=max(0.0, -float(score))) for record_id, score in rows]
+
+    # ------------------------------------------------------------------ administration (embedding migration)
+
+    def identity_of(self, tenant: str) -> str | None:
+        """The fingerprint the tenant's index was built with (None when the tenant has no index here)."""
+        _check_tenant(tenant)
+        state = self._state(self._db.connection(), tenant)
+        return state[0] if state else None
+
+    def count(self, tenant: str) -> int:
+        """Vectors in the tenant's index (0 when it has none)."""
+        _check_tenant(tenant)
+        conn = self._db.connection()
+        if self._state(conn, tenant) is None:
+            return 0
+        docs, _ = _tables(tenant)
+        return int(conn.execute(f"SELECT count(*) FROM {docs}").fetchone()[0])
+
+    def rows(self, tenant: str, batch: int = 1000) -> Iterable[tuple[str, str, str, str, list[float]]]:
+        """Every (record id, namespace, type, status, vector) of the tenant, in rowid order, a batch per read."""
+        _check_tenant(tenant)
+        conn = self._db.connection()
+        if self._state(conn, tenant) is None:
+            return
+        docs, _ = _tables(tenant)
+        last = 0
+        while True:
+            found = conn.execute(
+                f"SELECT rowid, record_id, namespace, type, status, vector FROM {docs} WHERE rowid > ? "
+                "ORDER BY rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not found:
+                return
+            for rowid, record_id, namespace, kind, status, vector in found:
+                last = rowid
+                yield record_id, namespace, kind, status, np.frombuffer(vector, dtype=_FLOAT32).tolist()
+
+    def drop_tenant(self, tenant: str) -> None:
+        """Drop the tenant's tables and its row: the index no longer exists for it."""
+        _check_tenant(tenant)
+        docs, fts = _tables(tenant)
+        with self._db.transaction() as conn:
+            conn.execute(f"DROP TABLE IF EXISTS {fts}")
+            conn.execute(f"DROP TABLE IF EXISTS {docs}")
+            conn.execute("DELETE FROM tenants WHERE tenant = ?", (tenant,))
+        with self._caches_lock:
+            self._caches.pop(tenant, None)
+            self._keywords.pop(tenant, None)

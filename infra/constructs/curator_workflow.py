@@ -4,21 +4,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, TimeZone, Validations
-from aws_cdk import aws_iam as iam
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
-from aws_cdk import aws_scheduler_targets as scheduler_targets
-from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from agent_memory.workflows.curator_asl import definition_json
 
 from ..config import CuratorScheduleConfig, TenantConfig
-from .service_function import dead_letter_queue
+from .workflow_parts import logged_state_machine, tenant_schedules
 
 SCHEDULE_RETRY_ATTEMPTS = 3
 SCHEDULE_MAX_EVENT_AGE = Duration.hours(6)
@@ -47,76 +42,31 @@ class CuratorWorkflow(Construct):
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
 
-        self.log_group = logs.LogGroup(
+        self.log_group, self.state_machine = logged_state_machine(
             self,
-            "StateMachineLogs",
-            removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY,
+            definition=definition_json(
+                function.function_arn,
+                partition=stack.partition,
+                max_concurrency=config.max_concurrency,
+                task_timeout_seconds=task_timeout_seconds,
+            ),
+            function=function,
+            function_label="dreaming",
+            log_retention_days=log_retention_days,
+            retain_logs=retain_logs,
         )
-        cast(logs.CfnLogGroup, self.log_group.node.default_child).retention_in_days = log_retention_days
-
-        self.state_machine = sfn.StateMachine(
+        self.dead_letter_queue, self.scheduler_role, self.schedules = tenant_schedules(
             self,
-            "StateMachine",
-            definition_body=sfn.DefinitionBody.from_string(
-                definition_json(
-                    function.function_arn,
-                    partition=stack.partition,
-                    max_concurrency=config.max_concurrency,
-                    task_timeout_seconds=task_timeout_seconds,
-                )
-            ),
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            # Never the state data: run summaries name skills.
-            logs=sfn.LogOptions(
-                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
-            ),
-            tracing_enabled=True,
+            state_machine=self.state_machine,
+            tenants=tenants,
+            schedule_group=schedule_group,
+            expression=config.expression,
+            enabled=config.enabled,
+            dead_letter_retention_days=dead_letter_retention_days,
+            retry_attempts=SCHEDULE_RETRY_ATTEMPTS,
+            max_event_age=SCHEDULE_MAX_EVENT_AGE,
+            what="the curator schedules",
+            role_description="EventBridge Scheduler: start the skills curator state machine",
+            description=lambda tenant: f"Skills curator of tenant {tenant.id} ({tenant.time_zone})",
+            schedule_input=lambda tenant: {"tenants": [tenant.id]},
         )
-        function.grant_invoke(self.state_machine.role)
-
-        fn_logical_id = stack.get_logical_id(cast(lambda_.CfnFunction, function.node.default_child))
-        Validations.of(self.state_machine.role).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{fn_logical_id}.Arn>:*]",
-                reason="Invoke versions/aliases of the dreaming function only (CDK's standard grant).",
-            ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason="Log delivery (logs:CreateLogDelivery and friends) and X-Ray PutTraceSegments "
-                "support no resource-level permissions.",
-            ),
-        )
-
-        self.dead_letter_queue = dead_letter_queue(
-            self, "ScheduleDeadLetterQueue", dead_letter_retention_days, "the curator schedules"
-        )
-        self.scheduler_role = iam.Role(
-            self,
-            "SchedulerRole",
-            description="EventBridge Scheduler: start the skills curator state machine",
-            assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com").with_conditions(
-                {"StringEquals": {"aws:SourceAccount": stack.account}}
-            ),
-        )
-        self.schedules: dict[str, scheduler.Schedule] = {}
-        for tenant in tenants:
-            schedule = scheduler.Schedule(
-                self,
-                f"Schedule-{tenant.id}",
-                description=f"Skills curator of tenant {tenant.id} ({tenant.time_zone})",
-                schedule_group=schedule_group,
-                schedule=scheduler.ScheduleExpression.expression(
-                    config.expression, TimeZone.of(tenant.time_zone)
-                ),
-                enabled=config.enabled,
-                target=scheduler_targets.StepFunctionsStartExecution(
-                    self.state_machine,
-                    input=scheduler.ScheduleTargetInput.from_object({"tenants": [tenant.id]}),
-                    dead_letter_queue=self.dead_letter_queue,
-                    retry_attempts=SCHEDULE_RETRY_ATTEMPTS,
-                    max_event_age=SCHEDULE_MAX_EVENT_AGE,
-                    role=self.scheduler_role,
-                ),
-            )
-            schedule.node.add_dependency(schedule_group)
-            self.schedules[tenant.id] = schedule

@@ -19,10 +19,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3vectors as s3vectors
-from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from agent_memory.workflows.migration_asl import definition_json
@@ -30,6 +28,7 @@ from agent_memory.workflows.migration_asl import definition_json
 from ..config import FunctionSizing
 from .service_function import METRICS_NAMESPACE, ServiceFunction
 from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS
+from .workflow_parts import logged_state_machine
 
 MIGRATION_HANDLER = "agent_memory.handlers.migration.handler"
 MIGRATION_METRICS_SERVICE = "migration"
@@ -108,38 +107,15 @@ class MigrationWorkflow(Construct):
         )
         fn = self.function.function
 
-        self.log_group = logs.LogGroup(
+        self.log_group, self.state_machine = logged_state_machine(
             self,
-            "StateMachineLogs",
-            removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY,
-        )
-        cast(logs.CfnLogGroup, self.log_group.node.default_child).retention_in_days = log_retention_days
-        self.state_machine = sfn.StateMachine(
-            self,
-            "StateMachine",
-            definition_body=sfn.DefinitionBody.from_string(
-                definition_json(
-                    fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
-                )
+            definition=definition_json(
+                fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
             ),
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            logs=sfn.LogOptions(
-                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
-            ),
-            tracing_enabled=True,
-        )
-        fn.grant_invoke(self.state_machine.role)
-        fn_logical_id = stack.get_logical_id(cast(lambda_.CfnFunction, fn.node.default_child))
-        Validations.of(self.state_machine.role).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{fn_logical_id}.Arn>:*]",
-                reason="Invoke versions/aliases of the migration function only (CDK's standard grant).",
-            ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason="Log delivery (logs:CreateLogDelivery and friends) and X-Ray PutTraceSegments "
-                "support no resource-level permissions.",
-            ),
+            function=fn,
+            function_label="migration",
+            log_retention_days=log_retention_days,
+            retain_logs=retain_logs,
         )
 
         self.alarms = [

@@ -290,14 +290,10 @@ class MemoryStack(Stack):
             **function_options,
         )
         self.dreaming_function = self.dreaming.function
-        if config.schedules.dreaming.model_id:
-            # The LLM extraction strategies of the Light phase call this model (Converse).
-            self._grant_chat_models(
-                self.dreaming_function,
-                (config.schedules.dreaming.model_id,),
-                sid="DreamingExtraction",
-                count_tokens=False,
-            )
+        # The LLM extraction strategies of the Light phase call this model (Converse).
+        self._grant_optional_model(
+            self.dreaming_function, config.schedules.dreaming.model_id, sid="DreamingExtraction"
+        )
         # The weekly skills curator: its own state machine and schedules, tasks on the dreaming function.
         self.curator = CuratorWorkflow(
             self,
@@ -311,14 +307,10 @@ class MemoryStack(Stack):
             dead_letter_retention_days=config.retention.dead_letter_days,
             retain_logs=function_options["retain_logs"],
         )
-        if config.schedules.curator.model_id:
-            # The curator's optional LLM review (merge and improvement proposals) calls this model (Converse).
-            self._grant_chat_models(
-                self.dreaming_function,
-                (config.schedules.curator.model_id,),
-                sid="CuratorReview",
-                count_tokens=False,
-            )
+        # The curator's optional LLM review (merge and improvement proposals) calls this model (Converse).
+        self._grant_optional_model(
+            self.dreaming_function, config.schedules.curator.model_id, sid="CuratorReview"
+        )
 
         # The embedding migration's backfill (issue 12): its function works on tenant data like the others.
         self.migration = MigrationWorkflow(
@@ -630,6 +622,11 @@ class MemoryStack(Stack):
         """The roles of those `functions` that run in the VPC: only their calls go through its endpoints (the
         others reach AWS over Lambda's own network, where no endpoint policy applies)."""
         return [f.role for f in functions if f is not None and f.function.is_bound_to_vpc]
+
+    def _grant_optional_model(self, function: ServiceFunction, model_id: str | None, *, sid: str) -> None:
+        """Converse on one optional model (no token counting); nothing when the model is not configured."""
+        if model_id:
+            self._grant_chat_models(function, (model_id,), sid=sid, count_tokens=False)
 
     def _grant_chat_models(
         self,

@@ -6,7 +6,8 @@
 - `Lazy(build)`: a value built by the first invocation and cached for the warm ones, never at import, so a
   cold start pays only for imports and tests inject their own (`set`). `LazyServices` is the `Services` of
   the AWS runtime (`wiring.build_aws` with the environment's settings).
-- `tenants_of(event, fallback)`: the tenants an invocation names, else the configured ones, every id checked.
+- `tenants_of(event, fallback)`: the tenants an invocation names, else the configured ones, every id checked;
+  `targets_input(event, ...)`: the same for a workflow's list-targets task, with the namespaces it names.
 - The environment is read only through `settings/` (`get_handler_settings` for what the handlers need before
   any service exists). Bad input and bad configuration raise domain errors (`ValidationFailed`,
   `Misconfigured`): their class name is the error Lambda and Step Functions report.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 from ..domain.errors import ValidationFailed
-from ..domain.records import is_valid_tenant
+from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..settings.handlers import get_handler_settings
 
 if TYPE_CHECKING:
@@ -92,3 +93,30 @@ def tenants_of(event: Mapping[str, Any], fallback: Iterable[str] = ()) -> list[s
     if invalid:
         raise ValidationFailed(f"invalid tenant ids {invalid}")
     return list(dict.fromkeys(tenants))
+
+
+class TargetsInput(NamedTuple):
+    body: dict[str, Any]
+    """The execution input."""
+    tenants: list[str]
+    namespaces: list[str]
+    """The namespaces the input names; empty: every namespace of each tenant."""
+
+
+def targets_input(
+    event: dict[str, Any], fallback: Iterable[str], *, what: str, tenants_variable: str
+) -> TargetsInput:
+    """What a workflow's list-targets task is asked: the execution input (`event["input"]`, or the event
+    itself), its tenants (`tenants_of`, else `fallback`) and the namespaces it names. Raises ValidationFailed
+    when there is no tenant to `what` (naming `tenants_variable`) or a namespace path is invalid."""
+    body = event["input"] if isinstance(event.get("input"), dict) else event
+    tenants = tenants_of(body, fallback)
+    if not tenants:
+        raise ValidationFailed(
+            f"no tenant to {what}: pass {{'tenants': [...]}} as the execution input or set "
+            f"{tenants_variable} (or AGENT_MEMORY_TENANTS)"
+        )
+    only = body.get("namespaces") or []
+    if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
+        raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
+    return TargetsInput(body, tenants, only)

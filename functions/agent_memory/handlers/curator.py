@@ -21,7 +21,7 @@ from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..domain.skills.curator import CuratorService
 from ..settings.handlers import get_handler_settings
 from ..settings.skills import get_curator_settings
-from ._runtime import Lazy, build_aws_services, tenants_of
+from ._runtime import Lazy, build_aws_services, targets_input
 
 TARGETS_MAX = 1500
 """Namespaces per execution at most (the inline Map's payload limit, as for dreaming)."""
@@ -43,16 +43,12 @@ def configure(service: CuratorService | None) -> None:
 
 
 def curator_targets_task(event: dict[str, Any]) -> dict[str, Any]:
-    body = event["input"] if isinstance(event.get("input"), dict) else event
-    tenants = tenants_of(body, get_curator_settings().tenants or get_handler_settings().tenants)
-    if not tenants:
-        raise ValidationFailed(
-            "no tenant to curate: pass {'tenants': [...]} as the execution input or set "
-            "AGENT_MEMORY_CURATOR_TENANTS (or AGENT_MEMORY_TENANTS)"
-        )
-    only = body.get("namespaces") or []
-    if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
-        raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
+    _, tenants, only = targets_input(
+        event,
+        get_curator_settings().tenants or get_handler_settings().tenants,
+        what="curate",
+        tenants_variable="AGENT_MEMORY_CURATOR_TENANTS",
+    )
     targets = [
         {"tenant": tenant, "namespace": namespace}
         for tenant in tenants

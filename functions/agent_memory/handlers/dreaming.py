@@ -38,10 +38,10 @@ with initialization():  # the service's own modules: see initialization()
     from ..domain.dreaming.ledger import SweepHandle
     from ..domain.dreaming.sweep import DreamingService
     from ..domain.errors import DomainError, Misconfigured, ValidationFailed
-    from ..domain.records import is_valid_namespace, is_valid_tenant
+    from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
-    from ._runtime import Lazy, build_aws_services, powertools, tenants_of
+    from ._runtime import Lazy, build_aws_services, powertools, targets_input
     from .curator import CURATOR_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
@@ -102,17 +102,13 @@ caps at 262,144 bytes; the rest is margin for the JSON around it. 1,500 targets 
 
 def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
     settings = _settings()
-    body = event["input"] if isinstance(event.get("input"), dict) else event
     # Like the other scheduled jobs: the schedule's input names the tenant(s); configuration is the fallback.
-    tenants = tenants_of(body, settings.tenants or get_handler_settings().tenants)
-    if not tenants:
-        raise ValidationFailed(
-            "no tenant to sweep: pass {'tenants': [...]} as the execution input or set "
-            "AGENT_MEMORY_DREAMING_TENANTS (or AGENT_MEMORY_TENANTS)"
-        )
-    only = body.get("namespaces") or []
-    if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
-        raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
+    body, tenants, only = targets_input(
+        event,
+        settings.tenants or get_handler_settings().tenants,
+        what="sweep",
+        tenants_variable="AGENT_MEMORY_DREAMING_TENANTS",
+    )
     day = _sweep_day(body)
     execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     targets: list[dict[str, str]] = []

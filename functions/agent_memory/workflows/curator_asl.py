@@ -19,7 +19,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .dreaming_asl import RetryPolicy, _retriers, lambda_invoke_arn
+from ._asl import (
+    LambdaTasks,
+    RetryPolicy,
+    check_limits,
+    count_summary,
+    counting_map,
+    item_done,
+    item_failed,
+)
 
 
 def build_definition(
@@ -30,23 +38,11 @@ def build_definition(
     retry: RetryPolicy | None = None,
     task_timeout_seconds: int = 900,
 ) -> dict[str, Any]:
-    if not 1 <= max_concurrency <= 1000:
-        raise ValueError(f"max_concurrency must be between 1 and 1000, got {max_concurrency}")
-    if not 1 <= task_timeout_seconds <= 900:
-        raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
-    retriers = _retriers(retry or RetryPolicy())
-    lambda_invoke = lambda_invoke_arn(partition)
+    check_limits(task_timeout_seconds=task_timeout_seconds, max_concurrency=max_concurrency)
+    tasks = LambdaTasks(partition, task_timeout_seconds, retry or RetryPolicy())
 
     def task(payload: dict[str, Any], selector: dict[str, str], **extra: Any) -> dict[str, Any]:
-        return {
-            "Type": "Task",
-            "Resource": lambda_invoke,
-            "Parameters": {"FunctionName": function, "Payload": payload},
-            "ResultSelector": selector,
-            "TimeoutSeconds": task_timeout_seconds,
-            "Retry": retriers,
-            **extra,
-        }
+        return tasks.task(function, payload, selector, **extra)
 
     item_states: dict[str, Any] = {
         "Curate": task(
@@ -56,8 +52,8 @@ def build_definition(
             Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "ItemFailed"}],
             Next="ItemDone",
         ),
-        "ItemDone": {"Type": "Pass", "Result": {"completed": 1}, "End": True},
-        "ItemFailed": {"Type": "Pass", "Result": {"failed": 1}, "End": True},
+        "ItemDone": item_done(),
+        "ItemFailed": item_failed(),
     }
     return {
         "Comment": "Agent memory skills curator: list namespaces with skills, then curate each",
@@ -68,27 +64,13 @@ def build_definition(
                 {"targets.$": "$.Payload.targets"},
                 Next="CurateNamespaces",
             ),
-            "CurateNamespaces": {
-                "Type": "Map",
-                "ItemsPath": "$.targets",
-                "MaxConcurrency": max_concurrency,
-                "ItemProcessor": {
-                    "ProcessorConfig": {"Mode": "INLINE"},
-                    "StartAt": "Curate",
-                    "States": item_states,
-                },
-                "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
-                "ResultPath": "$.targets",
-                "Next": "Summarize",
-            },
-            "Summarize": {
-                "Type": "Pass",
-                "Parameters": {
-                    "completed.$": "States.ArrayLength($.targets.completed)",
-                    "failed.$": "States.ArrayLength($.targets.failed)",
-                },
-                "Next": "Done",
-            },
+            "CurateNamespaces": counting_map(
+                start_at="Curate",
+                item_states=item_states,
+                max_concurrency=max_concurrency,
+                next_state="Summarize",
+            ),
+            "Summarize": count_summary(next_state="Done"),
             "Done": {"Type": "Succeed"},
         },
     }

@@ -32,26 +32,28 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-
-def lambda_invoke_arn(partition: str) -> str:
-    """The Step Functions optimized Lambda integration (`lambda:invoke`) in `partition` (`aws`, `aws-cn`, ...,
-    or a CloudFormation token for the stack's own partition)."""
-    if not partition:
-        raise ValueError("partition must name the AWS partition, e.g. 'aws' or 'aws-cn'")
-    return f"arn:{partition}:states:::lambda:invoke"
-
-
-LAMBDA_TRANSIENT_ERRORS: tuple[str, ...] = (
-    "Lambda.TooManyRequestsException",
-    "Lambda.ServiceException",
-    "Lambda.AWSLambdaException",
-    "Lambda.SdkClientException",
-    "Lambda.ClientExecutionTimeoutException",
+from ._asl import (
+    LAMBDA_TRANSIENT_ERRORS,
+    UPSTREAM_ERRORS,
+    LambdaTasks,
+    RetryPolicy,
+    check_limits,
+    count_summary,
+    counting_map,
+    item_done,
+    item_failed,
+    lambda_invoke_arn,
 )
-"""Throttling and service-side failures of the Invoke call itself: safe to retry."""
 
-UPSTREAM_ERRORS: tuple[str, ...] = ("UpstreamUnavailable",)
-"""The domain error a handler raises when a dependency stayed unavailable after bounded retries."""
+__all__ = [
+    "LAMBDA_TRANSIENT_ERRORS",
+    "UPSTREAM_ERRORS",
+    "DreamingFunctions",
+    "RetryPolicy",
+    "build_definition",
+    "definition_json",
+    "lambda_invoke_arn",
+]
 
 
 @dataclass(frozen=True)
@@ -70,24 +72,6 @@ class DreamingFunctions:
         return cls(list_targets=arn, light=arn, rem=arn, deep=arn, record_failure=arn)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    interval_seconds: int = 2
-    max_attempts: int = 6
-    backoff_rate: float = 2.0
-    max_delay_seconds: int = 60
-    upstream_interval_seconds: int = 20
-    upstream_max_attempts: int = 3
-
-    def __post_init__(self) -> None:
-        if self.interval_seconds < 1 or self.upstream_interval_seconds < 1:
-            raise ValueError("retry intervals must be at least 1 second")
-        if not 0 <= self.max_attempts <= 99 or not 0 <= self.upstream_max_attempts <= 99:
-            raise ValueError("max attempts must be between 0 and 99")
-        if self.backoff_rate < 1.0:
-            raise ValueError("backoff_rate must be at least 1.0")
-
-
 def build_definition(
     functions: DreamingFunctions,
     *,
@@ -98,26 +82,8 @@ def build_definition(
 ) -> dict[str, Any]:
     """The state machine definition as a dict (`json.dumps` it, or use `definition_json`). `partition` is the
     AWS partition of the Lambda integration's ARN; there is no default, so no caller gets `aws` by accident."""
-    if not 1 <= max_concurrency <= 1000:
-        raise ValueError(f"max_concurrency must be between 1 and 1000, got {max_concurrency}")
-    if not 1 <= task_timeout_seconds <= 900:
-        raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
-    policy = retry or RetryPolicy()
-    retriers = _retriers(policy)
-    lambda_invoke = lambda_invoke_arn(partition)
-
-    def task(
-        function: str, payload: dict[str, Any], selector: dict[str, str], **extra: Any
-    ) -> dict[str, Any]:
-        return {
-            "Type": "Task",
-            "Resource": lambda_invoke,
-            "Parameters": {"FunctionName": function, "Payload": payload},
-            "ResultSelector": selector,
-            "TimeoutSeconds": task_timeout_seconds,
-            "Retry": retriers,
-            **extra,
-        }
+    check_limits(task_timeout_seconds=task_timeout_seconds, max_concurrency=max_concurrency)
+    task = LambdaTasks(partition, task_timeout_seconds, retry or RetryPolicy()).task
 
     catch_to_failure = [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordFailure"}]
     item_states: dict[str, Any] = {
@@ -146,7 +112,7 @@ def build_definition(
             Next="ItemDone",
         ),
         # An item's output is one count, never the sweep's summary: the Map's result holds one per namespace.
-        "ItemDone": {"Type": "Pass", "Result": {"completed": 1}, "End": True},
+        "ItemDone": item_done(),
         "RecordFailure": task(
             functions.record_failure,
             {"task": "record_failure", "target.$": "$"},
@@ -157,7 +123,7 @@ def build_definition(
             Next="ItemFailed",
         ),
         # Which error, and where: `.dreams/<day>/failure.json`, the log and the DreamFailures metric.
-        "ItemFailed": {"Type": "Pass", "Result": {"failed": 1}, "End": True},
+        "ItemFailed": item_failed(),
     }
     return {
         "Comment": "Agent memory dreaming sweep: list namespaces, then Light -> REM -> Deep per namespace",
@@ -169,30 +135,13 @@ def build_definition(
                 {"day.$": "$.Payload.day", "targets.$": "$.Payload.targets"},
                 Next="SweepNamespaces",
             ),
-            "SweepNamespaces": {
-                "Type": "Map",
-                "ItemsPath": "$.targets",
-                "MaxConcurrency": max_concurrency,
-                "ItemProcessor": {
-                    "ProcessorConfig": {"Mode": "INLINE"},
-                    "StartAt": "Light",
-                    "States": item_states,
-                },
-                # Only the counts survive the Map ($[*].failed is [] when nothing failed), and they take the
-                # place of the target list: the state after the Map is never larger than its input.
-                "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
-                "ResultPath": "$.targets",
-                "Next": "Summarize",
-            },
-            "Summarize": {
-                "Type": "Pass",
-                "Parameters": {
-                    "day.$": "$.day",
-                    "completed.$": "States.ArrayLength($.targets.completed)",
-                    "failed.$": "States.ArrayLength($.targets.failed)",
-                },
-                "Next": "Done",
-            },
+            "SweepNamespaces": counting_map(
+                start_at="Light",
+                item_states=item_states,
+                max_concurrency=max_concurrency,
+                next_state="Summarize",
+            ),
+            "Summarize": count_summary(next_state="Done", **{"day.$": "$.day"}),
             "Done": {"Type": "Succeed"},
         },
     }
@@ -200,24 +149,3 @@ def build_definition(
 
 def definition_json(functions: DreamingFunctions, **options: Any) -> str:
     return json.dumps(build_definition(functions, **options), indent=2, sort_keys=True)
-
-
-def _retriers(policy: RetryPolicy) -> list[dict[str, Any]]:
-    return [
-        {
-            "ErrorEquals": list(LAMBDA_TRANSIENT_ERRORS),
-            "IntervalSeconds": policy.interval_seconds,
-            "MaxAttempts": policy.max_attempts,
-            "BackoffRate": policy.backoff_rate,
-            "MaxDelaySeconds": policy.max_delay_seconds,
-            "JitterStrategy": "FULL",
-        },
-        {
-            "ErrorEquals": list(UPSTREAM_ERRORS),
-            "IntervalSeconds": policy.upstream_interval_seconds,
-            "MaxAttempts": policy.upstream_max_attempts,
-            "BackoffRate": policy.backoff_rate,
-            "MaxDelaySeconds": max(policy.max_delay_seconds, policy.upstream_interval_seconds),
-            "JitterStrategy": "FULL",
-        },
-    ]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .dreaming_asl import LAMBDA_TRANSIENT_ERRORS, UPSTREAM_ERRORS, RetryPolicy, lambda_invoke_arn
+from ._asl import LambdaTasks, RetryPolicy, check_limits
 
 
 def build_definition(
@@ -39,53 +39,25 @@ def build_definition(
     retry: RetryPolicy | None = None,
     task_timeout_seconds: int = 900,
 ) -> dict[str, Any]:
-    if not 1 <= task_timeout_seconds <= 900:
-        raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
+    check_limits(task_timeout_seconds=task_timeout_seconds)
     policy = retry or RetryPolicy()
     return {
         "Comment": "Agent memory embedding backfill: run pages from the checkpoint until the migration leaves backfilling",
         "StartAt": "RunPages",
         "States": {
-            "RunPages": {
-                "Type": "Task",
-                "Resource": lambda_invoke_arn(partition),
-                "Parameters": {
-                    "FunctionName": function,
-                    "Payload": {
-                        "task": "run_pages",
-                        "tenant.$": "$.tenant",
-                        "migration_id.$": "$.migration_id",
-                    },
-                },
-                "ResultSelector": {
+            "RunPages": LambdaTasks(partition, task_timeout_seconds, policy).task(
+                function,
+                {"task": "run_pages", "tenant.$": "$.tenant", "migration_id.$": "$.migration_id"},
+                {
                     "state.$": "$.Payload.state",
                     "pages.$": "$.Payload.pages",
                     "records_seen.$": "$.Payload.records_seen",
                     "dead_letters.$": "$.Payload.dead_letters",
                 },
-                "ResultPath": "$.last",
-                "TimeoutSeconds": task_timeout_seconds,
-                "Retry": [
-                    {
-                        "ErrorEquals": list(LAMBDA_TRANSIENT_ERRORS),
-                        "IntervalSeconds": policy.interval_seconds,
-                        "MaxAttempts": policy.max_attempts,
-                        "BackoffRate": policy.backoff_rate,
-                        "MaxDelaySeconds": policy.max_delay_seconds,
-                        "JitterStrategy": "FULL",
-                    },
-                    {
-                        "ErrorEquals": list(UPSTREAM_ERRORS),
-                        "IntervalSeconds": policy.upstream_interval_seconds,
-                        "MaxAttempts": policy.upstream_max_attempts,
-                        "BackoffRate": policy.backoff_rate,
-                        "MaxDelaySeconds": max(policy.max_delay_seconds, policy.upstream_interval_seconds),
-                        "JitterStrategy": "FULL",
-                    },
-                ],
-                "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
-                "Next": "MorePages",
-            },
+                ResultPath="$.last",
+                Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
+                Next="MorePages",
+            ),
             "MorePages": {
                 "Type": "Choice",
                 "Choices": [{"Variable": "$.last.state", "StringEquals": "backfilling", "Next": "RunPages"}],

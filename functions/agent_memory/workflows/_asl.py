@@ -1,0 +1,149 @@
+"""What the workflows' state machines share (dreaming, curator, migration): the Lambda integration's ARN, the
+retry policy of a Lambda task and the task state itself, as Amazon States Language data (no CDK, no AWS calls).
+
+A task is a `lambda:invoke` of a handler with a `{"task": ...}` payload. Lambda's throttling and transient
+errors are retried with exponential backoff and FULL jitter; `UpstreamUnavailable` (DynamoDB, S3 Vectors or
+Bedrock still throttled after the adapters' own retries) is retried more slowly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LAMBDA_TRANSIENT_ERRORS: tuple[str, ...] = (
+    "Lambda.TooManyRequestsException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.ClientExecutionTimeoutException",
+)
+"""Throttling and service-side failures of the Invoke call itself: safe to retry."""
+
+UPSTREAM_ERRORS: tuple[str, ...] = ("UpstreamUnavailable",)
+"""The domain error a handler raises when a dependency stayed unavailable after bounded retries."""
+
+
+def lambda_invoke_arn(partition: str) -> str:
+    """The Step Functions optimized Lambda integration (`lambda:invoke`) in `partition` (`aws`, `aws-cn`, ...,
+    or a CloudFormation token for the stack's own partition)."""
+    if not partition:
+        raise ValueError("partition must name the AWS partition, e.g. 'aws' or 'aws-cn'")
+    return f"arn:{partition}:states:::lambda:invoke"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    interval_seconds: int = 2
+    max_attempts: int = 6
+    backoff_rate: float = 2.0
+    max_delay_seconds: int = 60
+    upstream_interval_seconds: int = 20
+    upstream_max_attempts: int = 3
+
+    def __post_init__(self) -> None:
+        if self.interval_seconds < 1 or self.upstream_interval_seconds < 1:
+            raise ValueError("retry intervals must be at least 1 second")
+        if not 0 <= self.max_attempts <= 99 or not 0 <= self.upstream_max_attempts <= 99:
+            raise ValueError("max attempts must be between 0 and 99")
+        if self.backoff_rate < 1.0:
+            raise ValueError("backoff_rate must be at least 1.0")
+
+
+def retriers(policy: RetryPolicy) -> list[dict[str, Any]]:
+    """The `Retry` list of a Lambda task: transient Lambda errors, then `UpstreamUnavailable` more slowly."""
+    return [
+        {
+            "ErrorEquals": list(LAMBDA_TRANSIENT_ERRORS),
+            "IntervalSeconds": policy.interval_seconds,
+            "MaxAttempts": policy.max_attempts,
+            "BackoffRate": policy.backoff_rate,
+            "MaxDelaySeconds": policy.max_delay_seconds,
+            "JitterStrategy": "FULL",
+        },
+        {
+            "ErrorEquals": list(UPSTREAM_ERRORS),
+            "IntervalSeconds": policy.upstream_interval_seconds,
+            "MaxAttempts": policy.upstream_max_attempts,
+            "BackoffRate": policy.backoff_rate,
+            "MaxDelaySeconds": max(policy.max_delay_seconds, policy.upstream_interval_seconds),
+            "JitterStrategy": "FULL",
+        },
+    ]
+
+
+def check_limits(*, task_timeout_seconds: int, max_concurrency: int | None = None) -> None:
+    """Refuse a Map concurrency outside Step Functions' 1..1000 and a task timeout beyond Lambda's 900 s."""
+    if max_concurrency is not None and not 1 <= max_concurrency <= 1000:
+        raise ValueError(f"max_concurrency must be between 1 and 1000, got {max_concurrency}")
+    if not 1 <= task_timeout_seconds <= 900:
+        raise ValueError("task_timeout_seconds must be between 1 and 900 (the Lambda maximum)")
+
+
+@dataclass(frozen=True)
+class LambdaTasks:
+    """Builds the `lambda:invoke` task states of one state machine: all in `partition`, with the same timeout
+    and retry policy."""
+
+    partition: str
+    timeout_seconds: int
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    def task(
+        self, function: str, payload: dict[str, Any], selector: dict[str, str], **extra: Any
+    ) -> dict[str, Any]:
+        """A Task state invoking `function` with `payload`, keeping `selector` of the result; `extra` adds
+        the state's own fields (`ResultPath`, `Catch`, `Next`, ...)."""
+        return {
+            "Type": "Task",
+            "Resource": lambda_invoke_arn(self.partition),
+            "Parameters": {"FunctionName": function, "Payload": payload},
+            "ResultSelector": selector,
+            "TimeoutSeconds": self.timeout_seconds,
+            "Retry": retriers(self.retry),
+            **extra,
+        }
+
+
+def item_done() -> dict[str, Any]:
+    """The end of a Map item that succeeded: one count, never the item's output, so the Map's result holds
+    one small object per target."""
+    return {"Type": "Pass", "Result": {"completed": 1}, "End": True}
+
+
+def item_failed() -> dict[str, Any]:
+    """The end of a Map item that failed (caught inside the item, so the other targets go on)."""
+    return {"Type": "Pass", "Result": {"failed": 1}, "End": True}
+
+
+def counting_map(
+    *, start_at: str, item_states: dict[str, Any], max_concurrency: int, next_state: str
+) -> dict[str, Any]:
+    """An inline Map over `$.targets` whose items end in `item_done()` or `item_failed()`. Only the counts
+    survive the Map (`$[*].failed` is [] when nothing failed), and they take the place of the target list: the
+    state after the Map is never larger than its input."""
+    return {
+        "Type": "Map",
+        "ItemsPath": "$.targets",
+        "MaxConcurrency": max_concurrency,
+        "ItemProcessor": {
+            "ProcessorConfig": {"Mode": "INLINE"},
+            "StartAt": start_at,
+            "States": item_states,
+        },
+        "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
+        "ResultPath": "$.targets",
+        "Next": next_state,
+    }
+
+
+def count_summary(*, next_state: str, **parameters: str) -> dict[str, Any]:
+    """A Pass state turning a `counting_map`'s counts into `{..parameters, completed, failed}`."""
+    return {
+        "Type": "Pass",
+        "Parameters": {
+            **parameters,
+            "completed.$": "States.ArrayLength($.targets.completed)",
+            "failed.$": "States.ArrayLength($.targets.failed)",
+        },
+        "Next": next_state,
+    }

@@ -1,0 +1,126 @@
+"""The parts the workflow constructs (dreaming, curator, migration) share: a STANDARD state machine from an
+ASL string with its own log group, and per-tenant EventBridge schedules with their dead-letter queue and
+scheduler role.
+
+Every construct is created in the caller's scope under the ids the workflows have always used
+(`StateMachineLogs`, `StateMachine`, `ScheduleDeadLetterQueue`, `SchedulerRole`, `Schedule-<tenant>`), so the
+synthesized logical ids do not depend on this module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, TimeZone, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_scheduler_targets as scheduler_targets
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from ..config import TenantConfig
+from .service_function import dead_letter_queue
+
+
+def logged_state_machine(
+    scope: Construct,
+    *,
+    definition: str,
+    function: lambda_.Function,
+    function_label: str,
+    log_retention_days: int,
+    retain_logs: bool,
+) -> tuple[logs.LogGroup, sfn.StateMachine]:
+    """A STANDARD state machine from the ASL `definition` whose only task target is `function`: every event
+    logged to its own log group but never the state data (it carries summaries taken from memory content),
+    X-Ray on, and a role that may invoke only `function` (`function_label` names it in cdk-nag's
+    acknowledgment)."""
+    log_group = logs.LogGroup(
+        scope,
+        "StateMachineLogs",
+        removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY,
+    )
+    # Only the values in config.LOG_RETENTION_DAYS reach here, all valid for CloudWatch Logs.
+    cast(logs.CfnLogGroup, log_group.node.default_child).retention_in_days = log_retention_days
+
+    state_machine = sfn.StateMachine(
+        scope,
+        "StateMachine",
+        definition_body=sfn.DefinitionBody.from_string(definition),
+        state_machine_type=sfn.StateMachineType.STANDARD,
+        logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
+        tracing_enabled=True,
+    )
+    # A definition from a string hides its resources from CDK, so the invoke grant is explicit.
+    function.grant_invoke(state_machine.role)
+
+    stack = Stack.of(scope)
+    fn_logical_id = stack.get_logical_id(cast(lambda_.CfnFunction, function.node.default_child))
+    Validations.of(state_machine.role).acknowledge(
+        Acknowledgment(
+            id=f"AwsSolutions-IAM5[Resource::<{fn_logical_id}.Arn>:*]",
+            reason=f"Invoke versions/aliases of the {function_label} function only (CDK's standard grant).",
+        ),
+        Acknowledgment(
+            id="AwsSolutions-IAM5[Resource::*]",
+            reason="Log delivery (logs:CreateLogDelivery and friends) and X-Ray PutTraceSegments "
+            "support no resource-level permissions.",
+        ),
+    )
+    return log_group, state_machine
+
+
+def tenant_schedules(
+    scope: Construct,
+    *,
+    state_machine: sfn.StateMachine,
+    tenants: Sequence[TenantConfig],
+    schedule_group: scheduler.IScheduleGroup,
+    expression: str,
+    enabled: bool,
+    dead_letter_retention_days: int,
+    retry_attempts: int,
+    max_event_age: Duration,
+    what: str,
+    role_description: str,
+    description: Callable[[TenantConfig], str],
+    schedule_input: Callable[[TenantConfig], Mapping[str, Any]],
+) -> tuple[sqs.Queue, iam.Role, dict[str, scheduler.Schedule]]:
+    """Per tenant a schedule in `schedule_group` that starts `state_machine` at `expression` in the tenant's
+    time zone with `schedule_input(tenant)`, retried and then dead-lettered to one SQS queue (`what` names
+    the schedules in its cdk-nag acknowledgment), assuming its own role so it may start this state machine
+    and nothing else."""
+    queue = dead_letter_queue(scope, "ScheduleDeadLetterQueue", dead_letter_retention_days, what)
+    role = iam.Role(
+        scope,
+        "SchedulerRole",
+        description=role_description,
+        assumed_by=iam.ServicePrincipal("scheduler.amazonaws.com").with_conditions(
+            {"StringEquals": {"aws:SourceAccount": Stack.of(scope).account}}
+        ),
+    )
+    schedules: dict[str, scheduler.Schedule] = {}
+    for tenant in tenants:
+        schedule = scheduler.Schedule(
+            scope,
+            f"Schedule-{tenant.id}",
+            description=description(tenant),
+            schedule_group=schedule_group,
+            schedule=scheduler.ScheduleExpression.expression(expression, TimeZone.of(tenant.time_zone)),
+            enabled=enabled,
+            target=scheduler_targets.StepFunctionsStartExecution(
+                state_machine,
+                input=scheduler.ScheduleTargetInput.from_object(dict(schedule_input(tenant))),
+                dead_letter_queue=queue,
+                retry_attempts=retry_attempts,
+                max_event_age=max_event_age,
+                role=role,
+            ),
+        )
+        # The group is referenced by name (a literal), so CloudFormation needs the ordering spelled out.
+        schedule.node.add_dependency(schedule_group)
+        schedules[tenant.id] = schedule
+    return queue, role, schedules

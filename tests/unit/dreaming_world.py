@@ -22,7 +22,9 @@ from agent_memory.domain.records import MemoryRecord, MemoryType, Tier
 
 TENANT = "acme"
 NS = "/projects/billing"
-OPEN_GATES = DeepGates(min_score=0.0, min_recall_count=0, min_unique_queries=0, max_age_days=30)
+OPEN_GATES = DeepGates(
+    min_score=0.0, min_recall_count=0, min_unique_queries=0, max_age_days=30, min_salience=0.0
+)
 """Gates that let every candidate through: for tests about what happens after the gates."""
 
 

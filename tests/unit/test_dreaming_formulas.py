@@ -61,7 +61,7 @@ def reference() -> Candidate:
 
 
 def test_given_reference_candidate_when_scored_then_each_signal_matches_the_hand_computation():
-    (outcome,) = score_candidates([reference()], [0.0], COLD, DreamingConfig(), AS_OF)
+    (outcome,) = score_candidates([reference()], [0.0], COLD, DreamingConfig(salience_bonus=0.0), AS_OF)
 
     signals = outcome.signals
     assert signals.frequency == pytest.approx(0.747222, abs=1e-6)
@@ -80,7 +80,7 @@ def test_given_rem_and_workload_values_when_scored_then_they_add_bounded_bonuses
     hot = Workload(recalls=30, counts={"invoices": 10, "cron": 5}, cold_start=False)  # cron: 5/10 = 0.5
     cand = candidate("monthly cron schedule details explained", **_evidence(reference()))
 
-    (outcome,) = score_candidates([cand], [0.5], hot, DreamingConfig(), AS_OF)
+    (outcome,) = score_candidates([cand], [0.5], hot, DreamingConfig(salience_bonus=0.0), AS_OF)
 
     assert outcome.reinforcement == 0.5
     assert outcome.workload == pytest.approx(0.5)
@@ -122,18 +122,24 @@ def test_given_unrecalled_chinese_note_when_scored_then_only_frequency_recency_a
 
 
 def test_given_reference_candidate_when_each_gate_threshold_is_raised_alone_then_only_that_gate_fails():
-    relaxed = DeepGates(min_score=0.7, min_recall_count=4, min_unique_queries=3, max_age_days=5)
-    (passing,) = score_candidates([reference()], [0.0], COLD, DreamingConfig(gates=relaxed), AS_OF)
-    assert passing.gates_passed
+    relaxed = DeepGates(
+        min_score=0.7, min_recall_count=4, min_unique_queries=3, max_age_days=5, min_salience=0.4
+    )
+    plain = DreamingConfig(gates=relaxed, salience_bonus=0.0)
+    (passing,) = score_candidates([reference()], [0.0], COLD, plain, AS_OF)
+    assert passing.gates_passed and passing.route == "recall"
+    assert passing.salience.value == pytest.approx(0.40625)  # 5/8 concepts × 0.25 + "monthly" 0.25
 
     variants = {
         "min_score": relaxed.model_copy(update={"min_score": 0.77}),
         "min_recall_count": relaxed.model_copy(update={"min_recall_count": 5}),
         "min_unique_queries": relaxed.model_copy(update={"min_unique_queries": 4}),
         "max_age_days": relaxed.model_copy(update={"max_age_days": 4.9}),
+        "min_salience": relaxed.model_copy(update={"min_salience": 0.41}),
     }
     for gate, gates in variants.items():
-        (outcome,) = score_candidates([reference()], [0.0], COLD, DreamingConfig(gates=gates), AS_OF)
+        config = DreamingConfig(gates=gates, salience_bonus=0.0)
+        (outcome,) = score_candidates([reference()], [0.0], COLD, config, AS_OF)
         failed = [result.name for result in outcome.gates if not result.passed]
         assert failed == [gate], gate
 

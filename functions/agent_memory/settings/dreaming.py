@@ -7,6 +7,8 @@
   namespaces found in the memory-file directories and in the short-term records).
 - `AGENT_MEMORY_DREAMING_MODEL_ID`: Bedrock model id for `extractor: "llm"` (empty: rule-based only).
 - `AGENT_MEMORY_DREAMING_MAX_TARGETS`: namespaces per execution at most (the inline Map's payload limit).
+- `AGENT_MEMORY_DREAMING_KEEP_FULL_RUNS`: `.dreams/` retention — sweep days kept in full (overrides
+  `keep_full_runs` of the config); older days keep `done.json` and a compact `summary.json`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..domain.dreaming.config import DreamingConfig
@@ -29,6 +31,16 @@ class DreamingSettings(BaseSettings):
     namespaces: dict[str, list[str]] = Field(default_factory=dict)
     model_id: str = ""
     max_targets: Annotated[int, Field(ge=1, le=1500)] = 1500
+    keep_full_runs: Annotated[int, Field(ge=1, le=3650)] | None = None
+
+    @model_validator(mode="after")
+    def _retention(self) -> DreamingSettings:
+        if self.keep_full_runs is not None and self.keep_full_runs != self.config.keep_full_runs:
+            merged = DreamingConfig.model_validate(
+                {**self.config.model_dump(), "keep_full_runs": self.keep_full_runs}
+            )
+            object.__setattr__(self, "config", merged)  # the settings model is frozen once built
+        return self
 
     @field_validator("tenants")
     @classmethod

@@ -66,6 +66,14 @@ class DeepGates(_Frozen):
     max_age_days: PositiveDays = 30.0
     """Days since the candidate first appeared (daily-log day, record creation, or first recall of a recalled
     long-term record) ≤ this: stale candidates had their chance and are left to decay."""
+    min_salience: Unit = 0.12
+    """Content salience (`salience.py`: concepts, entities, numbers and dates, first-person facts and plans,
+    preferences, decisions, the write discipline's cue) ≥ this, on every route: chit-chat that many queries
+    happened to match ("Maria: Sure thing, John.") is not promoted however often it was recalled."""
+    salient: Unit | None = 0.6
+    """The content route: a candidate whose salience reaches this passes without the recall gates (min_score,
+    min_recall_count, min_unique_queries); age still applies. Promotion must not depend on the questions that
+    happened to be asked so far. None turns the route off (recall evidence only)."""
 
 
 class DreamingConfig(_Frozen):
@@ -133,6 +141,10 @@ class DreamingConfig(_Frozen):
 
     # ---- promotion
     max_promotions: Annotated[int, Field(ge=0, le=1000)] = 10
+    max_salient_promotions: Annotated[int, Field(ge=0, le=1000)] = 5
+    """Of those, at most this many per sweep through the content route (gates.salient), the most salient first."""
+    salience_bonus: Unit = 0.05
+    """total += salience_bonus × salience (bounded, like REM and workload; 0 turns it off)."""
     memory_entry_max_chars: Annotated[int, Field(ge=20, le=100_000)] = 400
     """Longer candidates are promoted to a long-term record only, not into MEMORY.md."""
     promoted_score: Unit = 0.8
@@ -152,6 +164,12 @@ class DreamingConfig(_Frozen):
     lock_ttl_seconds: Annotated[int, Field(ge=60, le=86_400)] = 900
     """Lease of the per-namespace sweep lock; a crashed sweep blocks others at most this long."""
     report_top: Annotated[int, Field(ge=0, le=10_000)] = 50
-    """Candidates that were not promoted listed in REPORT.md (strongest first); run.json lists all."""
+    """Candidates that were not promoted listed in REPORT.md (strongest first)."""
+    run_json_candidates: Annotated[int, Field(ge=0, le=1_000_000)] = 2000
+    """Candidates listed in full in run.json: every one decided other than `blocked` plus the strongest
+    blocked ones up to this many; the rest are counted per reason (keeps run.json ≤ 10 MiB at 100k)."""
+    keep_full_runs: Annotated[int, Field(ge=1, le=3650)] = 14
+    """Retention of `.dreams/<day>/`: the newest this-many sweep days keep every file; older days keep only
+    `done.json` and a compact `summary.json` (promotions, counts, timings)."""
     intermediate_part_size: Annotated[int, Field(ge=100, le=100_000)] = 5000
     """Candidates per intermediate file between the Step Functions tasks (keeps each file small)."""

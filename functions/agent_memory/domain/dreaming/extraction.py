@@ -176,6 +176,41 @@ def _ends_cjk(text: str) -> bool:
     return bool(text) and "\u3000" <= text[-1] <= "\u9fff"
 
 
+# --------------------------------------------------------------------------- transcript lines
+
+_BRACKET_SPEAKER_RE = re.compile(r"^\s*\[(?P<name>[^\]\n]{1,60})\]\s*:?\s*(?P<body>\S.*)$", re.DOTALL)
+_COLON_SPEAKER_RE = re.compile(
+    r"^\s*(?P<name>[A-Z][\w'.-]{0,30}(?:\s+[A-Z][\w'.-]{0,30}){0,2})\s*:\s+(?P<body>\S.*)$", re.DOTALL
+)
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """(speaker, statement) of a transcript line `Speaker: text` or `[Speaker] text`; (None, text) otherwise.
+    Unlike `contradiction.speaker` it accepts a short utterance ("Maria: Sure thing, John.")."""
+    for pattern in (_BRACKET_SPEAKER_RE, _COLON_SPEAKER_RE):
+        match = pattern.match(text)
+        if match is not None:
+            return match.group("name").strip(), match.group("body").strip()
+    return None, text
+
+
+def with_speaker(item_text: str, sentences: list[str]) -> list[tuple[str, str]]:
+    """(statement, body) per sentence of a log item: when the item is a transcript line, every sentence keeps
+    its speaker (in the line's own format), so that a statement split from it still says who said it and two
+    speakers' sentences are never compared as one person's claims; `body` is the sentence without it."""
+    name, _ = split_speaker(item_text)
+    if name is None:
+        return [(sentence, sentence) for sentence in sentences]
+    bracket = item_text.lstrip().startswith("[")
+    result: list[tuple[str, str]] = []
+    for sentence in sentences:
+        said_by, body = split_speaker(sentence)
+        if said_by is None:
+            sentence = f"[{name}] {sentence}" if bracket else f"{name}: {sentence}"
+        result.append((sentence, body))
+    return result
+
+
 # --------------------------------------------------------------------------- concepts
 
 
@@ -229,8 +264,8 @@ class RuleBasedExtractor:
     def extract(self, document: DailyDocument) -> Extraction:
         result = Extraction()
         for item in parse_daily_log(document.text):
-            for sentence in split_sentences(item.text):
-                verdict = self._judge(sentence)
+            for sentence, body in with_speaker(item.text, split_sentences(item.text)):
+                verdict = self._judge(body)
                 if isinstance(verdict, str):
                     result.skipped.append(Skipped(sentence, verdict, item.line_start, item.line_end))
                     continue

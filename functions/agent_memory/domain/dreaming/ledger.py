@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,6 +22,9 @@ from .report import DreamReport, render_report
 from .scoring import Candidate, LightState, Workload
 
 LEDGER_PATH = f"{DREAMS_DIR}/promoted.json"
+SUMMARY_NAME = "summary.json"
+"""What an older sweep day keeps of its audit once retention compacts it (with `done.json`)."""
+_DAY_DIR_RE = re.compile(r"^\.dreams/(\d{4}-\d{2}-\d{2})/([^/]+)$")
 LOCK_PATH = f"{DREAMS_DIR}/lock.json"
 INGESTED_PATH = f"{DREAMS_DIR}/ingested.json"
 
@@ -93,7 +97,14 @@ class SweepState:
         suffix = ""
         if marker is not None and marker.get("run_id") != handle.run_id:
             suffix = "-" + re.sub(r"[^A-Za-z0-9._-]", "-", handle.run_id)[:100]
-        body = report.to_dict()
+        limit = self.config.run_json_candidates
+        body = report.to_dict(limit=limit)  # promotion order: the candidates that passed come first
+        omitted = report.outcomes[limit:]
+        body["candidates_omitted"] = {
+            "count": len(omitted),
+            "limit": limit,
+            "decisions": dict(sorted(Counter(outcome.decision for outcome in omitted).items())),
+        }
         body["skipped_sentences"] = light.skipped_sentences
         self._files.write_file(tenant, namespace, day_path(handle.day, f"run{suffix}.json"), _dumps(body))
         self._files.write_file(
@@ -108,6 +119,55 @@ class SweepState:
             day_path(handle.day, "done.json"),
             _dumps({"run_id": handle.run_id, "finished_at": report.finished_at, "summary": report.summary}),
         )
+
+    def apply_retention(self, handle: SweepHandle) -> dict[str, Any]:
+        """Keep the newest `keep_full_runs` sweep days of `.dreams/` in full; compact each older day once: its
+        `summary.json` keeps the run's summary (decisions, promotions, timings) and every other file of the day
+        but `done.json` is replaced by a one-line stub pointing to it. The file store has no delete, so the
+        stubs remain (about 60 bytes each); `.dreams/` grows by a few hundred bytes per day instead of the
+        size of a full run."""
+        tenant, namespace = handle.tenant, handle.namespace
+        days: dict[str, list[str]] = {}
+        for path in self._files.list_files(tenant, namespace, f"{DREAMS_DIR}/"):
+            match = _DAY_DIR_RE.match(path)
+            if match is not None:
+                days.setdefault(match.group(1), []).append(match.group(2))
+        full = sorted(day for day, names in days.items() if SUMMARY_NAME not in names)
+        keep = self.config.keep_full_runs
+        compacted: list[str] = []
+        for day in full[: max(0, len(full) - keep)]:
+            if day >= handle.day:
+                continue  # never the day being swept (a forced re-run of an old day)
+            names = days[day]
+            done = self.read_json(tenant, namespace, day_path(day, "done.json")) or {}
+            runs = [name for name in names if name.startswith("run") and name.endswith(".json")]
+            summary: dict[str, Any] = {
+                "day": day,
+                "run_id": done.get("run_id"),
+                "finished_at": done.get("finished_at"),
+                "summary": done.get("summary", {}),
+                "runs": sorted(runs),
+                "compacted_on": handle.day,
+                "compacted_by_run": handle.run_id,
+            }
+            for name in runs:
+                with contextlib.suppress(ValidationFailed):
+                    run = self.read_json(tenant, namespace, day_path(day, name)) or {}
+                    if run.get("timings") is not None:
+                        summary.setdefault("timings", {})[name] = run.get("timings")
+                        summary.setdefault("inputs", {})[name] = {
+                            key: run.get("inputs", {}).get(key)
+                            for key in ("candidates", "recalls", "raw_items", "short_term_records")
+                        }
+            self.write_json(tenant, namespace, day_path(day, SUMMARY_NAME), summary)
+            stub = {"compacted": True, "summary": SUMMARY_NAME}
+            for name in names:
+                if name in ("done.json", SUMMARY_NAME):
+                    continue
+                text = _dumps(stub) if name.endswith(".json") else f"Compacted: see {SUMMARY_NAME}.\n"
+                self._files.write_file(tenant, namespace, day_path(day, name), text)
+            compacted.append(day)
+        return {"kept_full": min(len(full), keep), "compacted": compacted}
 
     def already_done(self, handle: SweepHandle) -> DreamReport:
         marker = self.read_json(handle.tenant, handle.namespace, day_path(handle.day, "done.json")) or {}

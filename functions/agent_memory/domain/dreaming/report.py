@@ -32,6 +32,8 @@ class DreamReport:
     summary: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per phase (light, rem, deep, maintenance), for operations."""
+    retention: dict[str, Any] = field(default_factory=dict)
+    """What `.dreams/` retention did after the audit was written (days kept in full, days compacted)."""
 
     @property
     def promoted(self) -> list[Outcome]:

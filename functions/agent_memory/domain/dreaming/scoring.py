@@ -15,6 +15,7 @@ from ..memory.near_duplicates import term_set
 from ..records import MemoryType, RecallLogEntry, Tier
 from .config import DreamingConfig
 from .extraction import concept_count
+from .salience import Salience, salience, speakers_of_lines, split_speaker
 
 REFS_KEPT = 20
 """Provenance references kept per candidate."""
@@ -239,6 +240,9 @@ class Outcome:
     total: float
     age_days: float
     gates: list[GateResult]
+    salience: Salience = field(default_factory=lambda: Salience(0.0, {}, False))
+    salient_route: bool = False
+    """The content route applies (salience ≥ gates.salient): the recall gates do not block."""
     decision: str = "blocked"
     reason: str = ""
     memory_md: str | None = None
@@ -246,8 +250,26 @@ class Outcome:
     evicted: list[str] = field(default_factory=list)
 
     @property
+    def blocking_gates(self) -> list[GateResult]:
+        """The failed gates that block promotion: all of them on the recall route; on the content route only
+        age and salience (the recall gates are waived)."""
+        return [
+            gate
+            for gate in self.gates
+            if not gate.passed and not (self.salient_route and gate.name in RECALL_GATES)
+        ]
+
+    @property
     def gates_passed(self) -> bool:
-        return all(gate.passed for gate in self.gates)
+        return not self.blocking_gates
+
+    @property
+    def route(self) -> str:
+        """recall | content | none: which route lets it through."""
+        if self.blocking_gates:
+            return "none"
+        recall_ok = all(gate.passed for gate in self.gates if gate.name in RECALL_GATES)
+        return "recall" if recall_ok else "content"
 
     def as_dict(self) -> dict[str, Any]:
         candidate = self.candidate
@@ -271,6 +293,8 @@ class Outcome:
                 "age_days": round(self.age_days, 3),
                 "first_seen": candidate.first_seen.isoformat(),
                 "last_seen": candidate.last_seen.isoformat(),
+                "salience": self.salience.as_dict(),
+                "route": self.route,
             },
             "signals": self.signals.as_dict(),
             "base": round(self.base, 4),
@@ -288,6 +312,10 @@ class Outcome:
 
 # --------------------------------------------------------------------------- scoring (pure, linear)
 
+RECALL_GATES = frozenset({"min_score", "min_recall_count", "min_unique_queries"})
+"""The gates the content route (gates.salient) waives."""
+_DURABLE_KINDS = frozenset({"preference", "decision", "project_state", "procedure", "correction"})
+
 
 def score_candidates(
     candidates: Sequence[Candidate],
@@ -302,7 +330,17 @@ def score_candidates(
     decay_rate = math.log(2) / config.recency_half_life_days
     consolidation_span = config.consolidation_days - 1
     outcomes: list[Outcome] = []
-    for candidate, rem in zip(candidates, reinforcement, strict=True):
+    lines = [split_speaker(candidate.text) for candidate in candidates]  # once per candidate
+    speakers = speakers_of_lines(lines)
+    for candidate, rem, line in zip(candidates, reinforcement, lines, strict=True):
+        concepts = concept_count(candidate.terms)
+        salient = salience(
+            candidate.text,
+            speakers,
+            durable=candidate.kind in _DURABLE_KINDS,
+            concepts=concepts - _speaker_concepts(line[0]),
+            line=line,
+        )
         signal_count = candidate.recall_count + candidate.mentions
         days_since_evidence = max(0.0, (as_of - candidate.last_seen).total_seconds() / 86400.0)
         age_days = max(0.0, (as_of - candidate.first_seen).total_seconds() / 86400.0)
@@ -314,7 +352,7 @@ def score_candidates(
             ),
             recency=_clamp(math.exp(-decay_rate * days_since_evidence)),
             consolidation=_clamp((len(candidate.evidence_days) - 1) / consolidation_span),
-            conceptual=_clamp(concept_count(candidate.terms) / config.concept_saturation),
+            conceptual=_clamp(concepts / config.concept_saturation),
         )
         base = (
             weights.frequency * signals.frequency
@@ -325,7 +363,12 @@ def score_candidates(
             + weights.conceptual * signals.conceptual
         )
         work = workload.value(candidate.terms)
-        total = _clamp(base + config.rem_bonus * rem + config.workload_bonus * work)
+        total = _clamp(
+            base
+            + config.rem_bonus * rem
+            + config.workload_bonus * work
+            + config.salience_bonus * salient.value
+        )
         results = [
             GateResult("min_score", total, gates.min_score, total >= gates.min_score),
             GateResult(
@@ -341,9 +384,21 @@ def score_candidates(
                 candidate.unique_queries >= gates.min_unique_queries,
             ),
             GateResult("max_age_days", age_days, gates.max_age_days, age_days <= gates.max_age_days),
+            GateResult(
+                "min_salience", salient.value, gates.min_salience, salient.value >= gates.min_salience
+            ),
         ]
-        outcomes.append(Outcome(candidate, signals, base, rem, work, total, age_days, results))
+        route = gates.salient is not None and salient.value >= gates.salient
+        outcomes.append(
+            Outcome(candidate, signals, base, rem, work, total, age_days, results, salient, route)
+        )
     return outcomes
+
+
+def _speaker_concepts(name: str | None) -> float:
+    """Concepts of a transcript line's speaker prefix ("Caroline: …"), which the candidate's terms include;
+    `name`: the speaker `split_speaker` found (None: no prefix)."""
+    return 0.0 if name is None else concept_count(term_set(name))
 
 
 def _clamp(value: float) -> float:
@@ -409,6 +464,11 @@ def workload_of(recalls: Sequence[RecallLogEntry], as_of: datetime, config: Drea
     return Workload(recalls=recent, counts=dict(counts.most_common(5000)), cold_start=cold)
 
 
+def _strongest_parts(value: Salience) -> str:
+    named = [name.replace("_", " ") for name, part in value.parts.items() if part >= 0.5]
+    return ", ".join(named) or "concepts"
+
+
 def gate_reason(gate: GateResult) -> str:
     if gate.name == "max_age_days":
         return f"age {gate.value:.1f} days > max_age_days {gate.threshold:g}"
@@ -417,16 +477,36 @@ def gate_reason(gate: GateResult) -> str:
     return f"{gate.name.removeprefix('min_')} {gate.value:g} < {gate.name} {gate.threshold:g}"
 
 
-def promotion_reason(outcome: Outcome) -> str:
-    parts = [f"every gate passed (score {outcome.total:.3f})"]
+def promotion_reason(outcome: Outcome, record_only: str = "too long for a MEMORY.md entry") -> str:
+    if outcome.route == "content":
+        parts = [
+            f"content route: salience {outcome.salience.value:.3f} ({_strongest_parts(outcome.salience)}) "
+            f"with {outcome.candidate.recall_count} recalls"
+        ]
+    else:
+        parts = [f"every gate passed (score {outcome.total:.3f}, salience {outcome.salience.value:.3f})"]
     if outcome.memory_md == "added":
         parts.append("appended to MEMORY.md")
     elif outcome.memory_md == "present":
         parts.append("already in MEMORY.md")
     else:
-        parts.append("long-term record only (too long for a MEMORY.md entry)")
+        parts.append(f"long-term record only ({record_only})")
     if outcome.evicted:
         parts.append(
             f"moved {len(outcome.evicted)} weaker promoted entr{'y' if len(outcome.evicted) == 1 else 'ies'} out of MEMORY.md into records"
         )
     return "; ".join(parts)
+
+
+def entry_value(strength_now: float, salience_value: float) -> float:
+    """What a promoted MEMORY.md entry is worth when the file is full: its record's strength, weighted by its
+    content salience (½ + ½ × salience). A newcomer counts with the strength it is promoted with."""
+    return strength_now * (0.5 + 0.5 * salience_value)
+
+
+def promotion_order(outcome: Outcome) -> tuple[int, float, float, str]:
+    """Recall-route candidates by total, then content-route ones by salience, then the blocked by total."""
+    route = outcome.route
+    if route == "content":
+        return 1, -outcome.salience.value, -outcome.workload, outcome.candidate.key
+    return (0 if route == "recall" else 2), -outcome.total, -outcome.workload, outcome.candidate.key

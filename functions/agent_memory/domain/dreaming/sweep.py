@@ -26,26 +26,25 @@ strength is its days / `rem_days`. A candidate's reinforcement is the mean stren
     consolidation = (distinct days with a recall or a mention − 1) / (consolidation_days − 1)
     conceptual    = concepts / concept_saturation
     base          = Σ weight × signal                                  (weights 0.24/0.30/0.15/0.15/0.10/0.06)
-    total         = min(1, base + rem_bonus × reinforcement + workload_bonus × workload)
+    total         = min(1, base + rem_bonus × REM + workload_bonus × workload + salience_bonus × salience)
 
-REM and workload enter as bounded additive bonuses (at most +0.05 each by default; 0 turns them off), so the
-six-signal design stays readable in every report. **Workload feedback**: the distribution of query terms of
-the last `workload_days` of recalls; a candidate's workload value is the count of the hottest topic it
-mentions divided by the count of the hottest topic overall; fewer than `workload_min_recalls` recalls is a cold
-start (value 0 for all, reported). Promotion order is total, then workload.
+REM, workload and content salience (`salience.py`) enter as bounded additive bonuses (at most +0.05 each by
+default; 0 turns them off). **Workload feedback**: the distribution of query terms of the last `workload_days`
+of recalls; a candidate's workload value is the count of the hottest topic it mentions divided by the count of
+the hottest topic overall; fewer than `workload_min_recalls` recalls is a cold start (value 0 for all).
 
-**Gates**: total ≥ `min_score`, recalls ≥ `min_recall_count`, unique queries ≥ `min_unique_queries`, age ≤
-`max_age_days`. A candidate that passes is promoted (at most `max_promotions` per sweep): its record becomes
-long-term (a short-term record is updated in place so its recall history stays; a text-only candidate is
-written with `MemoryService.remember`, tier long_term, source kind `dreaming`), and its text is appended to
-`MEMORY.md` within the cap. When the cap is reached the weakest *promoted* entries (lowest record strength)
-move out of `MEMORY.md` into records only; entries written by people or agents are never displaced — if only
-those remain, the promotion is deferred with the reason. Promoted entries are tracked in
-`.dreams/promoted.json`.
+**Gates**: the recall route needs total ≥ `min_score`, recalls ≥ `min_recall_count`, unique queries ≥
+`min_unique_queries`; the content route needs salience ≥ `salient` (at most `max_salient_promotions` a sweep,
+the most salient first); both need age ≤ `max_age_days` and salience ≥ `min_salience`. A candidate that passes
+is promoted (at most `max_promotions` per sweep, recall route first): its record becomes long-term (updated in
+place, or written with `MemoryService.remember`, source kind `dreaming`) and its text is appended to `MEMORY.md`
+within the cap. At the cap only *promoted* entries worth less than it (`scoring.entry_value`) move out into
+records only, the least valuable first; if more valuable ones fill it, it is a record only; entries written by
+people or agents are never displaced (only those left: deferred). Tracked in `.dreams/promoted.json`.
 
-**Audit and safety**: every sweep writes `.dreams/<day>/run.json` (inputs, every candidate's signals, total,
-gates, decision and reason) and `.dreams/<day>/REPORT.md`; a dry run computes the same decisions and writes
-nothing. A sweep is idempotent per tenant, namespace and day (`.dreams/<day>/done.json` marker; the promotion
+**Audit and safety**: every sweep writes `.dreams/<day>/run.json` (inputs; signals, salience, total, gates,
+decision and reason of the first `run_json_candidates`, the rest counted) and `REPORT.md`, then compacts days
+older than the newest `keep_full_runs` (`ledger.apply_retention`); a dry run decides the same, writes nothing. A sweep is idempotent per tenant, namespace and day (`.dreams/<day>/done.json` marker; the promotion
 ledger and the records' `dreaming_promoted_on` metadata make a forced re-run promote nothing twice) and holds
 a lease in `.dreams/lock.json` (taken and released with the file store's locked read-modify-write; it expires
 after `lock_ttl_seconds` if a sweep dies).
@@ -99,6 +98,7 @@ from .extraction import (
 )
 from .ledger import INGESTED_PATH, SweepHandle, SweepState, day_path
 from .report import DreamReport, summarize
+from .salience import salience, speakers_of
 from .scoring import (
     REFS_KEPT,
     Candidate,
@@ -106,7 +106,9 @@ from .scoring import (
     Outcome,
     RemState,
     absorb,
+    entry_value,
     gate_reason,
+    promotion_order,
     promotion_reason,
     rank_for_representative,
     rem_reinforcement,
@@ -666,7 +668,7 @@ class DreamingService:
         started = self._clock.now()
         deep_started = _time.perf_counter()
         outcomes = score_candidates(light.candidates, rem.reinforcement, light.workload, self.config, as_of)
-        outcomes.sort(key=lambda o: (-o.total, -o.workload, o.candidate.key))
+        outcomes.sort(key=promotion_order)
         ledger = self._state.promoted_entries(handle)
         plan = self._plan(handle, outcomes, ledger, as_of)
         if not dry_run:
@@ -702,6 +704,7 @@ class DreamingService:
         report.finished_at = self._clock.now().isoformat()
         if not dry_run:
             self._state.write_audit(handle, report, light)
+            report.retention = self._state.apply_retention(handle)
         return report
 
     def _plan(
@@ -719,7 +722,12 @@ class DreamingService:
             if value.get("state") == "in_memory_md" and value.get("entry")
         }
         strengths = self._entry_strengths(handle.tenant, ledger, promoted_entries, as_of)
+        speakers = speakers_of(entries)
+        values = {
+            entry: entry_value(value, salience(entry, speakers).value) for entry, value in strengths.items()
+        }
         planned: list[Outcome] = []
+        salient_count = 0
         protected: set[str] = set()  # entries added by this sweep are never displaced by it
         for outcome in outcomes:
             candidate = outcome.candidate
@@ -734,7 +742,7 @@ class DreamingService:
                 outcome.decision = "excluded"
                 outcome.reason = f"type {candidate.type.value} is never promoted (never_promote_types)"
                 continue
-            failed = [gate for gate in outcome.gates if not gate.passed]
+            failed = outcome.blocking_gates
             if failed:
                 outcome.decision = "blocked"
                 outcome.reason = "; ".join(gate_reason(gate) for gate in failed)
@@ -742,6 +750,13 @@ class DreamingService:
             if len(planned) >= config.max_promotions:
                 outcome.decision = "deferred"
                 outcome.reason = f"per-sweep promotion limit reached (max_promotions={config.max_promotions})"
+                continue
+            if outcome.route == "content" and salient_count >= config.max_salient_promotions:
+                outcome.decision = "deferred"
+                outcome.reason = (
+                    "per-sweep limit of the content route reached "
+                    f"(max_salient_promotions={config.max_salient_promotions})"
+                )
                 continue
             finding = next(iter(safety.scan(candidate.text)), None)
             if finding is not None:
@@ -756,9 +771,14 @@ class DreamingService:
             elif len(render_entries([*entries, candidate.text])) <= limit:
                 outcome.memory_md = "added"
             else:
+                # Only promoted entries less valuable than the newcomer move out, the least valuable first.
+                worth = entry_value(config.promoted_score, outcome.salience.value)
+                displaceable = [
+                    entry for entry in entries if entry in promoted_entries and entry not in protected
+                ]
                 victims = sorted(
-                    (entry for entry in entries if entry in promoted_entries and entry not in protected),
-                    key=lambda entry: (strengths.get(entry, 0.0), entry),
+                    (entry for entry in displaceable if values.get(entry, 0.0) < worth),
+                    key=lambda entry: (values.get(entry, 0.0), entry),
                 )
                 chosen: list[str] = []
                 remaining = list(entries)
@@ -768,6 +788,19 @@ class DreamingService:
                     remaining.remove(victim)
                 if len(render_entries([*remaining, candidate.text])) > limit:
                     people = sum(1 for entry in entries if entry not in promoted_entries)
+                    if len(victims) + len(chosen) < len(displaceable):
+                        # Promoted entries worth more than it fill the rest: a long-term record only.
+                        outcome.memory_md = "record_only"
+                        outcome.decision = "promoted"
+                        outcome.reason = promotion_reason(
+                            outcome,
+                            f"MEMORY.md is full and its promoted entries are worth more than this one's "
+                            f"{worth:.3f} (strength × (½ + ½ salience)); entries written by people or agents "
+                            "are never displaced",
+                        )
+                        planned.append(outcome)
+                        salient_count += outcome.route == "content"
+                        continue
                     outcome.decision = "deferred"
                     outcome.reason = (
                         f"MEMORY.md is full ({len(render_entries(entries)):,}/{limit:,} characters) and the entry "
@@ -784,6 +817,7 @@ class DreamingService:
             outcome.decision = "promoted"
             outcome.reason = promotion_reason(outcome)
             planned.append(outcome)
+            salient_count += outcome.route == "content"
         return planned
 
     def _entry_strengths(

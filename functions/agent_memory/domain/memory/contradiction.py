@@ -541,6 +541,8 @@ def _assess_value(new: str, old: str) -> Assessment | None:
     copula = next((i for i in range(prefix - 1, -1, -1) if _is_copula(new_tokens[i])), None)
     if copula is None or not _subject(new_tokens[:copula]):
         return None
+    if copula and new_tokens[copula - 1].surface in _DEMONSTRATIVES:
+        return None  # "wow, that is awesome" / "that is great": a reaction to something unnamed, no attribute
     if any(_is_copula(t) or t.surface in _CLAUSE_WORDS for t in (*new_mid, *old_mid)):
         return None  # "my job is stressful, but i am coping" vs "my job is great and my team is …": clauses
     if _cost(new_tokens[copula + 1 :]) > 6 or _cost(old_tokens[copula + 1 :]) > 6:
@@ -568,6 +570,7 @@ def _assess_value(new: str, old: str) -> Assessment | None:
 
 
 _CLAUSE_WORDS = frozenset({"and", "but", "because", "so", "or", "while", "though", "although"})
+_DEMONSTRATIVES = frozenset({"that", "this", "it", "these", "those", "there", "which", "what"})
 
 
 def _is_copula(token: _Token) -> bool:
@@ -632,6 +635,14 @@ def _predicate_index(tokens: list[_Token]) -> int:
 _SPEAKER_RE = lazy(
     r"^\s*(?P<name>[^\W\d_][\w'.-]{0,30}(?:\s+[^\W\d_][\w'.-]{0,30}){0,2})\s*:\s+(?P<body>\S.*)$", re.DOTALL
 )
+_BRACKET_SPEAKER_RE = lazy(r"^\s*\[(?P<name>[^\]\n]{1,60})\]\s*:?\s*(?P<body>\S.*)$", re.DOTALL)
+# A short body is still an utterance when it is addressed or exclaimed ("Maria: Sure thing, John!"), unlike a
+# field value ("Deadline: March 3").
+_UTTERANCE_CUE_RE = lazy(
+    r"[!?]|\b(?:i|i'm|i've|me|my|you|you're|your|we|we're|our|us|thanks?|thank|wow|sure|yeah|yes|yep|no|"
+    r"ok|okay|oh|hey|hi|hello|agree|glad|sounds|looks|love|lol|haha|cool|nice|great|awesome|totally)\b",
+    re.IGNORECASE,
+)
 _MIN_UTTERANCE_WORDS = 4
 _SENTENCE_BREAK_RE = lazy(r"[.!?。！？]+\s+\S|[。！？]\S")
 MAX_CLAIM_WORDS = 12
@@ -640,12 +651,18 @@ MAX_CLAIM_WORDS = 12
 
 def speaker(text: str) -> tuple[str | None, str]:
     """(speaker, utterance) of a transcript line "Name: utterance" (every word of the name capitalised, at least
-    four words said), else (None, text). "Release date: June 5" and "Deadline: March 3" are not utterances."""
+    four words said, or fewer that are addressed or exclaimed) or "[Name] utterance", else (None, text).
+    "Release date: June 5" and "Deadline: March 3" are not utterances."""
+    bracket = _BRACKET_SPEAKER_RE.match(text)
+    if bracket is not None:
+        return bracket.group("name").strip().casefold(), bracket.group("body")
     match = _SPEAKER_RE.match(text)
     if match is None:
         return None, text
     name, body = match.group("name"), match.group("body")
-    if not all(word[0].isupper() for word in name.split()) or len(body.split()) < _MIN_UTTERANCE_WORDS:
+    if not all(word[0].isupper() for word in name.split()):
+        return None, text
+    if len(body.split()) < _MIN_UTTERANCE_WORDS and not _UTTERANCE_CUE_RE.search(body):
         return None, text
     return name.casefold(), body
 
@@ -662,13 +679,14 @@ def assess(new: str, old: str) -> Assessment:
 
     Transcript lines of two different speakers never contradict (each speaks for themselves); lines of one
     speaker are compared without the name. Between passages (more than one sentence or more than
-    MAX_CLAIM_WORDS content words) only strong evidence counts: an explicit replacement of something the other
-    statement says, a negation of most of what it says, or a changed value in an otherwise equal sentence;
-    the weak outcomes (`uncertain`, a switch without the old value) become `none`."""
+    MAX_CLAIM_WORDS content words) and between one speaker's transcript lines only strong evidence counts: an
+    explicit replacement of something the other statement says, a negation of most of what it says, or a
+    changed value in an otherwise equal sentence; the weak outcomes (`uncertain`, a switch without the old value) become `none`."""
     if not new or not new.strip() or not old or not old.strip():
         raise ValidationFailed("cannot compare an empty statement: pass both the new and the old content")
     new_speaker, new_body = speaker(new)
     old_speaker, old_body = speaker(old)
+    transcript = bool(new_speaker and old_speaker)
     if new_speaker and old_speaker:
         if new_speaker != old_speaker:
             return Assessment(
@@ -679,7 +697,8 @@ def assess(new: str, old: str) -> Assessment:
     if new_norm == old_norm:
         return Assessment("none", "same statement (a duplicate, not a contradiction)")
     old_tokens = _tokens(old_norm)
-    claims = _single_claim(new_norm) and _single_claim(old_norm)
+    # One speaker's chat lines share polarity cues and frames by chance as passages do: strong evidence only.
+    claims = not transcript and _single_claim(new_norm) and _single_claim(old_norm)
     for step in (
         lambda: _assess_replacement(new_norm, old_norm, old_tokens),
         lambda: _assess_negation(new_norm, old_norm),

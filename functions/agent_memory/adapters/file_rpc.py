@@ -30,7 +30,7 @@ from typing import Any
 from ..domain import errors as domain_errors
 from ..domain.errors import DomainError, UpstreamFailed
 
-OPERATIONS = frozenset({"read", "write", "append", "list", "namespaces"})
+OPERATIONS = frozenset({"read", "write", "append", "delete", "list", "namespaces"})
 
 LAMBDA_SYNC_PAYLOAD_LIMIT = 6 * 1024 * 1024
 """Lambda's quota for a synchronous invocation: 6 MB for the request and 6 MB for the response."""

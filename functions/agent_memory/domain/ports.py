@@ -248,6 +248,11 @@ class FileStore(Protocol):
 
     def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]: ...
 
+    def delete(self, tenant: str, namespace: str, path: str) -> bool:
+        """Under the file's lock, remove the file; False when it was already absent. Only the service's own
+        housekeeping calls it (the retention of `.dreams/`); memory is archived, never deleted."""
+        ...
+
 
 # --------------------------------------------------------------------------- workflows
 

@@ -18,6 +18,7 @@ import pytest
 from agent_memory.adapters.aws.remote_file_store import RemoteFileStore
 from agent_memory.adapters.file_rpc import MAX_FILE_BYTES, MAX_PAYLOAD_BYTES, error_from, version_of
 from agent_memory.adapters.posix.file_server import FileServer
+from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain.errors import (
     CapExceeded,
     ConcurrentModification,
@@ -225,6 +226,21 @@ def test_the_remote_store_reads_writes_appends_and_lists_through_invoke(
     # Every call is a synchronous Invoke of the named function, as botocore serialised it
     assert {r["function"] for r in log.requests} == {FILE_FUNCTION}
     assert {r["invocation_type"] for r in log.requests} == {b"RequestResponse"}
+
+
+def test_delete_removes_one_confined_file_on_both_stores(remote: RemoteFileStore, root: Path) -> None:
+    remote.update("acme", NS, ".dreams/2026-11-01/run.json", lambda _: "{}")
+    remote.update("acme", NS, ".dreams/2026-11-01/done.json", lambda _: "{}")
+    assert remote.delete("acme", NS, ".dreams/2026-11-01/run.json") is True
+    assert remote.delete("acme", NS, ".dreams/2026-11-01/run.json") is False  # already gone
+    assert remote.delete("acme", NS, ".dreams/2026-12-24/run.json") is False  # no such directory
+    assert remote.read("acme", NS, ".dreams/2026-11-01/run.json") is None
+    assert remote.read("acme", NS, ".dreams/2026-11-01/done.json") == "{}"  # the other file stays
+    with pytest.raises(ValidationFailed):  # confined like every other operation
+        remote.delete("acme", NS, "../../globex/projects/billing/MEMORY.md")
+    local = PosixFileStore(root)
+    assert local.delete("acme", NS, ".dreams/2026-11-01/done.json") is True
+    assert not (root / "acme" / "projects" / "billing" / ".dreams" / "2026-11-01" / "done.json").exists()
 
 
 def test_an_unchanged_update_writes_nothing(remote: RemoteFileStore, log: InvokeLog) -> None:

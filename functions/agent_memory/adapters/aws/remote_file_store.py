@@ -89,6 +89,10 @@ class RemoteFileStore:
         # Atomic in the file function (under the file's lock): no read-modify-write over the network.
         self._call({"op": "append", "tenant": tenant, "namespace": namespace, "path": path, "text": text})
 
+    def delete(self, tenant: str, namespace: str, path: str) -> bool:
+        result = self._call({"op": "delete", "tenant": tenant, "namespace": namespace, "path": path})
+        return bool(result.get("deleted"))
+
     def list(self, tenant: str, namespace: str, prefix: str = "") -> builtins.list[str]:
         result = self._call({"op": "list", "tenant": tenant, "namespace": namespace, "prefix": prefix})
         return [str(p) for p in result.get("paths", [])]

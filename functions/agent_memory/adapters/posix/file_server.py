@@ -73,6 +73,12 @@ class FileServer:
         if op == "append":
             self._store.append(tenant, namespace, path, _text(request, "text"))
             return {}
+        if op == "delete":
+            # Only the dreaming sweep's housekeeping deletes (its `.dreams/` retention): memory files are never
+            # deleted, whichever caller asks.
+            if not path.startswith(".dreams/"):
+                raise ValidationFailed(f"only files under .dreams/ can be deleted, not {path!r}")
+            return {"deleted": self._store.delete(tenant, namespace, path)}
         # write: compare-and-swap against the version the caller read
         text = _text(request, "text")
         if len(text.encode("utf-8")) > MAX_FILE_BYTES:

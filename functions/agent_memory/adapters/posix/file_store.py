@@ -82,6 +82,18 @@ class PosixFileStore:
         # mid-write would leave half a line; the lock makes the read-modify-write safe.
         self.update(tenant, namespace, path, lambda current: (current or "") + text)
 
+    def delete(self, tenant: str, namespace: str, path: str) -> bool:
+        target = self._resolve(tenant, namespace, path)
+        if not target.parent.is_dir():
+            return False
+        with self._locked(target):
+            try:
+                os.unlink(target)
+            except FileNotFoundError:
+                return False
+            _fsync_directory(target.parent)
+            return True
+
     def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]:
         validate_path_prefix(prefix)
         ns_dir = self._namespace_dir(tenant, namespace)

@@ -122,10 +122,9 @@ class SweepState:
 
     def apply_retention(self, handle: SweepHandle) -> dict[str, Any]:
         """Keep the newest `keep_full_runs` sweep days of `.dreams/` in full; compact each older day once: its
-        `summary.json` keeps the run's summary (decisions, promotions, timings) and every other file of the day
-        but `done.json` is replaced by a one-line stub pointing to it. The file store has no delete, so the
-        stubs remain (about 60 bytes each); `.dreams/` grows by a few hundred bytes per day instead of the
-        size of a full run."""
+        `summary.json` keeps the run's summary (decisions, promotions, timings), `done.json` keeps the day
+        idempotent, and every other file of the day is deleted; `.dreams/` grows by a few hundred bytes per
+        day instead of the size of a full run."""
         tenant, namespace = handle.tenant, handle.namespace
         days: dict[str, list[str]] = {}
         for path in self._files.list_files(tenant, namespace, f"{DREAMS_DIR}/"):
@@ -160,12 +159,9 @@ class SweepState:
                             for key in ("candidates", "recalls", "raw_items", "short_term_records")
                         }
             self.write_json(tenant, namespace, day_path(day, SUMMARY_NAME), summary)
-            stub = {"compacted": True, "summary": SUMMARY_NAME}
             for name in names:
-                if name in ("done.json", SUMMARY_NAME):
-                    continue
-                text = _dumps(stub) if name.endswith(".json") else f"Compacted: see {SUMMARY_NAME}.\n"
-                self._files.write_file(tenant, namespace, day_path(day, name), text)
+                if name not in ("done.json", SUMMARY_NAME):
+                    self._files.delete_file(tenant, namespace, day_path(day, name))
             compacted.append(day)
         return {"kept_full": min(len(full), keep), "compacted": compacted}
 

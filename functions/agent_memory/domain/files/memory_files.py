@@ -350,6 +350,12 @@ class MemoryFilesService:
         validate_dreams_path(path)
         return self._files.update(tenant, namespace, path, change)
 
+    def delete_file(self, tenant: str, namespace: str, path: str) -> bool:
+        """Remove a file under `.dreams/` (the retention of old sweep days); False when already absent."""
+        _check_scope(tenant, namespace)
+        validate_dreams_path(path)
+        return self._files.delete(tenant, namespace, path)
+
     def list_files(self, tenant: str, namespace: str, prefix: str) -> list[str]:
         """Files of the namespace under `prefix` (for example `.dreams/2026-11-30/`)."""
         _check_scope(tenant, namespace)

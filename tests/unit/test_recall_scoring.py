@@ -11,13 +11,23 @@ question cannot climb above the three database facts."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain.memory.policy import MemoryPolicy, RecallWeights
-from agent_memory.domain.memory.recall import Fused, prior_share, relevance_first, rerank, select_top
+from agent_memory.domain.memory.recall import (
+    Fused,
+    prior_share,
+    relevance_first,
+    rerank,
+    search_halves,
+    select_top,
+)
+from agent_memory.domain.ports import Hit
 from agent_memory.domain.records import MemoryRecord, MemoryType
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -117,3 +127,61 @@ def test_bounded_hydration_returns_exactly_the_top_k_of_a_full_rerank(w, influen
     got = select_top(items, load, policy, NOW, k=k, threshold=threshold)
     assert [(s.record.id, s.score) for s in got] == [(s.record.id, s.score) for s in expected]
     assert len(loaded) == len(set(loaded))
+
+
+# ---------------------------------------------------------------------------------------- the two halves
+
+
+def test_the_keyword_half_runs_while_the_query_is_embedded() -> None:
+    """Hybrid recall overlaps its keyword half with the query embedding: the keyword half is started before
+    the vector half finishes. Run one after the other, the keyword half would never see the event set."""
+    vector_started = threading.Event()
+    keyword_saw_vector_running = threading.Event()
+
+    def vector_half() -> list[Hit]:
+        vector_started.set()
+        assert keyword_saw_vector_running.wait(timeout=10), "the keyword half did not run concurrently"
+        return [Hit(record_id="v", score=0.9)]
+
+    def keyword_half() -> list[Hit]:
+        if vector_started.wait(timeout=10):
+            keyword_saw_vector_running.set()
+        return [Hit(record_id="k", score=3.0)]
+
+    vector_hits, keyword_hits = search_halves(vector_half, keyword_half)
+    assert [h.record_id for h in vector_hits] == ["v"]
+    assert [h.record_id for h in keyword_hits] == ["k"]
+
+
+def test_a_failing_half_fails_the_recall_after_both_finished() -> None:
+    finished: list[str] = []
+
+    def keyword_half() -> list[Hit]:
+        finished.append("keyword")
+        return []
+
+    def broken_vector_half() -> list[Hit]:
+        raise RuntimeError("embedder down")
+
+    with pytest.raises(RuntimeError, match="embedder down"):
+        search_halves(broken_vector_half, keyword_half)
+    assert finished == ["keyword"]
+
+    def broken_keyword_half() -> list[Hit]:
+        raise ValueError("index down")
+
+    with pytest.raises(ValueError, match="index down"):
+        search_halves(lambda: [], broken_keyword_half)
+
+
+def test_one_half_only_runs_inline() -> None:
+    caller = threading.get_ident()
+    seen: list[int] = []
+
+    def keyword_half() -> list[Hit]:
+        seen.append(threading.get_ident())
+        return [Hit(record_id="k", score=1.0)]
+
+    assert search_halves(None, keyword_half) == ([], [Hit(record_id="k", score=1.0)])
+    assert seen == [caller]
+    assert search_halves(lambda: [Hit(record_id="v", score=0.5)], None)[1] == []

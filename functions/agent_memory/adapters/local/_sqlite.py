@@ -25,6 +25,9 @@ DEFAULT_BUSY_TIMEOUT_MS = 10_000
 SchemaInit = Callable[[sqlite3.Connection], None]
 
 
+_CACHE_KIB = 16 * 1024
+
+
 class SqliteDatabase:
     """Hands out a connection per (process, thread).
 
@@ -69,6 +72,11 @@ class SqliteDatabase:
         # NORMAL is durable against process crashes in WAL mode (an OS crash may lose the last commits).
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # SQLite's default page cache is 2 MiB; 10k records are ~10 MiB, so recall's hydration of ~20 random
+        # rows kept re-reading pages through the OS (measured at 10k: get_many p50 1.75 -> 0.86 ms, whole
+        # recall 9.0 -> 6.7 ms). 16 MiB is an upper bound per connection (one per thread), reached only by a
+        # database at least that large.
+        conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         with self._lock:
             self._all.append((os.getpid(), conn))
             needs_init = self._initialised_pid != os.getpid()

@@ -4,12 +4,16 @@ Kept free of I/O so the ranking can be unit-tested and explained: every result c
 
 from __future__ import annotations
 
+import contextvars
+import os
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..ports import Hit
-from ..records import MemoryRecord
+from ..records import MemoryRecord, RecallLogEntry
 from .policy import MemoryPolicy
 from .strength import decay, hours_between, strength
 
@@ -41,6 +45,12 @@ def reciprocal_rank_fusion(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hi
     """score(d) = Σ 1 / (k + rank_i(d)) over the lists d appears in (ranks start at 1).
 
     RRF needs no score calibration between cosine similarity and BM25, which live on different scales."""
+    fused = [_fused(record_id, row) for record_id, row in _rrf_table(vector_hits, keyword_hits, k).items()]
+    fused.sort(key=lambda f: (-f.rrf, f.record_id))
+    return fused
+
+
+def _rrf_table(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) -> dict[str, _FusionRow]:
     table: dict[str, _FusionRow] = {}
     for rank, hit in enumerate(vector_hits, start=1):
         row = table.setdefault(hit.record_id, _FusionRow())
@@ -50,19 +60,19 @@ def reciprocal_rank_fusion(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hi
         row = table.setdefault(hit.record_id, _FusionRow())
         row.rrf += 1.0 / (k + rank)
         row.keyword_rank, row.keyword_score = rank, hit.score
-    fused = [
-        Fused(
-            record_id=record_id,
-            rrf=row.rrf,
-            vector_rank=row.vector_rank,
-            keyword_rank=row.keyword_rank,
-            similarity=row.similarity,
-            keyword_score=row.keyword_score,
-        )
-        for record_id, row in table.items()
-    ]
-    fused.sort(key=lambda f: (-f.rrf, f.record_id))
-    return fused
+    return table
+
+
+def _fused(record_id: str, row: _FusionRow, relevance: float | None = None) -> Fused:
+    return Fused(
+        record_id=record_id,
+        rrf=row.rrf,
+        vector_rank=row.vector_rank,
+        keyword_rank=row.keyword_rank,
+        similarity=row.similarity,
+        keyword_score=row.keyword_score,
+        relevance=relevance,
+    )
 
 
 def score_fusion(
@@ -80,7 +90,7 @@ def score_fusion(
     Unlike RRF, it keeps how far ahead the best matches are: a turn that matches the question's rare words
     strongly is not pulled level with one that ranks first in the other list by a hair. On LoCoMo (both dev
     conversations) it beats RRF in every category (bench/retrieval_quality.py; docs/architecture.md)."""
-    fused = reciprocal_rank_fusion(vector_hits, keyword_hits, k)
+    table = _rrf_table(vector_hits, keyword_hits, k)
 
     def scaled(hits: Sequence[Hit], floor_at_min: bool, min_span: float = 0.0) -> dict[str, float]:
         if not hits:
@@ -92,18 +102,14 @@ def score_fusion(
 
     vector = scaled(vector_hits, floor_at_min=True, min_span=min_span)
     keyword = scaled(keyword_hits, floor_at_min=False)
+    # One Fused per record, built once (building RRF's list first and copying it cost ~0.5 ms per recall)
     scored = [
-        Fused(
-            record_id=item.record_id,
-            rrf=item.rrf,
-            vector_rank=item.vector_rank,
-            keyword_rank=item.keyword_rank,
-            similarity=item.similarity,
-            keyword_score=item.keyword_score,
-            relevance=vector_weight * vector.get(item.record_id, 0.0)
-            + (1.0 - vector_weight) * keyword.get(item.record_id, 0.0),
+        _fused(
+            record_id,
+            row,
+            vector_weight * vector.get(record_id, 0.0) + (1.0 - vector_weight) * keyword.get(record_id, 0.0),
         )
-        for item in fused
+        for record_id, row in table.items()
     ]
     scored.sort(key=lambda f: (-(f.relevance or 0.0), -f.rrf, f.record_id))
     return scored
@@ -220,3 +226,56 @@ def select_top(
         kept.extend(item for item in rerank(chunk, records, policy, now) if item.score >= threshold)
         kept.sort(key=lambda s: (-s.score, -s.relevance, s.record.id))
     return kept[:k]
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _keyword_pool() -> ThreadPoolExecutor:
+    """One small pool per process (a pool inherited through fork has no threads behind it)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-keyword"))
+        return _pool[1]
+
+
+def search_halves(
+    vector_half: Callable[[], list[Hit]] | None, keyword_half: Callable[[], list[Hit]] | None
+) -> tuple[list[Hit], list[Hit]]:
+    """(vector hits, keyword hits). In hybrid mode the keyword half runs on a worker thread while this thread
+    embeds the query and searches the vectors: the two are independent, and the query embedding, the slowest
+    step, waits outside the GIL (the offline model's C engine, or Bedrock over the network; in AWS the keyword
+    half is an S3 Vectors call of its own), so the keyword half's time comes off recall's latency. An error in
+    either half is raised after both have finished."""
+    if vector_half is None or keyword_half is None:
+        return (vector_half() if vector_half else []), (keyword_half() if keyword_half else [])
+    keyword = _keyword_pool().submit(contextvars.copy_context().run, keyword_half)
+    try:
+        vector_hits = vector_half()
+    except BaseException:
+        keyword.exception()  # wait for it, so no work outlives the request; its own error is secondary
+        raise
+    return vector_hits, keyword.result()
+
+
+def recall_log_entries(
+    tenant: str, terms: list[str], query_hash: str, results: Sequence[ScoredRecord], at: datetime
+) -> list[RecallLogEntry]:
+    """One recall-log entry per namespace the results came from (dreaming reads them per namespace)."""
+    by_namespace: dict[str, list[ScoredRecord]] = {}
+    for item in results:
+        by_namespace.setdefault(item.record.namespace, []).append(item)
+    return [
+        RecallLogEntry(
+            tenant=tenant,
+            namespace=namespace,
+            query_hash=query_hash,
+            query_terms=terms,
+            result_ids=[item.record.id for item in items],
+            scores=[round(item.score, 6) for item in items],
+            at=at,
+        )
+        for namespace, items in by_namespace.items()
+    ]

@@ -19,6 +19,7 @@ from ..ports import (
     Clock,
     Embedder,
     Embedding,
+    Hit,
     IndexEntry,
     IndexFilter,
     Page,
@@ -35,7 +36,6 @@ from ..records import (
     MemoryRecord,
     MemoryType,
     Metadata,
-    RecallLogEntry,
     Source,
     Status,
     Tier,
@@ -47,7 +47,14 @@ from . import classify as classifier
 from . import contradiction, limits, transitions, write_judge
 from .context import batch_context, cut_context
 from .policy import MemoryPolicy
-from .recall import ScoredRecord, reciprocal_rank_fusion, score_fusion, select_top
+from .recall import (
+    ScoredRecord,
+    recall_log_entries,
+    reciprocal_rank_fusion,
+    score_fusion,
+    search_halves,
+    select_top,
+)
 from .strength import is_decayed, strength
 
 _MAX_RETRIES = 3
@@ -461,15 +468,19 @@ class MemoryService:
             raise ValidationFailed("quarantined memories are never recalled; list them instead")
         where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
         fetch = min(self.policy.max_top_k, query.k * self.policy.over_fetch)
-        vector_hits = []
-        keyword_hits = []
-        if query.mode in ("hybrid", "vector"):
+
+        def vector_half() -> builtins.list[Hit]:
             self._ensure_tenant(tenant)
             embedder = self._embedder_of(tenant)
             vector = embedder.embed_query(text)
-            vector_hits = self._index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
-        if query.mode in ("hybrid", "keyword"):
-            keyword_hits = self._index.query_keyword(tenant, text, k=fetch, where=where)
+            return self._index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
+
+        vector_hits, keyword_hits = search_halves(
+            vector_half if query.mode in ("hybrid", "vector") else None,
+            (lambda: self._index.query_keyword(tenant, text, k=fetch, where=where))
+            if query.mode in ("hybrid", "keyword")
+            else None,
+        )
         p = self.policy
         fused = (
             score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
@@ -488,7 +499,7 @@ class MemoryService:
         results = select_top(fused, load, self.policy, now, k=query.k, threshold=threshold)
         query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
         if results:
-            self._log_recall(tenant, query, text, query_hash, results, now)
+            self._log_recall(tenant, text, query_hash, results, now)
         return RecallResult(results=results, query_hash=query_hash)
 
     def _matches(self, record: MemoryRecord, query: RecallInput, statuses: Sequence[Status]) -> bool:
@@ -500,30 +511,10 @@ class MemoryService:
         return query.as_of is None or record.is_valid_at(query.as_of)
 
     def _log_recall(
-        self,
-        tenant: str,
-        query: RecallInput,
-        text: str,
-        query_hash: str,
-        results: list[ScoredRecord],
-        now: datetime,
+        self, tenant: str, text: str, query_hash: str, results: list[ScoredRecord], now: datetime
     ) -> None:
-        by_namespace: dict[str, list[ScoredRecord]] = {}
-        for item in results:
-            by_namespace.setdefault(item.record.namespace, []).append(item)
-        terms = query_terms(text)[:32]
-        for namespace, items in by_namespace.items():
-            self._store.log_recall(
-                RecallLogEntry(
-                    tenant=tenant,
-                    namespace=namespace,
-                    query_hash=query_hash,
-                    query_terms=terms,
-                    result_ids=[item.record.id for item in items],
-                    scores=[round(item.score, 6) for item in items],
-                    at=now,
-                )
-            )
+        for entry in recall_log_entries(tenant, query_terms(text)[:32], query_hash, results, now):
+            self._store.log_recall(entry)
         self._store.touch(tenant, [item.record.id for item in results], now)
 
     # ------------------------------------------------------------------ read

@@ -9,6 +9,9 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.memory.contradiction import Assessment, assess
 
 SUPERSEDES = [
+    # one preference verb, one topic: the value changed
+    ("The user prefers light mode in the editor", "The user prefers dark mode in the editor"),
+    ("User prefers American English spelling", "User prefers British English spelling"),
     # negation flips
     ("The user no longer likes coffee", "The user likes coffee"),
     ("The user doesn't like coffee", "The user likes coffee"),
@@ -69,6 +72,12 @@ UNCERTAIN = [
 ]
 
 NONE = [
+    # one preference verb, two topics: both preferences hold (found by the importers' USER.md fixtures)
+    (
+        "User prefers short commit messages in the imperative mood.",
+        "User prefers British English spelling in docs.",
+    ),
+    ("User prefers pytest over unittest.", "User prefers small pull requests."),
     # same claim, same polarity: a duplicate, handled elsewhere
     ("The user likes coffee.", "the user likes coffee"),
     ("The user never liked coffee", "The user doesn't like coffee"),

@@ -60,6 +60,7 @@ _CONTRACTIONS = (
 _TRAILING_RE = lazy(r"[\s.!?。！？~…]+$")
 
 
+@functools.lru_cache(maxsize=65536)  # a remember assesses ~10 neighbours, each normalised again per pair
 def _normalize(text: str) -> str:
     """NFKC, case folded, straight apostrophes, contractions expanded, whitespace collapsed, no final stop."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
@@ -549,6 +550,10 @@ def _assess_value(new: str, old: str) -> Assessment | None:
         return (
             None  # a long predicate, not an attribute value: one differing word is more likely a paraphrase
         )
+    if new_tokens[copula].key in _SINGLE_VALUED_VERBS and _different_topics(
+        new_tokens[copula + 1 :], old_tokens[copula + 1 :]
+    ):
+        return None  # "prefers British spelling in docs" / "prefers short commit messages": two preferences
     # "user prefers" / "i live" name the attribute with the verb; "deadline" (is) does not need it.
     holder = (
         new_tokens[: copula + 1] if new_tokens[copula].key in _SINGLE_VALUED_VERBS else new_tokens[:copula]
@@ -567,6 +572,19 @@ def _assess_value(new: str, old: str) -> Assessment | None:
         "supersedes",
         f"value change: '{_quote(attribute, 40)}' was '{_quote(old_value, 40)}', now '{_quote(new_value, 40)}'",
     )
+
+
+_SHORT_VALUE_WORDS = 2
+
+
+def _different_topics(new_value: list[_Token], old_value: list[_Token]) -> bool:
+    """A verb like "prefers" holds one value per topic, not one value in all: "tabs" → "spaces" and "dark mode"
+    → "light mode" replace a value, but two longer objects with no content word in common ("British English
+    spelling in documentation", "short commit messages") are preferences about different things."""
+    new_content, old_content = _content(new_value), _content(old_value)
+    if new_content & old_content:
+        return False
+    return max(len(new_content), len(old_content)) > _SHORT_VALUE_WORDS
 
 
 _CLAUSE_WORDS = frozenset({"and", "but", "because", "so", "or", "while", "though", "although"})

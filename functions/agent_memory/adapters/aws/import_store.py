@@ -1,0 +1,200 @@
+"""`ImportStore` in the MemoryTable (the interop wing's import state).
+
+| item    | pk                          | sk                   | other attributes               |
+|---------|-----------------------------|----------------------|--------------------------------|
+| report  | `<t>#IMP#<import id>`       | `RUN`                | `doc` (the report's JSON)      |
+| outcome | `<t>#IMP#<import id>`       | `ITEM#<sha256(ref)>` | `doc` (what the item became)   |
+| ref     | `<t>#IMPREF#<namespace>`    | `REF#<sha256(ref)>`  | `ref`, `import_id`             |
+
+Every partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKeys` condition confines each
+call to the caller's tenant (the same grant as the records: GetItem, PutItem, Query, BatchGetItem,
+BatchWriteItem); another tenant's import id is simply not found. Refs are hashed into the sort key so any
+ref length fits DynamoDB's 1 KB sort-key limit. Batch calls respect the service maxima (BatchGetItem 100
+keys, BatchWriteItem 25 requests) and resend unprocessed items a bounded number of times."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...domain.errors import UpstreamUnavailable, ValidationFailed
+from ...domain.interop.model import ImportReport, ItemOutcome
+from ...domain.records import is_valid_tenant
+from ._errors import upstream_errors
+
+BATCH_GET_MAX = 100
+BATCH_WRITE_MAX = 25
+_RESENDS = 8
+
+DynamoClientFactory = Callable[[str], Any]
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _digest(ref: str) -> str:
+    return hashlib.sha256(ref.encode("utf-8")).hexdigest()
+
+
+class DynamoImportStore:
+    def __init__(
+        self,
+        table_name: str,
+        client_factory: DynamoClientFactory,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._table = table_name
+        self._client_factory = client_factory
+        self._sleep = sleep
+
+    def _client(self, tenant: str) -> Any:
+        if not is_valid_tenant(tenant):
+            raise ValidationFailed(f"invalid tenant id {tenant!r}")
+        return self._client_factory(tenant)
+
+    @staticmethod
+    def _run_pk(tenant: str, import_id: str) -> str:
+        return f"{tenant}#IMP#{import_id}"
+
+    @staticmethod
+    def _ref_pk(tenant: str, namespace: str) -> str:
+        return f"{tenant}#IMPREF#{namespace}"
+
+    def save(self, report: ImportReport) -> None:
+        with upstream_errors("DynamoDB", "PutItem"):
+            self._client(report.tenant).put_item(
+                TableName=self._table,
+                Item={
+                    "pk": _s(self._run_pk(report.tenant, report.id)),
+                    "sk": _s("RUN"),
+                    "kind": _s("import"),
+                    "doc": _s(report.model_dump_json()),
+                },
+            )
+
+    def get(self, tenant: str, import_id: str) -> ImportReport | None:
+        with upstream_errors("DynamoDB", "GetItem"):
+            response = self._client(tenant).get_item(
+                TableName=self._table,
+                Key={"pk": _s(self._run_pk(tenant, import_id)), "sk": _s("RUN")},
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return ImportReport.model_validate_json(item["doc"]["S"]) if item else None
+
+    def seen(self, tenant: str, namespace: str, refs: Sequence[str]) -> set[str]:
+        client = self._client(tenant)
+        pk = self._ref_pk(tenant, namespace)
+        found: set[str] = set()
+        unique = list(dict.fromkeys(refs))
+        for start in range(0, len(unique), BATCH_GET_MAX):
+            keys: list[dict[str, Any]] = [
+                {"pk": _s(pk), "sk": _s(f"REF#{_digest(ref)}")}
+                for ref in unique[start : start + BATCH_GET_MAX]
+            ]
+            request: dict[str, Any] = {
+                self._table: {
+                    "Keys": keys,
+                    "ConsistentRead": True,
+                    "ProjectionExpression": "#r",
+                    "ExpressionAttributeNames": {"#r": "ref"},
+                }
+            }
+            for attempt in range(_RESENDS + 1):
+                with upstream_errors("DynamoDB", "BatchGetItem"):
+                    response = client.batch_get_item(RequestItems=request)
+                found.update(item["ref"]["S"] for item in response.get("Responses", {}).get(self._table, []))
+                request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                self._backoff(attempt, "BatchGetItem")
+        return found
+
+    def add_outcomes(
+        self, tenant: str, import_id: str, namespace: str, outcomes: Sequence[ItemOutcome]
+    ) -> None:
+        run_pk, ref_pk = self._run_pk(tenant, import_id), self._ref_pk(tenant, namespace)
+        requests: list[dict[str, Any]] = []
+        for outcome in outcomes:
+            digest = _digest(outcome.ref)
+            requests.append(
+                {
+                    "PutRequest": {
+                        "Item": {
+                            "pk": _s(run_pk),
+                            "sk": _s(f"ITEM#{digest}"),
+                            "kind": _s("import_item"),
+                            "doc": _s(outcome.model_dump_json()),
+                        }
+                    }
+                }
+            )
+            requests.append(
+                {
+                    "PutRequest": {
+                        "Item": {
+                            "pk": _s(ref_pk),
+                            "sk": _s(f"REF#{digest}"),
+                            "kind": _s("import_ref"),
+                            "ref": _s(outcome.ref),
+                            "import_id": _s(import_id),
+                        }
+                    }
+                }
+            )
+        self._write(tenant, requests)
+
+    def outcomes(self, tenant: str, import_id: str) -> list[ItemOutcome]:
+        client = self._client(tenant)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :item)",
+            "ExpressionAttributeValues": {":pk": _s(self._run_pk(tenant, import_id)), ":item": _s("ITEM#")},
+            "ConsistentRead": True,
+        }
+        result: list[ItemOutcome] = []
+        while True:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            result.extend(
+                ItemOutcome.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+            )
+            if "LastEvaluatedKey" not in response:
+                return result
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def release(self, tenant: str, namespace: str, refs: Sequence[str]) -> None:
+        pk = self._ref_pk(tenant, namespace)
+        self._write(
+            tenant,
+            [
+                {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(f"REF#{_digest(ref)}")}}}
+                for ref in dict.fromkeys(refs)
+            ],
+        )
+
+    def _write(self, tenant: str, requests: list[dict[str, Any]]) -> None:
+        client = self._client(tenant)
+        for start in range(0, len(requests), BATCH_WRITE_MAX):
+            pending: dict[str, Any] = {self._table: requests[start : start + BATCH_WRITE_MAX]}
+            for attempt in range(_RESENDS + 1):
+                with upstream_errors("DynamoDB", "BatchWriteItem"):
+                    response = client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                self._backoff(attempt, "BatchWriteItem")
+
+    def _backoff(self, attempt: int, operation: str) -> None:
+        if attempt >= _RESENDS:
+            raise UpstreamUnavailable(
+                f"DynamoDB left items unprocessed after {_RESENDS} resends during {operation}; retry the import "
+                "(items already imported are skipped)",
+                service="DynamoDB",
+                operation=operation,
+            )
+        self._sleep(min(2.0, 0.05 * 2**attempt))

@@ -1,0 +1,120 @@
+"""/v1/imports: import another agent tool's memory from an uploaded archive (admin scope; domain/interop).
+
+The archive (zip or tar.gz of an OpenClaw workspace, a Hermes home, a Claude Code project or `~/.claude`, Mem0
+JSON exports or JSONL chat logs) travels base64-encoded in the JSON body. A Lambda function takes at most 6 MB
+per synchronous request (API Gateway 10 MB), and base64 adds a third: the archive may be at most
+`MAX_ARCHIVE_BYTES` (4 MiB) once decoded, refused with 413 above that. Larger sources: `agent-memory import`
+on the machine that holds them. The import runs within the request and answers its validation report."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from pydantic import Field
+
+from ...domain.errors import Misconfigured, NotFound, TooLarge, ValidationFailed
+from ...domain.identity import Scope
+from ...domain.interop.model import ImportReport
+from ...domain.interop.service import ImportService, render_markdown
+from ...domain.model import Model
+from ..context import RequestContext, current
+from ..models import Strict
+
+router = Router()
+
+MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
+_MAX_BASE64_CHARS = (MAX_ARCHIVE_BYTES + 2) // 3 * 4
+_FORMATS = "auto|openclaw|hermes|claude-code|mem0|jsonl"
+_ID = re.compile(r"imp_[a-f0-9]{1,40}")
+
+
+class ImportRequest(Strict):
+    namespace: Annotated[str, Field(min_length=1, max_length=520)]
+    archive: Annotated[str, Field(min_length=1)]
+    """The zip or tar.gz archive, base64-encoded (standard alphabet). At most 4 MiB once decoded (413 above)."""
+    format: Annotated[str, Field(pattern=f"^(?:{_FORMATS})$")] = "auto"
+    dry_run: bool = False
+    """Inventory only: list what the archive holds and write nothing (the report is not stored)."""
+    name: Annotated[str, Field(max_length=200)] = "upload"
+    """How the source is named in the report (e.g. the archive's file name)."""
+
+
+class ImportResponse(Model):
+    report: ImportReport
+    markdown: str
+
+
+def _service(ctx: RequestContext) -> ImportService:
+    service = ctx.services.imports
+    if service is None:
+        raise Misconfigured("imports are not available on this runtime (not wired in wiring.py)")
+    return service
+
+
+def _decode(text: str) -> bytes:
+    if len(text) > _MAX_BASE64_CHARS:
+        raise TooLarge(
+            f"the archive is about {len(text) * 3 // 4:,} bytes; an upload may be {MAX_ARCHIVE_BYTES:,} bytes "
+            "(Lambda's 6 MB request limit, after base64). Import larger sources with `agent-memory import`, or "
+            "split the archive",
+            limit=MAX_ARCHIVE_BYTES,
+        )
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationFailed("`archive` is not valid base64 (standard alphabet, with padding)") from None
+
+
+def _visible(ctx: RequestContext, import_id: str) -> tuple[ImportService, ImportReport]:
+    """The caller's tenant's import, answered like a missing one when its namespace is not the key's."""
+    ctx.principal.require_scope(Scope.ADMIN)
+    service = _service(ctx)
+    if not _ID.fullmatch(import_id):
+        raise NotFound(f"no import with id {import_id[:60]!r}")
+    report = service.report(ctx.principal.tenant, import_id)
+    if not ctx.principal.allows(report.namespace):
+        raise NotFound(f"no import with id {import_id!r}")
+    return service, report
+
+
+@router.post(
+    "/imports", summary="Import an uploaded archive of another tool's memory (admin)", tags=["imports"]
+)
+def create_import(body: ImportRequest) -> ImportResponse:
+    ctx = current()
+    ctx.allow(Scope.ADMIN, body.namespace)
+    from ...adapters.archive_tree import ArchiveSourceTree
+
+    tree = ArchiveSourceTree(_decode(body.archive), name=body.name or "upload")
+    report = _service(ctx).run(
+        ctx.principal.tenant,
+        tree,
+        body.namespace,
+        fmt=body.format,
+        actor=ctx.principal.actor,
+        dry_run=body.dry_run,
+        allowed=ctx.principal.allows,
+    )
+    return ImportResponse(report=report, markdown=render_markdown(report))
+
+
+@router.get("/imports/<import_id>", summary="An import's validation report (admin)", tags=["imports"])
+def get_import(import_id: str) -> ImportResponse:
+    _, report = _visible(current(), import_id)
+    return ImportResponse(report=report, markdown=render_markdown(report))
+
+
+@router.post(
+    "/imports/<import_id>/rollback",
+    summary="Roll an import back as a unit: archive what it created (admin)",
+    tags=["imports"],
+)
+def rollback_import(import_id: str) -> ImportResponse:
+    ctx = current()
+    service, report = _visible(ctx, import_id)
+    report = service.rollback(ctx.principal.tenant, report.id, actor=ctx.principal.actor)
+    return ImportResponse(report=report, markdown=render_markdown(report))

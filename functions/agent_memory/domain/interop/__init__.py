@@ -1,0 +1,1 @@
+"""Import/export wing (DESIGN: migration path inventory → translate → merge → validate)."""

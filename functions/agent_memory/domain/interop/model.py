@@ -1,0 +1,204 @@
+"""What an import is made of: the items found in a source, the decision taken for each, and the validation
+report (JSON and Markdown) that an import run leaves behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import Field
+
+from ..model import Model
+
+MAX_REPORTED_REJECTIONS = 100
+"""The report lists at most this many rejected items one by one (the count is always exact)."""
+
+
+class ItemKind(StrEnum):
+    ENTRY = "entry"
+    """A curated Markdown entry (MEMORY.md, USER.md, CLAUDE.md): a record and a memory-file entry."""
+    NOTE = "note"
+    """A log line or topic-file note: a record only, through the write discipline (transient ones skipped)."""
+    TURN = "turn"
+    """A chat turn: a record only, through the write discipline (transient ones skipped)."""
+    MEMORY = "memory"
+    """A memory exported by another memory service (Mem0): a record."""
+    SKILL = "skill"
+    """A SKILL.md: a skill of the namespace (provenance `imported`)."""
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One item found in a source. `ref` is stable across runs (path + content hash, or the message id), so a
+    re-run recognises what it imported before."""
+
+    ref: str
+    kind: ItemKind
+    content: str
+    path: str
+    line: int | None = None
+    message_id: str | None = None
+    timestamp: datetime | None = None
+    file_kind: str | None = None
+    """`memory` or `user`: the memory file an ENTRY also goes to."""
+    namespace_suffix: str = ""
+    """Appended to the import's namespace (Mem0's user/agent/run ids)."""
+    role: str | None = None
+    session_id: str | None = None
+    section: str = ""
+    expires_at: datetime | None = None
+    skill_name: str | None = None
+    skill_description: str = ""
+    hint: str | None = None
+    """A memory type the source states (e.g. Claude Code's `type: user` front matter); the classifier decides
+    otherwise."""
+
+
+@dataclass
+class Inventory:
+    format: str
+    files: list[str] = field(default_factory=list)
+    """Every file the layout reads."""
+    items: list[SourceItem] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    """(path, reason) for files the layout recognises and leaves out, and files it does not know."""
+
+    def count(self, kind: ItemKind) -> int:
+        return sum(1 for item in self.items if item.kind is kind)
+
+
+class ImportState(StrEnum):
+    DRY_RUN = "dry_run"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ROLLED_BACK = "rolled_back"
+
+
+class SkippedFile(Model):
+    path: str
+    reason: str
+
+
+class InventoryView(Model):
+    format: str
+    files: list[str]
+    entries: int
+    notes: int
+    turns: int
+    memories: int
+    skills: int
+    items: int
+    skipped_files: list[SkippedFile]
+
+
+class Decisions(Model):
+    """One count per decision the import took; they add up to the inventory's items."""
+
+    added: int = 0
+    merged: int = 0
+    superseded: int = 0
+    pending: int = 0
+    quarantined: int = 0
+    rejected: int = 0
+    skipped_transient: int = 0
+    skipped_expired: int = 0
+    skipped_seen: int = 0
+    """Imported by an earlier run (source refs): a re-run adds nothing twice."""
+    skills_added: int = 0
+    skills_existing: int = 0
+
+    def total(self) -> int:
+        return sum(getattr(self, name) for name in type(self).model_fields)
+
+
+class FileOutcomes(Model):
+    entries_added: int = 0
+    duplicates: int = 0
+    over_cap: int = 0
+    refused: int = 0
+
+
+class RejectedItem(Model):
+    ref: str
+    path: str
+    line: int | None
+    reason: str
+    rule: str | None = None
+
+
+class RecallProbe(Model):
+    ref: str
+    query: str
+    hit: bool
+
+
+class RecallCheck(Model):
+    """A sample of the imported preferences, each recalled by a paraphrased query."""
+
+    sampled: int = 0
+    hits: int = 0
+    hit_rate: float | None = None
+    probes: list[RecallProbe] = Field(default_factory=list)
+
+
+class DecayCheck(Model):
+    """An item of the source that had expired (decayed below the forgetting threshold at its own time, or past
+    its expiry date): it was not imported, and recalling its text does not bring it back."""
+
+    ref: str | None = None
+    query: str | None = None
+    excluded: bool | None = None
+    note: str = ""
+
+
+class RollbackSummary(Model):
+    at: datetime
+    actor: str
+    archived: int
+    files_removed: int
+    skills_archived: int
+    left_in_place: int
+    """Records the import only merged into (they existed before it): left as they are."""
+    reinstated: int = 0
+    """Records that existed before the import and that it superseded: written again as new versions."""
+
+
+class ImportReport(Model):
+    id: str
+    tenant: str
+    namespace: str
+    format: str
+    source: str
+    dry_run: bool
+    state: ImportState
+    actor: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    inventory: InventoryView
+    decisions: Decisions = Field(default_factory=Decisions)
+    files: FileOutcomes = Field(default_factory=FileOutcomes)
+    rejected: list[RejectedItem] = Field(default_factory=list)
+    preference_recall: RecallCheck = Field(default_factory=RecallCheck)
+    decay: DecayCheck = Field(default_factory=DecayCheck)
+    items_per_second: float | None = None
+    error: str | None = None
+    rollback: RollbackSummary | None = None
+
+
+class ItemOutcome(Model):
+    """What one source item became, kept per import so a rollback can undo exactly that."""
+
+    ref: str
+    namespace: str
+    decision: str
+    record_id: str | None = None
+    created: bool = False
+    """The import created `record_id` (added, superseded or pending): a rollback archives it."""
+    file_kind: str | None = None
+    file_entry: str | None = None
+    """The memory-file entry the import added (removed again by a rollback)."""
+    skill: str | None = None
+    superseded: str | None = None
+    """The record this item's record superseded (a rollback reinstates it when the import did not create it)."""

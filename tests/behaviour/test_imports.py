@@ -1,0 +1,167 @@
+"""Imports over the API on both runtimes: an uploaded archive (base64 in JSON) → report, dry run, report by id,
+rollback, idempotent re-run, refusals (non-admin key 403, another tenant 404, malicious archive 422, unknown
+layout 422, over the upload cap 413). The services run on a `FixedClock` so the report's figures are exact."""
+
+from __future__ import annotations
+
+import base64
+import io
+import tarfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.behaviour.conftest import Api, serve_api
+from tests.conftest import FixedClock
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "imports"
+
+
+@pytest.fixture(scope="module", params=["local", "aws"])
+def imports_api(request, tmp_path_factory) -> Iterator[Api]:
+    clock = FixedClock(datetime(2026, 12, 1, 12, 0, tzinfo=UTC))
+    yield from serve_api(request.param, tmp_path_factory, clock=clock)
+
+
+def _archive(folder: str, *, extra: dict[str, tarfile.TarInfo] | None = None) -> str:
+    root = DATA / folder
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.add(path, arcname=path.relative_to(root).as_posix())
+        for info in (extra or {}).values():
+            archive.addfile(info)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _ok(response: Any, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def _records(client: Any, namespace: str, status: str = "active") -> list[dict[str, Any]]:
+    body = _ok(client.get("/v1/memories", params={"namespace": namespace, "status": status, "limit": 100}))
+    return body["items"]
+
+
+def test_import_report_rerun_and_rollback(imports_api: Api) -> None:
+    client = imports_api.client("alpha")
+    namespace = "/projects/imported-chat"
+    dry = _ok(
+        client.post(
+            "/v1/imports", json={"namespace": namespace, "archive": _archive("jsonl"), "dry_run": True}
+        )
+    )
+    assert dry["report"]["state"] == "dry_run" and dry["report"]["inventory"]["turns"] == 11
+    assert _records(client, namespace) == []
+    assert client.get(f"/v1/imports/{dry['report']['id']}").status_code == 404  # a dry run stores nothing
+
+    body = _ok(
+        client.post(
+            "/v1/imports", json={"namespace": namespace, "archive": _archive("jsonl"), "name": "chat.tgz"}
+        )
+    )
+    report = body["report"]
+    assert report["format"] == "jsonl" and report["state"] == "completed" and report["source"] == "chat.tgz"
+    decisions = {k: v for k, v in report["decisions"].items() if v}
+    assert decisions == {"added": 4, "superseded": 1, "rejected": 2, "skipped_transient": 4}
+    assert "| added | 4 |" in body["markdown"]
+    assert len(_records(client, namespace)) == 4
+
+    fetched = _ok(client.get(f"/v1/imports/{report['id']}"))
+    assert fetched["report"]["decisions"] == report["decisions"]
+
+    again = _ok(client.post("/v1/imports", json={"namespace": namespace, "archive": _archive("jsonl")}))
+    assert {k: v for k, v in again["report"]["decisions"].items() if v} == {"skipped_seen": 11}
+
+    rolled = _ok(client.post(f"/v1/imports/{report['id']}/rollback"))
+    assert rolled["report"]["state"] == "rolled_back" and rolled["report"]["rollback"]["archived"] == 4
+    assert _records(client, namespace) == []
+    assert len(_records(client, namespace, "archived")) == 4
+    assert client.post(f"/v1/imports/{report['id']}/rollback").status_code == 409
+
+
+def test_workspace_with_files_and_skills(imports_api: Api) -> None:
+    client = imports_api.client("alpha")
+    namespace = "/projects/imported-hermes"
+    report = _ok(
+        client.post("/v1/imports", json={"namespace": namespace, "archive": _archive("hermes/.hermes")})
+    )["report"]
+    assert report["format"] == "hermes"
+    assert {k: v for k, v in report["decisions"].items() if v} == {
+        "added": 5,
+        "rejected": 1,
+        "skills_added": 1,
+    }
+    assert report["files"]["entries_added"] == 5
+    entries = _ok(client.get("/v1/files/user", params={"namespace": namespace}))["entries"]
+    assert entries == [
+        "User prefers British English spelling in documentation.",
+        "User prefers short commit messages in the imperative mood.",
+    ]
+    rolled = _ok(client.post(f"/v1/imports/{report['id']}/rollback"))["report"]["rollback"]
+    assert (rolled["files_removed"], rolled["skills_archived"]) == (5, 1)
+    assert _ok(client.get("/v1/files/user", params={"namespace": namespace}))["entries"] == []
+
+
+def test_refusals(imports_api: Api) -> None:
+    alpha = imports_api.client("alpha")
+    report = _ok(
+        alpha.post("/v1/imports", json={"namespace": "/projects/imported-x", "archive": _archive("mem0")})
+    )["report"]
+    assert report["format"] == "mem0"
+
+    # Another tenant's admin key: the import does not exist for it (read and rollback).
+    beta = imports_api.client("beta")
+    assert beta.get(f"/v1/imports/{report['id']}").status_code == 404
+    assert beta.post(f"/v1/imports/{report['id']}/rollback").status_code == 404
+    assert alpha.get(f"/v1/imports/{report['id']}").status_code == 200  # untouched
+
+    # A key without the admin scope.
+    writer = imports_api.client("alpha-projects-rw")
+    refused = writer.post("/v1/imports", json={"namespace": "/projects/x", "archive": _archive("jsonl")})
+    assert refused.status_code == 403
+    assert writer.get(f"/v1/imports/{report['id']}").status_code == 403
+
+    # A malicious archive: a symbolic link member.
+    link = tarfile.TarInfo("USER.md")
+    link.type = tarfile.SYMTYPE
+    link.linkname = "/etc/passwd"
+    bad = alpha.post(
+        "/v1/imports", json={"namespace": "/projects/x", "archive": _archive("jsonl", extra={"l": link})}
+    )
+    assert bad.status_code == 422 and bad.json()["error"] == "unsafe_archive"
+
+    # No known layout.
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        data = b"hello"
+        info = tarfile.TarInfo("notes/readme.md")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    unknown = alpha.post(
+        "/v1/imports",
+        json={"namespace": "/projects/x", "archive": base64.b64encode(buffer.getvalue()).decode()},
+    )
+    assert unknown.status_code == 422 and unknown.json()["error"] == "unknown_layout"
+
+    not_base64 = alpha.post("/v1/imports", json={"namespace": "/projects/x", "archive": "%%%"})
+    assert not_base64.status_code == 422
+
+    assert alpha.get("/v1/imports/imp_0000").status_code == 404
+    assert alpha.get("/v1/imports/../../etc").status_code == 404
+
+
+def test_upload_over_the_cap_is_413(imports_api: Api) -> None:
+    from agent_memory.api.routes.imports import MAX_ARCHIVE_BYTES
+
+    oversized = base64.b64encode(b"\x1f\x8b" + b"\x00" * (MAX_ARCHIVE_BYTES + 10)).decode()
+    response = imports_api.client("alpha").post(
+        "/v1/imports", json={"namespace": "/projects/x", "archive": oversized}
+    )
+    assert response.status_code == 413
+    assert response.json()["error"] in ("too_large", "payload_too_large", "body_too_large")

@@ -1,0 +1,188 @@
+"""`SnapshotStore` and `ReferenceStore` (domain/versioning) in the MemoryTable.
+
+| item           | pk                          | sk             | other attributes                               |
+|----------------|-----------------------------|----------------|------------------------------------------------|
+| snapshot       | `<t>#SNAP#<namespace>`      | `<name>`       | `meta` (JSON), `data_id`, `parts`              |
+| snapshot part  | `<t>#SNAPDATA#<data_id>`    | `PART#<00000>` | `data` (binary, ≤ 300 KB of the `.tar.gz`)     |
+| session uses   | `<t>#REFS#<namespace>`      | `<sha256>`     | `sessions` (number, atomic ADD)                |
+| review         | `<t>#REVIEW`                | `<record id>`  | `reviewed_at` (ISO 8601)                       |
+
+- Every partition key starts with `<t>#`: the tenant role's `dynamodb:LeadingKeys` condition confines each call
+  to the caller's tenant, with the grants the record store already has (GetItem, PutItem, Query, UpdateItem
+  also inside TransactWriteItems, DeleteItem, BatchGetItem); no new permission.
+- A snapshot's payload is cut into parts under DynamoDB's 400 KB item limit. The parts are written first under
+  a fresh `data_id`, then the snapshot item, conditioned on its name being free: a snapshot is visible only
+  once whole, and a name is never reused (the loser's parts are deleted).
+- Reads are strongly consistent.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ...domain.errors import Conflict, ValidationFailed
+from ...domain.records import is_valid_tenant
+from ...domain.versioning.ports import SnapshotMeta
+from ._errors import error_code, upstream_errors
+
+PART_BYTES = 300_000
+"""Bytes of payload per item, well under DynamoDB's 400 KB item limit with the keys."""
+_BATCH_GET_MAX = 100
+_TRANSACTION_MAX = 100
+
+DynamoClientFactory = Callable[[str], Any]
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+class DynamoVersioningStore:
+    def __init__(self, table_name: str, client_factory: DynamoClientFactory) -> None:
+        self._table = table_name
+        self._client_factory = client_factory
+
+    def _client(self, tenant: str) -> Any:
+        if not is_valid_tenant(tenant):
+            raise ValidationFailed(f"invalid tenant id {tenant!r}")
+        return self._client_factory(tenant)
+
+    def _query(self, client: Any, pk: str) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(pk)},
+            "ConsistentRead": True,
+        }
+        items: list[dict[str, Any]] = []
+        while True:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            items.extend(response.get("Items", []))
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return items
+            request["ExclusiveStartKey"] = last
+
+    # ------------------------------------------------------------------ snapshots
+
+    def put(self, tenant: str, meta: SnapshotMeta, payload: bytes) -> None:
+        client = self._client(tenant)
+        data_id = uuid.uuid4().hex
+        parts = [payload[start : start + PART_BYTES] for start in range(0, len(payload), PART_BYTES)] or [b""]
+        data_pk = f"{tenant}#SNAPDATA#{data_id}"
+        for number, part in enumerate(parts):
+            with upstream_errors("DynamoDB", "PutItem"):
+                client.put_item(
+                    TableName=self._table,
+                    Item={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}"), "data": {"B": part}},
+                )
+        try:
+            with upstream_errors("DynamoDB", "PutItem"):
+                client.put_item(
+                    TableName=self._table,
+                    Item={
+                        "pk": _s(f"{tenant}#SNAP#{meta.namespace}"),
+                        "sk": _s(meta.name),
+                        "meta": _s(meta.model_dump_json()),
+                        "data_id": _s(data_id),
+                        "parts": {"N": str(len(parts))},
+                    },
+                    ConditionExpression="attribute_not_exists(pk)",
+                )
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            for number in range(len(parts)):
+                with upstream_errors("DynamoDB", "DeleteItem"):
+                    client.delete_item(
+                        TableName=self._table, Key={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}")}
+                    )
+            raise Conflict(
+                f"namespace {meta.namespace} already has a snapshot named {meta.name!r}; snapshots are "
+                "immutable: choose another name",
+                snapshot=meta.name,
+            ) from error
+
+    def get(self, tenant: str, namespace: str, name: str) -> tuple[SnapshotMeta, bytes] | None:
+        client = self._client(tenant)
+        with upstream_errors("DynamoDB", "GetItem"):
+            item = client.get_item(
+                TableName=self._table,
+                Key={"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)},
+                ConsistentRead=True,
+            ).get("Item")
+        if item is None:
+            return None
+        parts = self._query(client, f"{tenant}#SNAPDATA#{item['data_id']['S']}")
+        parts.sort(key=lambda part: part["sk"]["S"])
+        if len(parts) != int(item["parts"]["N"]):
+            raise ValidationFailed(
+                f"snapshot {name!r} is incomplete: {len(parts)} of {item['parts']['N']} parts"
+            )
+        payload = b"".join(bytes(part["data"]["B"]) for part in parts)
+        return SnapshotMeta.model_validate_json(item["meta"]["S"]), payload
+
+    def list(self, tenant: str, namespace: str) -> list[SnapshotMeta]:
+        items = self._query(self._client(tenant), f"{tenant}#SNAP#{namespace}")
+        metas = [SnapshotMeta.model_validate_json(item["meta"]["S"]) for item in items]
+        return sorted(metas, key=lambda meta: (meta.created_at, meta.name))
+
+    # ------------------------------------------------------------------ references
+
+    def add_session_uses(self, tenant: str, namespace: str, content_hashes: Sequence[str]) -> None:
+        """One TransactWriteItems of ADD updates per 100 hashes: a session start pays one round trip, not
+        one per entry of its snapshot."""
+        client = self._client(tenant)
+        digests = list(dict.fromkeys(content_hashes))
+        for start in range(0, len(digests), _TRANSACTION_MAX):
+            items = [
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": {"pk": _s(f"{tenant}#REFS#{namespace}"), "sk": _s(digest)},
+                        "UpdateExpression": "ADD sessions :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                    }
+                }
+                for digest in digests[start : start + _TRANSACTION_MAX]
+            ]
+            with upstream_errors("DynamoDB", "TransactWriteItems"):
+                client.transact_write_items(TransactItems=items)
+
+    def session_uses(self, tenant: str, namespace: str) -> dict[str, int]:
+        items = self._query(self._client(tenant), f"{tenant}#REFS#{namespace}")
+        return {item["sk"]["S"]: int(item["sessions"]["N"]) for item in items}
+
+    def mark_reviewed(self, tenant: str, record_id: str, at: datetime) -> None:
+        with upstream_errors("DynamoDB", "PutItem"):
+            self._client(tenant).put_item(
+                TableName=self._table,
+                Item={"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id), "reviewed_at": _s(at.isoformat())},
+            )
+
+    def reviewed(self, tenant: str, record_ids: Sequence[str]) -> dict[str, datetime]:
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        client = self._client(tenant)
+        found: dict[str, datetime] = {}
+        for start in range(0, len(ids), _BATCH_GET_MAX):
+            keys: list[dict[str, Any]] = [
+                {"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id)}
+                for record_id in ids[start : start + _BATCH_GET_MAX]
+            ]
+            while keys:
+                with upstream_errors("DynamoDB", "BatchGetItem"):
+                    response = client.batch_get_item(
+                        RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
+                    )
+                for item in response.get("Responses", {}).get(self._table, []):
+                    found[item["sk"]["S"]] = datetime.fromisoformat(item["reviewed_at"]["S"])
+                keys = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+        return found

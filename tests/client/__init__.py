@@ -1,0 +1,1 @@
+"""The Python SDK (clients/python) and its MCP server."""

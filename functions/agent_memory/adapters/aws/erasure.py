@@ -1,0 +1,499 @@
+"""The erasure wing's stores on the AWS runtime (DynamoDB memory table, idempotency table) and its purge ledger.
+
+Every memory-table request uses the tenant's credentials (`dynamodb:LeadingKeys` confines it to `<t>#...`):
+records are found through GSI2 (`<t>#REC`, `<t>#CHG`), recall entries in their namespace partitions
+(`<t>#RCL#<ns>`), open sessions through GSI1 (`<t>#SES`), cached vectors in `<t>#EMB#<fingerprint>`, and
+all are deleted with BatchWriteItem (DeleteRequest). Sessions that have ended are in no listing a tenant
+role can query: they expire with their TTL (`expires_at`, docs/security.md). The idempotency table is keyed
+by a hash and read with the function's own role: a purge scans it for stored responses that name the purge.
+
+| item       | pk                 | sk     | gsi2pk / gsi2sk                       |
+|------------|--------------------|--------|---------------------------------------|
+| purge plan | `<t>#PURGE#<id>`   | `PLAN` | `<t>#PURGE` / `<planned at>#<id>`     |
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ...domain.erasure.files import FileEraser, MemoryFileLines, PosixFileEraser
+from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
+from ...domain.erasure.ports import ContentStore
+from ...domain.erasure.service import ErasureService
+from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
+from ...domain.errors import ConcurrentModification, UpstreamUnavailable
+from ...domain.migration.model import text_hash
+from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
+from ...domain.sessions.ports import SessionStatus
+from ...domain.sessions.sessions import snapshot_digest
+from ._errors import error_code, upstream_errors
+
+Item = dict[str, dict[str, Any]]
+ClientFor = Callable[[str], Any]
+_BATCH_WRITE = 25
+_GET_VECTORS_MAX = 100
+"""S3 Vectors' GetVectors takes at most 100 keys."""
+_ATTEMPTS = 8
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _json(doc: str) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(doc)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+class _Table:
+    def __init__(self, table: str, dynamodb: ClientFor) -> None:
+        self.table = table
+        self._dynamodb = dynamodb
+
+    def client(self, tenant: str) -> Any:
+        return self._dynamodb(tenant)
+
+    def query(self, tenant: str, request: dict[str, Any]) -> Iterator[Item]:
+        client = self.client(tenant)
+        request = {"TableName": self.table, **request}
+        while True:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            for item in response.get("Items", []):
+                if item.get("pk", {}).get("S", "").startswith(f"{tenant}#"):  # GSI items of this tenant only
+                    yield item
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
+
+    def gsi2(self, tenant: str, partition: str) -> Iterator[Item]:
+        return self.query(
+            tenant,
+            {
+                "IndexName": "gsi2",
+                "KeyConditionExpression": "gsi2pk = :pk",
+                "ExpressionAttributeValues": {":pk": _s(partition)},
+            },
+        )
+
+    def partition(self, tenant: str, pk: str) -> Iterator[Item]:
+        return self.query(
+            tenant,
+            {
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": _s(pk)},
+                "ConsistentRead": True,
+            },
+        )
+
+    def delete(self, tenant: str, keys: Sequence[tuple[str, str]]) -> None:
+        client = self.client(tenant)
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _BATCH_WRITE):
+            pending: dict[str, Any] = {
+                self.table: [
+                    {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(sk)}}}
+                    for pk, sk in unique[start : start + _BATCH_WRITE]
+                ]
+            }
+            for attempt in range(_ATTEMPTS):
+                with upstream_errors("DynamoDB", "BatchWriteItem"):
+                    pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+                if not pending:
+                    break
+                time.sleep(min(2.0, 0.05 * 2**attempt))
+            if pending:
+                raise UpstreamUnavailable(
+                    "DynamoDB left deletes unprocessed; execute the purge again to resume",
+                    service="dynamodb",
+                    operation="BatchWriteItem",
+                )
+
+
+def _key(item: Item) -> tuple[str, str]:
+    return item["pk"]["S"], item["sk"]["S"]
+
+
+class DynamoRecordEraser:
+    """Records (with their hash and conflict pointers), change entries and recall entries of one tenant."""
+
+    name = "records"
+
+    def __init__(self, table: str, dynamodb: ClientFor) -> None:
+        self._t = _Table(table, dynamodb)
+
+    def namespaces(self, tenant: str) -> list[str]:
+        found = {
+            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#REC") if "namespace" in item
+        }
+        found |= {
+            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#CHG") if "namespace" in item
+        }
+        return sorted(found)
+
+    def _scan(self, scope: EraseScope) -> tuple[list[str], list[tuple[str, str]]]:
+        """(refs `<namespace>#<id>` of records, every item key to delete)."""
+        t = scope.tenant
+        ids = set(scope.record_ids)
+        refs: list[str] = []
+        keys: list[tuple[str, str]] = []
+        for item in self._t.gsi2(t, f"{t}#REC"):
+            record_id = item["pk"]["S"].rpartition("#REC#")[2]
+            namespace = item.get("namespace", {}).get("S", "")
+            doc = item.get("doc", {}).get("S", "")
+            if not (
+                record_id in ids
+                or scope.in_scope_namespace(namespace)
+                or (scope.kind is PurgeKind.SUBJECT and scope.names_record(_json(doc)))
+            ):
+                continue
+            refs.append(f"{namespace}#{record_id}")
+            keys.append(_key(item))
+            try:
+                body = json.loads(doc)
+            except ValueError:
+                body = {}
+            if body.get("content_hash"):
+                keys.append((f"{t}#HASH#{namespace}#{body['content_hash']}", f"REC#{record_id}"))
+            if body.get("conflict_group"):
+                keys.append((f"{t}#CONFLICT#{body['conflict_group']}", f"REC#{record_id}"))
+        for item in self._t.gsi2(t, f"{t}#CHG"):
+            record_id = item["pk"]["S"].rpartition("#CHG#")[2]
+            namespace = item.get("namespace", {}).get("S", "")
+            doc = item.get("doc", {}).get("S", "")
+            if is_tombstone(doc):
+                continue
+            if record_id in ids or scope.in_scope_namespace(namespace) or scope.names_change(doc):
+                refs.append(f"change:{item['sk']['S']}")
+                keys.append(_key(item))
+        for namespace in sorted(set(self.namespaces(t)) | set(scope.namespaces)):
+            for item in self._t.partition(t, f"{t}#RCL#{namespace}"):
+                if scope.in_scope_namespace(namespace) or scope.names_recall(
+                    item.get("doc", {}).get("S", "")
+                ):
+                    refs.append(f"recall:{item['sk']['S']}")
+                    keys.append(_key(item))
+        return refs, keys
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        refs, _ = self._scan(scope)
+        return StoreFinding(store=self.name, items=len(refs), refs=refs)
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        refs, keys = self._scan(scope)
+        self._t.delete(scope.tenant, keys)
+        return len(refs)
+
+
+class DynamoSessionEraser:
+    """Open sessions (GSI1 `<t>#SES`) whose snapshot or turns name the purge: status `purged`, snapshot
+    emptied, turns deleted (the next turn fails with `session_purged`). A tenant purge deletes them."""
+
+    name = "sessions"
+
+    def __init__(self, table: str, dynamodb: ClientFor) -> None:
+        self._t = _Table(table, dynamodb)
+
+    def _matching(self, scope: EraseScope) -> list[tuple[Item, list[Item]]]:
+        t = scope.tenant
+        found = []
+        listing = self._t.query(
+            t,
+            {
+                "IndexName": "gsi1",
+                "KeyConditionExpression": "gsi1pk = :pk",
+                "ExpressionAttributeValues": {":pk": _s(f"{t}#SES")},
+            },
+        )
+        for listed in listing:
+            items = list(self._t.partition(t, listed["pk"]["S"]))
+            session = next((i for i in items if i["sk"]["S"] == "SES"), None)
+            if session is None:
+                continue
+            turns = [i for i in items if i["sk"]["S"].startswith("TURN#")]
+            doc = session.get("doc", {}).get("S", "")
+            namespace = session.get("namespace", {}).get("S", "")
+            if (
+                scope.whole_tenant
+                or scope.in_scope_namespace(namespace)
+                or scope.names(str((_json(doc) or {}).get("snapshot") or ""))
+                or any(scope.names_json(turn.get("doc", {}).get("S", "")) for turn in turns)
+            ):
+                found.append((session, turns))
+        return found
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        found = self._matching(scope)
+        return StoreFinding(
+            store=self.name, items=len(found), refs=[s["pk"]["S"].rpartition("#")[2] for s, _ in found]
+        )
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        found = self._matching(scope)
+        t = scope.tenant
+        client = self._t.client(t)
+        for session, turns in found:
+            self._t.delete(t, [_key(turn) for turn in turns])
+            if scope.whole_tenant:
+                self._t.delete(t, [_key(session)])
+                continue
+            doc = json.loads(session["doc"]["S"])
+            doc.update(status=SessionStatus.PURGED.value, snapshot="", snapshot_sha256=snapshot_digest(""))
+            with upstream_errors("DynamoDB", "UpdateItem"):
+                client.update_item(
+                    TableName=self._t.table,
+                    Key={"pk": session["pk"], "sk": session["sk"]},
+                    UpdateExpression="SET #status = :purged, doc = :doc REMOVE gsi1pk, gsi1sk",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={
+                        ":purged": _s(SessionStatus.PURGED.value),
+                        ":doc": _s(json.dumps(doc)),
+                    },
+                )
+        return len(found)
+
+
+class DynamoEmbeddingCacheEraser:
+    """Cached vectors of the purged texts (`<t>#EMB#<fingerprint>` / `<text sha256>`) in every fingerprint
+    the tenant's embedding routing uses."""
+
+    name = "embedding_cache"
+
+    def __init__(self, table: str, dynamodb: ClientFor, fingerprints: Callable[[str], list[str]]) -> None:
+        self._t = _Table(table, dynamodb)
+        self._fingerprints = fingerprints
+
+    def _matching(self, scope: EraseScope) -> list[tuple[str, str]]:
+        t = scope.tenant
+        hashes = {text_hash(text) for text in scope.record_texts}
+        found: list[tuple[str, str]] = []
+        for fingerprint in self._fingerprints(t):
+            pk = f"{t}#EMB#{fingerprint}"
+            found.extend(_key(item) for item in self._t.partition(t, pk) if item["sk"]["S"] in hashes)
+        return found
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        found = self._matching(scope)
+        return StoreFinding(
+            store=self.name, items=len(found), refs=[f"{pk.rpartition('#EMB#')[2]}#{sk}" for pk, sk in found]
+        )
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        found = self._matching(scope)
+        self._t.delete(scope.tenant, found)
+        return len(found)
+
+
+class DynamoIdempotencyEraser:
+    """Powertools idempotency records (`id` = hash of tenant, operation and key; `data` = the stored
+    response). Scanned with the function's role; a record whose response names the purge is deleted."""
+
+    name = "idempotency"
+
+    def __init__(self, table: str, client: Any) -> None:
+        self._table = table
+        self._client = client
+
+    def _matching(self, scope: EraseScope) -> list[str]:
+        found = []
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "ProjectionExpression": "id, #d",
+            "ExpressionAttributeNames": {"#d": "data"},
+        }
+        while True:
+            with upstream_errors("DynamoDB", "Scan"):
+                response = self._client.scan(**request)
+            for item in response.get("Items", []):
+                if scope.names_response(item.get("data", {}).get("S", "")):
+                    found.append(item["id"]["S"])
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                return found
+            request["ExclusiveStartKey"] = last
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        found = self._matching(scope)
+        return StoreFinding(store=self.name, items=len(found), refs=[f"key:{k[:16]}" for k in found])
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        found = self._matching(scope)
+        for key in found:
+            with upstream_errors("DynamoDB", "DeleteItem"):
+                self._client.delete_item(TableName=self._table, Key={"id": _s(key)})
+        return len(found)
+
+
+class DynamoSnapshotDeleter:
+    """Deletes a named snapshot (`<t>#SNAP#<ns>` / name) and its payload parts (`<t>#SNAPDATA#<data_id>`),
+    domain/versioning's items in the memory table."""
+
+    def __init__(self, table: str, dynamodb: ClientFor) -> None:
+        self._t = _Table(table, dynamodb)
+
+    def delete_snapshot(self, tenant: str, namespace: str, name: str) -> bool:
+        key = {"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)}
+        with upstream_errors("DynamoDB", "GetItem"):
+            item = (
+                self._t.client(tenant)
+                .get_item(TableName=self._t.table, Key=key, ConsistentRead=True)
+                .get("Item")
+            )
+        if item is None:
+            return False
+        parts = list(self._t.partition(tenant, f"{tenant}#SNAPDATA#{item['data_id']['S']}"))
+        # The snapshot item first: a snapshot without it is invisible; then its parts.
+        self._t.delete(tenant, [(key["pk"]["S"], name)])
+        self._t.delete(tenant, [_key(part) for part in parts])
+        return True
+
+
+class S3VectorsIndexProbe:
+    """Looks purged ids up (GetVectors, 100 keys a call) in every index the tenant's routing reads or writes:
+    `mem-<t>` and, during an embedding migration, `mem-<t>.e<n>`."""
+
+    def __init__(self, bucket: str, s3vectors: ClientFor, index_names: Callable[[str], list[str]]) -> None:
+        self._bucket = bucket
+        self._s3vectors = s3vectors
+        self._index_names = index_names
+
+    def present(self, tenant: str, record_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        client = self._s3vectors(tenant)
+        ids = list(dict.fromkeys(record_ids))
+        for name in self._index_names(tenant):
+            for start in range(0, len(ids), _GET_VECTORS_MAX):
+                try:
+                    with upstream_errors("S3 Vectors", "GetVectors"):
+                        response = client.get_vectors(
+                            vectorBucketName=self._bucket,
+                            indexName=name,
+                            keys=ids[start : start + _GET_VECTORS_MAX],
+                        )
+                except ClientError as error:
+                    if error_code(error) in ("NotFoundException", "NoSuchIndex"):
+                        break  # no such index: nothing in it
+                    raise
+                found.update(vector["key"] for vector in response.get("vectors", []))
+        return found
+
+
+class StepFunctionsPurgeLauncher:
+    """Starts the purge workflow; the execution is named after the plan, so a second start of the same plan
+    finds the running execution instead of starting another (Step Functions' idempotent StartExecution)."""
+
+    def __init__(self, client: Any, state_machine_arn: str) -> None:
+        self._client = client
+        self._arn = state_machine_arn
+
+    def start(self, tenant: str, plan_id: str) -> str:
+        with upstream_errors("Step Functions", "StartExecution"):
+            response = self._client.start_execution(
+                stateMachineArn=self._arn,
+                name=plan_id,
+                input=json.dumps({"tenant": tenant, "plan_id": plan_id}),
+            )
+        return str(response["executionArn"])
+
+
+class DynamoPurgeLedger:
+    def __init__(self, table: str, dynamodb: ClientFor) -> None:
+        self._t = _Table(table, dynamodb)
+
+    def save(self, plan: PurgePlan, *, expected_version: int | None) -> None:
+        t = plan.tenant
+        item: Item = {
+            "pk": _s(f"{t}#PURGE#{plan.id}"),
+            "sk": _s("PLAN"),
+            "gsi2pk": _s(f"{t}#PURGE"),
+            "gsi2sk": _s(f"{plan.planned_at.isoformat()}#{plan.id}"),
+            "kind": _s("purge"),
+            "version": {"N": str(plan.version)},
+            "doc": _s(plan.model_dump_json()),
+        }
+        condition: dict[str, Any] = (
+            {"ConditionExpression": "attribute_not_exists(pk)"}
+            if expected_version is None
+            else {
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(expected_version)}},
+            }
+        )
+        try:
+            with upstream_errors("DynamoDB", "PutItem"):
+                self._t.client(t).put_item(TableName=self._t.table, Item=item, **condition)
+        except ClientError as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+            raise ConcurrentModification(
+                f"purge plan {plan.id} changed meanwhile; read its status and retry", plan_id=plan.id
+            ) from error
+
+    def get(self, tenant: str, plan_id: str) -> PurgePlan | None:
+        with upstream_errors("DynamoDB", "GetItem"):
+            response = self._t.client(tenant).get_item(
+                TableName=self._t.table,
+                Key={"pk": _s(f"{tenant}#PURGE#{plan_id}"), "sk": _s("PLAN")},
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return PurgePlan.model_validate_json(item["doc"]["S"]) if item else None
+
+    def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
+        plans = [
+            PurgePlan.model_validate_json(i["doc"]["S"]) for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
+        ]
+        return sorted(plans, key=lambda p: (p.planned_at, p.id), reverse=True)[:limit]
+
+
+def build_aws_erasure(
+    *,
+    table: str,
+    dynamodb: ClientFor,
+    idempotency_table: str | None,
+    idempotency_client: Any,
+    records: RecordStore,
+    index: SearchIndex,
+    embedder_of: Callable[[str], Embedder],
+    files: FileStore,
+    file_namespaces: Callable[[str], list[str]],
+    clock: Clock,
+    cache_fingerprints: Callable[[str], list[str]] | None = None,
+    snapshots: SnapshotReader | None = None,
+    index_probe: S3VectorsIndexProbe | None = None,
+    launcher: StepFunctionsPurgeLauncher | None = None,
+) -> ErasureService:
+    """The purge over every store of the AWS runtime. Files through the file function's `purge` operation
+    (lean) or the S3 Files mount (isolated)."""
+    stores: list[ContentStore] = [DynamoSessionEraser(table, dynamodb)]
+    if idempotency_table:
+        stores.append(DynamoIdempotencyEraser(idempotency_table, idempotency_client))
+    if cache_fingerprints is not None:
+        stores.append(DynamoEmbeddingCacheEraser(table, dynamodb, cache_fingerprints))
+    record_eraser = DynamoRecordEraser(table, dynamodb)
+    if snapshots is not None:
+        stores.append(
+            SnapshotBundles(snapshots, DynamoSnapshotDeleter(table, dynamodb), record_eraser.namespaces)
+        )
+    eraser: FileEraser = files if hasattr(files, "purge_file") else PosixFileEraser(files)  # type: ignore[assignment]
+    return ErasureService(
+        records=records,
+        record_eraser=record_eraser,
+        index=index,
+        embedder_of=embedder_of,
+        files=MemoryFileLines(files, eraser, file_namespaces),
+        stores=stores,
+        ledger=DynamoPurgeLedger(table, dynamodb),
+        clock=clock,
+        index_probe=index_probe,
+        launcher=launcher,
+    )

@@ -1,0 +1,289 @@
+"""What a purge removes, how far it got, and what the verification found. No model here is stored with
+content once the purge has completed: `PurgePlan.needles` (the texts to look for) is emptied then, and only
+their sha256 hashes stay (`content_hashes`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field
+
+from ..model import Model
+from ..records import normalize_content
+
+
+class PurgeKind(StrEnum):
+    MEMORY = "memory"
+    """One memory and its lineage (superseded / corrected-from versions, duplicates with its content hash)."""
+    NAMESPACE = "namespace"
+    SUBJECT = "subject"
+    """Every memory whose content, context or metadata names the subject (an id or a text)."""
+    TENANT = "tenant"
+    """Offboarding: everything the tenant has, in every store."""
+
+
+class PurgeState(StrEnum):
+    PLANNED = "planned"
+    EXECUTING = "executing"
+    """Started; `done` lists the finished steps. Executing it again resumes (every step is idempotent)."""
+    COMPLETED = "completed"
+    """Every step ran and the verification found zero remaining copies."""
+    INCOMPLETE = "incomplete"
+    """Every step ran but the verification still found copies (listed per store): execute again."""
+
+
+class PurgeTarget(Model):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: PurgeKind
+    record_id: Annotated[str, Field(max_length=128)] | None = None
+    namespace: Annotated[str, Field(max_length=520)] | None = None
+    subject: Annotated[str, Field(max_length=500)] | None = None
+    """Dropped once the purge completes (its hash stays in `content_hashes`)."""
+
+
+class StoreFinding(Model):
+    """What one store holds of the purge: how many items and which (record ids, `path:line`, session ids,
+    hashed keys). Never the content itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str
+    items: int = 0
+    refs: list[str] = Field(default_factory=list)
+
+
+class Verification(Model):
+    model_config = ConfigDict(extra="forbid")
+
+    at: datetime
+    remaining: int
+    """Copies still found, over every store: 0 proves the purge."""
+    stores: list[StoreFinding]
+
+
+class PurgePlan(Model):
+    """A purge, stored from plan to completion: the exact set to remove (record ids, file lines, sessions,
+    ...), the content hashes, the steps done, the tombstone (who/when/why) and the verification report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tenant: str
+    target: PurgeTarget
+    planned_by: str
+    planned_at: datetime
+    state: PurgeState = PurgeState.PLANNED
+    record_ids: list[str] = Field(default_factory=list)
+    record_namespaces: dict[str, str] = Field(default_factory=dict)
+    record_hashes: dict[str, str] = Field(default_factory=dict)
+    """Content hash of each purged record (its tombstone carries it)."""
+    namespaces: list[str] = Field(default_factory=list)
+    """Namespaces whose files and sessions are searched (erased whole for namespace and tenant purges)."""
+    content_hashes: list[str] = Field(default_factory=list)
+    """sha256 of the normalized text of each purged memory and of the subject: the tombstone's fingerprint."""
+    needles: list[str] = Field(default_factory=list)
+    """The texts searched for in every store. Kept only while the purge is not completed (a resumed execute
+    needs them); emptied on completion."""
+    candidates: list[str] = Field(default_factory=list)
+    """Subject purges: records that hybrid (keyword + vector) search ranks near the subject but whose text
+    does not name it. Listed for confirmation, NOT removed: purge them by id if they are about the subject."""
+    plan: list[StoreFinding] = Field(default_factory=list)
+    """What each store holds of the purge when it was planned."""
+    done: list[str] = Field(default_factory=list)
+    reason: str = ""
+    executed_by: str = ""
+    executed_at: datetime | None = None
+    completed_at: datetime | None = None
+    verification: Verification | None = None
+    execution: str | None = None
+    """The workflow execution running the purge (a plan above the inline limit, in AWS)."""
+    version: int = 0
+
+    def scope(self) -> EraseScope:
+        return EraseScope(
+            tenant=self.tenant,
+            kind=self.target.kind,
+            record_ids=tuple(self.record_ids),
+            needles=tuple(self.needles),
+            namespaces=tuple(self.namespaces),
+            subject=self.target.subject,
+        )
+
+
+def is_tombstone(change_json: str) -> bool:
+    """Whether a stored change-log entry (its JSON) is a purge's tombstone: the one entry a purged record
+    keeps, with who, when, why and the content hash, and no content."""
+    try:
+        entry = json.loads(change_json)
+    except ValueError:
+        return False
+    return isinstance(entry, dict) and entry.get("operation") == "purge"
+
+
+def new_plan_id() -> str:
+    return f"purge_{uuid.uuid4().hex}"
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(normalize_content(text).encode("utf-8")).hexdigest()
+
+
+MIN_NEEDLE_CHARS = 3
+"""Shorter texts are not searched for as substrings (they would match almost every line)."""
+
+
+@dataclass(frozen=True)
+class EraseScope:
+    """What every store erases: the records by id, the texts wherever they appear, and for namespace and
+    tenant purges everything of those namespaces / the tenant."""
+
+    tenant: str
+    kind: PurgeKind
+    record_ids: tuple[str, ...]
+    needles: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    subject: str | None = None
+
+    @property
+    def record_texts(self) -> tuple[str, ...]:
+        """The purged records' own texts (the needles without the subject): what the tenant itself stored."""
+        return tuple(n for n in self.needles if n != self.subject)
+
+    @property
+    def whole_tenant(self) -> bool:
+        return self.kind is PurgeKind.TENANT
+
+    @property
+    def whole_namespaces(self) -> tuple[str, ...]:
+        """Namespaces erased entirely (every file, session and record in them)."""
+        return self.namespaces if self.kind in (PurgeKind.NAMESPACE, PurgeKind.TENANT) else ()
+
+    def names(self, text: str) -> bool:
+        """True when `text` contains a purged record id or one of the texts (compared normalized: case,
+        width and whitespace folded, as content hashes are)."""
+        if not text:
+            return False
+        if any(record_id in text for record_id in self.record_ids):
+            return True
+        folded = normalize_content(text)
+        return any(
+            len(needle) >= MIN_NEEDLE_CHARS and normalize_content(needle) in folded for needle in self.needles
+        )
+
+    def names_json(self, document: str) -> bool:
+        """`names` over the text strings of a stored JSON document (a turn, a stored response): escaped
+        quotes, newlines and non-ASCII characters are compared as the text they encode; keys and structural
+        values (roles, statuses, types, times, tenant, namespace) are not, so a short subject such as "user"
+        cannot match every document. Text that is not JSON is compared as it is."""
+        try:
+            parsed = json.loads(document)
+        except ValueError:
+            return self.names(document)
+        return any(self.names(leaf) for leaf in _strings(parsed))
+
+    def names_record(self, record: Any) -> bool:
+        """A record's JSON (dict) names the purge in its id, content, context or metadata."""
+        if not isinstance(record, dict):
+            return False
+        if record.get("id") in self.record_ids:
+            return True
+        metadata = record.get("metadata") or {}
+        fields = [record.get("content"), record.get("context"), *metadata.keys(), *metadata.values()]
+        return any(self.names(str(value)) for value in fields if value is not None)
+
+    def names_change(self, document: str) -> bool:
+        """A change entry names the purge: its record, the before/after record, or its reason."""
+        try:
+            change = json.loads(document)
+        except ValueError:
+            return self.names(document)
+        return (
+            change.get("record_id") in self.record_ids
+            or self.names_record(change.get("before"))
+            or self.names_record(change.get("after"))
+            or self.names(str(change.get("reason") or ""))
+        )
+
+    def names_recall(self, document: str) -> bool:
+        """A recall entry names the purge: a purged record among its results, or the purged text in its
+        query terms."""
+        try:
+            recall = json.loads(document)
+        except ValueError:
+            return self.names(document)
+        if set(recall.get("result_ids") or ()) & set(self.record_ids):
+            return True
+        return self.names(" ".join(str(term) for term in recall.get("query_terms") or ()))
+
+    def names_response(self, data: str) -> bool:
+        """A stored API response (an idempotency record) of this tenant names the purge: its ids or texts, or
+        (tenant and namespace purges) belongs to the tenant or a purged namespace."""
+        compact = data.replace(" ", "")
+        # The idempotency table is keyed by a hash, not by tenant: only a response that names this tenant
+        # (a record's `tenant` field, written by the service: a quote inside content is escaped) is the
+        # tenant's, so one tenant's purge never reads as a hit, nor deletes, another tenant's response.
+        if f'"tenant":"{self.tenant}"' not in compact:
+            return False
+        if self.whole_tenant or self.names_json(data):
+            return True
+        return any(f'"namespace":"{ns}"' in compact for ns in self.whole_namespaces)
+
+    def in_scope_namespace(self, namespace: str) -> bool:
+        return self.whole_tenant or namespace in self.whole_namespaces
+
+
+STRUCTURAL_KEYS = frozenset(
+    {
+        "role",
+        "toolUseId",
+        "status",
+        "type",
+        "tier",
+        "operation",
+        "decision",
+        "kind",
+        "tenant",
+        "namespace",
+        "actor",
+        "at",
+        "created_at",
+        "updated_at",
+        "last_access_at",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "expired_at",
+        "expires_at",
+        "content_hash",
+        "embedding_model",
+        "model_id",
+        "stop_reason",
+        "stopReason",
+        "session_id",
+        "snapshot_sha256",
+        "cache_ttl",
+        "version",
+    }
+)
+"""Keys whose values are the service's own vocabulary, never content a purge looks for."""
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The string values of a parsed JSON value, depth first, without keys and structural values."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in STRUCTURAL_KEYS:
+                yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

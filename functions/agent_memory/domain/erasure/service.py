@@ -1,0 +1,309 @@
+"""Plan, execute, verify (issue 18).
+
+`plan` resolves the target to the exact set of records (a memory with its lineage, a namespace, a subject, a
+tenant), asks every store what it holds of them and stores the plan. `execute` takes the plan id and a reason,
+runs the steps in order and records each one when it is done, so a crash half-way leaves a plan that the next
+`execute` resumes (every step is idempotent: erasing what is already gone erases nothing). Then one tombstone
+change entry per purged record (who, when, why, content hash; never the content) replaces the record's change
+log, every store is searched again for the purged ids and texts, and the report (zero remaining copies, or what
+is left per store) is kept with the plan, whose texts are dropped: only their hashes stay."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import Conflict, NotFound, ValidationFailed
+from ..ports import Clock, Embedder, IndexFilter, RecordQuery, RecordStore, SearchIndex
+from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
+from .files import MemoryFileLines
+from .index import IndexEntries, IndexProbe
+from .model import (
+    EraseScope,
+    PurgeKind,
+    PurgePlan,
+    PurgeState,
+    PurgeTarget,
+    Verification,
+    new_plan_id,
+    text_sha256,
+)
+from .ports import ContentStore, PurgeLauncher, PurgeLedger, RecordEraser
+
+PAGE = 200
+HYBRID_K = 20
+TOMBSTONE_BATCH = 25
+"""Change entries per commit (a DynamoDB transaction holds 100 items)."""
+INLINE_RECORD_LIMIT = 2000
+"""Largest purge (records) `execute` runs inside one API call; larger plans need the CLI or the workflow."""
+
+
+class PurgeNotReady(Conflict):
+    code = "purge_not_ready"
+
+
+class ErasureService:
+    def __init__(
+        self,
+        *,
+        records: RecordStore,
+        record_eraser: RecordEraser,
+        index: SearchIndex,
+        embedder_of: Callable[[str], Embedder],
+        files: MemoryFileLines,
+        stores: Sequence[ContentStore],
+        ledger: PurgeLedger,
+        clock: Clock,
+        inline_record_limit: int = INLINE_RECORD_LIMIT,
+        index_probe: IndexProbe | None = None,
+        launcher: PurgeLauncher | None = None,
+    ) -> None:
+        self._records = records
+        self._record_eraser = record_eraser
+        self._index = IndexEntries(index, embedder_of, index_probe)
+        self._raw_index = index
+        self._embedder_of = embedder_of
+        self._files = files
+        self._stores = list(stores)
+        self._ledger = ledger
+        self._clock = clock
+        self.inline_record_limit = inline_record_limit
+        self.launcher = launcher
+
+    # ------------------------------------------------------------------ steps
+
+    def steps(self) -> list[ContentStore]:
+        """In order: sessions first (no running session reads purged content again), records last (the
+        plan's record ids stay resolvable while the other stores are erased)."""
+        return [*self._stores, self._files, self._index, self._record_eraser]
+
+    # ------------------------------------------------------------------ plan
+
+    def plan(self, tenant: str, target: PurgeTarget, *, actor: str) -> PurgePlan:
+        records, namespaces, candidates = self._resolve(tenant, target)
+        needles = list(
+            dict.fromkeys([r.content for r in records] + ([target.subject] if target.subject else []))
+        )
+        plan = PurgePlan(
+            id=new_plan_id(),
+            tenant=tenant,
+            target=target,
+            planned_by=actor,
+            planned_at=self._clock.now(),
+            record_ids=[r.id for r in records],
+            record_namespaces={r.id: r.namespace for r in records},
+            record_hashes={r.id: r.content_hash or content_hash(r.content) for r in records},
+            namespaces=namespaces,
+            content_hashes=sorted({text_sha256(text) for text in needles}),
+            needles=needles,
+            candidates=candidates,
+        )
+        scope = plan.scope()
+        plan.plan = [
+            self._index.planned(scope) if store is self._index else store.find(scope)
+            for store in self.steps()
+        ]
+        self._ledger.save(plan, expected_version=None)
+        return plan
+
+    def _resolve(self, tenant: str, target: PurgeTarget) -> tuple[list[MemoryRecord], list[str], list[str]]:
+        kind = target.kind
+        if kind is PurgeKind.MEMORY:
+            if not target.record_id:
+                raise ValidationFailed("a memory purge names `record_id`")
+            first = self._records.get(tenant, target.record_id)
+            if first is None:
+                raise NotFound(f"memory {target.record_id} not found", record_id=target.record_id)
+            records = self._lineage(tenant, first)
+            return records, sorted({r.namespace for r in records}), []
+        if kind is PurgeKind.NAMESPACE:
+            if not target.namespace or not is_valid_namespace(target.namespace):
+                raise ValidationFailed("a namespace purge names a valid `namespace`")
+            return self._all(tenant, target.namespace), [target.namespace], []
+        namespaces = sorted(set(self._record_eraser.namespaces(tenant)) | set(self._files.namespaces(tenant)))
+        if kind is PurgeKind.TENANT:
+            records = [r for namespace in namespaces for r in self._all(tenant, namespace)]
+            return records, namespaces, []
+        subject = (target.subject or "").strip()
+        if len(subject) < 3:
+            raise ValidationFailed(
+                "a subject purge names `subject`: an id or a text of at least 3 characters"
+            )
+        probe = EraseScope(tenant, kind, (), (subject,), ())
+        found = [
+            r for namespace in namespaces for r in self._all(tenant, namespace) if _names_record(probe, r)
+        ]
+        found_ids = {r.id for r in found}
+        candidates = self._hybrid(tenant, subject, namespaces) - found_ids
+        return found, namespaces, sorted(candidates)
+
+    def _all(self, tenant: str, namespace: str) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        cursor: str | None = None
+        while True:
+            page = self._records.list(tenant, RecordQuery(namespaces=(namespace,), limit=PAGE, cursor=cursor))
+            out.extend(page.items)
+            cursor = page.next_cursor
+            if not cursor:
+                return out
+
+    def _lineage(self, tenant: str, first: MemoryRecord) -> list[MemoryRecord]:
+        """The record, the versions it superseded or was corrected from and those that superseded or
+        corrected it (transitively), and every record of its namespaces with the same content hash (merged
+        or re-written duplicates carrying its content)."""
+        by_id: dict[str, MemoryRecord] = {}
+        neighbours: dict[str, set[str]] = {}
+        scanned: set[str] = set()
+        queue = [first]
+        while queue:
+            record = queue.pop()
+            if record.id in by_id:
+                continue
+            by_id[record.id] = record
+            if record.namespace not in scanned:
+                scanned.add(record.namespace)
+                for other in self._all(tenant, record.namespace):
+                    for link in (other.supersedes, other.superseded_by, other.corrected_from):
+                        if link:
+                            neighbours.setdefault(link, set()).add(other.id)
+                            neighbours.setdefault(other.id, set()).add(link)
+            linked = {record.supersedes, record.superseded_by, record.corrected_from} - {None}
+            linked |= neighbours.get(record.id, set())
+            linked |= {
+                r.id for r in self._records.find_by_hash(tenant, record.namespace, record.content_hash)
+            }
+            for record_id in linked - by_id.keys():
+                found = self._records.get(tenant, str(record_id))
+                if found is not None:
+                    queue.append(found)
+            for known in list(neighbours.get(record.id, set()) - by_id.keys()):
+                found = self._records.get(tenant, known)
+                if found is not None:
+                    queue.append(found)
+        return sorted(by_id.values(), key=lambda r: (r.created_at, r.id))
+
+    def _hybrid(self, tenant: str, subject: str, namespaces: list[str]) -> set[str]:
+        if not namespaces:
+            return set()
+        where = IndexFilter(namespaces=tuple(namespaces), statuses=tuple(Status))
+        hits = self._raw_index.query_keyword(tenant, subject, k=HYBRID_K, where=where)
+        embedder = self._embedder_of(tenant)
+        hits += self._raw_index.query_vector(
+            tenant, embedder.identity, embedder.embed_query(subject), k=HYBRID_K, where=where
+        )
+        return {hit.record_id for hit in hits}
+
+    # ------------------------------------------------------------------ execute
+
+    def status(self, tenant: str, plan_id: str) -> PurgePlan:
+        plan = self._ledger.get(tenant, plan_id)
+        if plan is None:
+            raise NotFound(f"purge plan {plan_id} not found", plan_id=plan_id)
+        return plan
+
+    def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
+        return self._ledger.list(tenant, limit)
+
+    def execute(
+        self, tenant: str, plan_id: str, *, reason: str, actor: str, inline: bool = True
+    ) -> PurgePlan:
+        plan = self.status(tenant, plan_id)
+        if not reason.strip():
+            raise ValidationFailed("a purge needs a `reason` (kept in the tombstone)")
+        if plan.state is PurgeState.COMPLETED:
+            return plan  # idempotent: the same answer, nothing erased twice
+        large = inline and len(plan.record_ids) > self.inline_record_limit
+        if large and self.launcher is None:
+            raise PurgeNotReady(
+                f"plan {plan_id} purges {len(plan.record_ids)} records; the API runs at most "
+                f"{self.inline_record_limit} in one call and has no purge workflow yet: purge by namespace or "
+                "subject in smaller plans (locally, `agent-memory purge execute` has no limit)",
+                plan_id=plan_id,
+                records=len(plan.record_ids),
+                limit=self.inline_record_limit,
+            )
+        if plan.state is PurgeState.INCOMPLETE:
+            plan.done = []  # the verification found copies: run every step again
+        if plan.state is not PurgeState.EXECUTING:
+            plan.state = PurgeState.EXECUTING
+            plan.reason = reason.strip()[:500]
+            plan.executed_by = actor
+            plan.executed_at = self._clock.now()
+            plan = self._save(plan)
+        if large and self.launcher is not None:
+            # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
+            plan.execution = self.launcher.start(tenant, plan.id)
+            return self._save(plan)
+        while plan.state is PurgeState.EXECUTING:
+            plan = self.run_step(tenant, plan.id)
+        return plan
+
+    def run_step(self, tenant: str, plan_id: str) -> PurgePlan:
+        """One step of an executing plan (the next one not done), or, when every step is done, the
+        verification. A workflow calls it until the plan is no longer `executing`; a retried call repeats an
+        idempotent step."""
+        plan = self.status(tenant, plan_id)
+        if plan.state is not PurgeState.EXECUTING:
+            return plan
+        step = next((s for s in self.steps() if s.name not in plan.done), None)
+        if step is None:
+            return self.verify(tenant, plan_id)
+        step.erase(plan.scope(), actor=plan.executed_by, reason=plan.reason, plan_id=plan.id)
+        if step is self._record_eraser:
+            self._tombstones(plan)
+        plan.done.append(step.name)
+        return self._save(plan)
+
+    def _tombstones(self, plan: PurgePlan) -> None:
+        """One change entry per purged record (not for a tenant purge: its change log is gone with it; the
+        plan is the tombstone)."""
+        if plan.target.kind is PurgeKind.TENANT:
+            return
+        at = self._clock.now()
+        entries = [
+            ChangeEntry(
+                tenant=plan.tenant,
+                namespace=namespace,
+                record_id=record_id,
+                operation=ChangeOperation.PURGE,
+                actor=plan.executed_by,
+                at=at,
+                reason=plan.reason,
+                after={"purge_plan": plan.id, "content_hash": plan.record_hashes.get(record_id)},
+            )
+            for record_id, namespace in plan.record_namespaces.items()
+        ]
+        for start in range(0, len(entries), TOMBSTONE_BATCH):
+            self._records.commit([], entries[start : start + TOMBSTONE_BATCH])
+
+    # ------------------------------------------------------------------ verify
+
+    def verify(self, tenant: str, plan_id: str) -> PurgePlan:
+        plan = self.status(tenant, plan_id)
+        if plan.state is PurgeState.PLANNED:
+            raise PurgeNotReady(f"plan {plan_id} has not been executed", plan_id=plan_id)
+        if plan.state is PurgeState.COMPLETED:
+            return plan
+        scope = plan.scope()
+        findings = [step.find(scope) for step in self.steps()]
+        remaining = sum(f.items for f in findings)
+        plan.verification = Verification(at=self._clock.now(), remaining=remaining, stores=findings)
+        if remaining == 0 and len(plan.done) == len(self.steps()):
+            plan.state = PurgeState.COMPLETED
+            plan.completed_at = plan.verification.at
+            plan.needles = []  # only the hashes stay (the subject's among them)
+            plan.target = plan.target.model_copy(update={"subject": None})
+        else:
+            plan.state = PurgeState.INCOMPLETE
+        return self._save(plan)
+
+    def _save(self, plan: PurgePlan) -> PurgePlan:
+        expected = plan.version
+        plan.version = expected + 1
+        self._ledger.save(plan, expected_version=expected)
+        return plan
+
+
+def _names_record(scope: EraseScope, record: MemoryRecord) -> bool:
+    fields: list[Any] = [record.content, record.context, *record.metadata.keys(), *record.metadata.values()]
+    return any(scope.names(str(value)) for value in fields)

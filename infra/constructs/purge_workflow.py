@@ -1,0 +1,48 @@
+"""PurgeWorkflow: large purges (domain/erasure, issue 18) as a Step Functions state machine run on the dreaming
+function (it holds the tenant role, the memory files and, for purges, the idempotency-table grant), started
+by the API function when a plan is above the inline limit; an alarm on failed executions."""
+
+from __future__ import annotations
+
+from aws_cdk import Stack
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from agent_memory.workflows.purge_asl import definition_json
+
+from .workflow_parts import failed_executions_alarm, logged_state_machine
+
+
+class PurgeWorkflow(Construct):
+    """A STANDARD state machine built from `workflows/purge_asl.py` (logs without execution data, X-Ray on, a
+    role that may invoke only `function`)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function: lambda_.Function,
+        task_timeout_seconds: int,
+        log_retention_days: int,
+        retain_logs: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.log_group, self.state_machine = logged_state_machine(
+            self,
+            definition=definition_json(
+                function.function_arn, partition=stack.partition, task_timeout_seconds=task_timeout_seconds
+            ),
+            function=function,
+            function_label="dreaming",
+            log_retention_days=log_retention_days,
+            retain_logs=retain_logs,
+        )
+        self.alarm = failed_executions_alarm(
+            self,
+            "PurgeExecutionsFailed",
+            self.state_machine,
+            "A purge execution failed after its retries; the plan kept its finished steps: "
+            "read its status and execute it again.",
+        )

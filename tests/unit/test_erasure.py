@@ -1,0 +1,166 @@
+"""Erasure (domain/erasure) on the local runtime: a purge interrupted half-way resumes and completes; a store
+that keeps a copy makes the verification fail (incomplete) until executed again; the plan keeps hashes, not
+content, once completed; `admin` does not imply `purge`."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_memory.domain.erasure.model import PurgeKind, PurgeState, PurgeTarget
+from agent_memory.domain.errors import Conflict, Forbidden
+from agent_memory.domain.identity import Principal, Scope
+from agent_memory.domain.memory.service import RememberInput
+from agent_memory.settings.service import Settings
+from agent_memory.wiring import LocalRuntime, build_local
+
+SUBJECT = "Marit Quell"
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> LocalRuntime:
+    return build_local(Settings(data_dir=tmp_path, embedder="hashing"))
+
+
+def seed(runtime: LocalRuntime) -> list[str]:
+    memory = runtime.services.memory
+    ids = [
+        memory.remember(
+            "acme", RememberInput(f"{SUBJECT} leads the harbour project", "/people"), actor="t"
+        ).record.id,
+        memory.remember(
+            "acme", RememberInput(f"Ask {SUBJECT} before changing the tide tables", "/ops"), actor="t"
+        ).record.id,
+    ]
+    memory.remember("acme", RememberInput("The harbour project ships in spring", "/ops"), actor="t")
+    runtime.services.files.add("acme", "/ops", "memory", f"{SUBJECT} owns the tide tables")
+    return ids
+
+
+def test_admin_does_not_imply_purge() -> None:
+    admin = Principal("acme", ("*",), frozenset({Scope.ADMIN}), "k1")
+    admin.require_scope(Scope.WRITE)  # admin still implies the others
+    with pytest.raises(Forbidden):
+        admin.require_scope(Scope.PURGE)
+    Principal("acme", ("*",), frozenset({Scope.PURGE}), "k2").require_scope(Scope.PURGE)
+
+
+def test_a_purge_that_fails_half_way_resumes_and_completes(runtime: LocalRuntime, monkeypatch) -> None:
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    ids = seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    assert sorted(plan.record_ids) == sorted(ids)
+
+    index_step = next(step for step in erasure.steps() if step.name == "index")
+    real_erase = index_step.erase
+    calls = {"n": 0}
+
+    def crash_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("injected crash between the files and the index step")
+        return real_erase(*args, **kwargs)
+
+    monkeypatch.setattr(index_step, "erase", crash_once)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    halfway = erasure.status("acme", plan.id)
+    assert halfway.state is PurgeState.EXECUTING
+    assert "files" in halfway.done and "index" not in halfway.done and "records" not in halfway.done
+    assert (
+        runtime.services.memory.get("acme", ids[0]) is not None
+    )  # not yet erased: the records step is later
+    assert SUBJECT not in (runtime.services.files.read("acme", "/ops", "memory").text or "")
+
+    done = erasure.execute("acme", plan.id, reason="ignored on resume", actor="key:other")
+    assert done.state is PurgeState.COMPLETED, done.verification
+    assert done.verification is not None and done.verification.remaining == 0
+    assert done.reason == "erasure request"  # the tombstone keeps the first execute's reason
+    assert sorted(done.done) == sorted(step.name for step in erasure.steps())
+    assert calls["n"] == 2
+    # Completed plans keep hashes, never the texts.
+    assert done.needles == [] and done.content_hashes
+    stored = sqlite3.connect(runtime.data_dir / "purges.db").execute("SELECT body FROM purges").fetchall()
+    assert stored and all(SUBJECT not in row[0] for row in stored)
+
+
+def test_a_copy_left_behind_fails_the_verification_until_executed_again(
+    runtime: LocalRuntime, monkeypatch
+) -> None:
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    files_step = next(step for step in erasure.steps() if step.name == "files")
+    monkeypatch.setattr(files_step, "erase", lambda *args, **kwargs: 0)  # a store that silently keeps a copy
+    result = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    assert result.state is PurgeState.INCOMPLETE
+    assert result.verification is not None and result.verification.remaining == 1
+    assert [f.store for f in result.verification.stores if f.items] == ["files"]
+    assert result.needles  # kept: the next execute still needs to look for them
+
+    monkeypatch.undo()
+    again = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    assert again.state is PurgeState.COMPLETED and again.verification.remaining == 0
+
+
+def test_a_plan_above_the_inline_limit_is_refused_by_the_api_path_but_runs_from_the_cli(
+    runtime: LocalRuntime,
+) -> None:
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    seed(runtime)
+    erasure.inline_record_limit = 1
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    with pytest.raises(Conflict, match="in one call") as refused:
+        erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    assert refused.value.code == "purge_not_ready"
+    assert erasure.status("acme", plan.id).state is PurgeState.PLANNED  # nothing was touched
+    done = erasure.execute("acme", plan.id, reason="erasure request", actor="cli", inline=False)
+    assert done.state is PurgeState.COMPLETED
+
+
+def test_during_an_embedding_migration_the_purge_empties_both_indexes_and_the_embedding_cache(
+    runtime: LocalRuntime,
+) -> None:
+    erasure, migration = runtime.services.erasure, runtime.services.migration
+    assert erasure is not None and migration is not None
+    migration.plan("acme", "hashing@128", actor="ops")
+    migration.start("acme", actor="ops", launch=False)  # dual write: every remember reaches both indexes
+    seed(runtime)
+    catalog = migration.routing.catalog
+    assert (catalog.count("acme", ""), catalog.count("acme", "e1")) == (3, 3)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    cached = next(f for f in plan.plan if f.store == "embedding_cache")
+    assert cached.items == 4  # both models' vectors of the two purged texts
+    done = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    assert done.state is PurgeState.COMPLETED, done.verification
+    assert (catalog.count("acme", ""), catalog.count("acme", "e1")) == (1, 1)
+
+
+def test_index_entries_left_behind_are_found_by_id(runtime: LocalRuntime, monkeypatch) -> None:
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    ids = seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    index_step = next(step for step in erasure.steps() if step.name == "index")
+    monkeypatch.setattr(index_step, "erase", lambda *args, **kwargs: 0)
+    result = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
+    assert result.state is PurgeState.INCOMPLETE and result.verification is not None
+    left = next(f for f in result.verification.stores if f.store == "index")
+    assert sorted(left.refs) == sorted(ids)
+
+
+@pytest.mark.parametrize("subject", ["active", "user", "domain_knowledge", "acme"])
+def test_a_subject_spelled_like_the_services_own_vocabulary_matches_nothing_stored(
+    runtime: LocalRuntime, subject: str
+) -> None:
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=subject), actor="key:admin")
+    assert plan.record_ids == []
+    assert {f.store: f.items for f in plan.plan if f.items} == {}  # no status, type, role or tenant value

@@ -28,7 +28,7 @@ from agent_memory.workflows.migration_asl import definition_json
 from ..config import FunctionSizing
 from .service_function import METRICS_NAMESPACE, ServiceFunction
 from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS
-from .workflow_parts import logged_state_machine
+from .workflow_parts import failed_executions_alarm, logged_state_machine
 
 MIGRATION_HANDLER = "agent_memory.handlers.migration.handler"
 MIGRATION_METRICS_SERVICE = "migration"
@@ -119,15 +119,11 @@ class MigrationWorkflow(Construct):
         )
 
         self.alarms = [
-            cloudwatch.Alarm(
+            failed_executions_alarm(
                 self,
                 "BackfillExecutionsFailed",
-                metric=self.state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
-                threshold=1,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description="An embedding backfill execution failed; the migration kept its checkpoint: "
+                self.state_machine,
+                "An embedding backfill execution failed; the migration kept its checkpoint: "
                 "read `migrate status` and start it again.",
             ),
             cloudwatch.Alarm(

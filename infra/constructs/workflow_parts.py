@@ -1,4 +1,4 @@
-"""The parts the workflow constructs (dreaming, curator, migration) share: a STANDARD state machine from an
+"""The parts the workflow constructs (dreaming, curator, migration, purge) share: a STANDARD state machine from an
 ASL string with its own log group, and per-tenant EventBridge schedules with their dead-letter queue and
 scheduler role.
 
@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, TimeZone, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -124,3 +125,19 @@ def tenant_schedules(
         schedule.node.add_dependency(schedule_group)
         schedules[tenant.id] = schedule
     return queue, role, schedules
+
+
+def failed_executions_alarm(
+    scope: Construct, construct_id: str, state_machine: sfn.StateMachine, description: str
+) -> cloudwatch.Alarm:
+    """An alarm on any failed execution of `state_machine` within 5 minutes (missing data is not breaching)."""
+    return cloudwatch.Alarm(
+        scope,
+        construct_id,
+        metric=state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
+        threshold=1,
+        evaluation_periods=1,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarm_description=description,
+    )

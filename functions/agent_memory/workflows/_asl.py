@@ -147,3 +147,54 @@ def count_summary(*, next_state: str, **parameters: str) -> dict[str, Any]:
         },
         "Next": next_state,
     }
+
+
+@dataclass(frozen=True)
+class StepLoop:
+    """A workflow that invokes one Lambda task until the state it reports leaves `while_state` (the backfill's
+    pages, the purge's steps): `<task_state>` → `<choice_state>` → `<task_state>` … → `Done`, and `Failed`
+    when an invocation fails after its retries (the caller's checkpoint makes a new execution resume)."""
+
+    comment: str
+    task_state: str
+    choice_state: str
+    task: str
+    key: str
+    """The input field naming what the task works on, besides the tenant (`migration_id`, `plan_id`)."""
+    result: dict[str, str]
+    while_state: str
+    error: str
+    cause: str
+
+    def definition(
+        self, function: str, *, partition: str, retry: RetryPolicy | None, task_timeout_seconds: int
+    ) -> dict[str, Any]:
+        check_limits(task_timeout_seconds=task_timeout_seconds)
+        tasks = LambdaTasks(partition, task_timeout_seconds, retry or RetryPolicy())
+        return {
+            "Comment": self.comment,
+            "StartAt": self.task_state,
+            "States": {
+                self.task_state: tasks.task(
+                    function,
+                    {"task": self.task, "tenant.$": "$.tenant", f"{self.key}.$": f"$.{self.key}"},
+                    self.result,
+                    ResultPath="$.last",
+                    Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
+                    Next=self.choice_state,
+                ),
+                self.choice_state: {
+                    "Type": "Choice",
+                    "Choices": [
+                        {
+                            "Variable": "$.last.state",
+                            "StringEquals": self.while_state,
+                            "Next": self.task_state,
+                        }
+                    ],
+                    "Default": "Done",
+                },
+                "Done": {"Type": "Succeed", "OutputPath": "$.last"},
+                "Failed": {"Type": "Fail", "Error": self.error, "Cause": self.cause},
+            },
+        }

@@ -29,7 +29,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._asl import LambdaTasks, RetryPolicy, check_limits
+from ._asl import RetryPolicy, StepLoop
+
+LOOP = StepLoop(
+    comment="Agent memory embedding backfill: run pages from the checkpoint until the migration leaves backfilling",
+    task_state="RunPages",
+    choice_state="MorePages",
+    task="run_pages",
+    key="migration_id",
+    result={
+        "state.$": "$.Payload.state",
+        "pages.$": "$.Payload.pages",
+        "records_seen.$": "$.Payload.records_seen",
+        "dead_letters.$": "$.Payload.dead_letters",
+    },
+    while_state="backfilling",
+    error="BackfillFailed",
+    cause="a backfill invocation failed after its retries; the checkpoint is kept: start resumes",
+)
 
 
 def build_definition(
@@ -39,38 +56,9 @@ def build_definition(
     retry: RetryPolicy | None = None,
     task_timeout_seconds: int = 900,
 ) -> dict[str, Any]:
-    check_limits(task_timeout_seconds=task_timeout_seconds)
-    policy = retry or RetryPolicy()
-    return {
-        "Comment": "Agent memory embedding backfill: run pages from the checkpoint until the migration leaves backfilling",
-        "StartAt": "RunPages",
-        "States": {
-            "RunPages": LambdaTasks(partition, task_timeout_seconds, policy).task(
-                function,
-                {"task": "run_pages", "tenant.$": "$.tenant", "migration_id.$": "$.migration_id"},
-                {
-                    "state.$": "$.Payload.state",
-                    "pages.$": "$.Payload.pages",
-                    "records_seen.$": "$.Payload.records_seen",
-                    "dead_letters.$": "$.Payload.dead_letters",
-                },
-                ResultPath="$.last",
-                Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
-                Next="MorePages",
-            ),
-            "MorePages": {
-                "Type": "Choice",
-                "Choices": [{"Variable": "$.last.state", "StringEquals": "backfilling", "Next": "RunPages"}],
-                "Default": "Done",
-            },
-            "Done": {"Type": "Succeed", "OutputPath": "$.last"},
-            "Failed": {
-                "Type": "Fail",
-                "Error": "BackfillFailed",
-                "Cause": "a backfill invocation failed after its retries; the checkpoint is kept: start resumes",
-            },
-        },
-    }
+    return LOOP.definition(
+        function, partition=partition, retry=retry, task_timeout_seconds=task_timeout_seconds
+    )
 
 
 def definition_json(function: str, **options: Any) -> str:

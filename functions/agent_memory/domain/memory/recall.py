@@ -242,14 +242,16 @@ def _keyword_pool() -> ThreadPoolExecutor:
 
 
 def search_halves(
-    vector_half: Callable[[], list[Hit]] | None, keyword_half: Callable[[], list[Hit]] | None
+    vector_half: Callable[[], list[Hit]] | None,
+    keyword_half: Callable[[], list[Hit]] | None,
+    *,
+    overlap: bool = False,
 ) -> tuple[list[Hit], list[Hit]]:
-    """(vector hits, keyword hits). In hybrid mode the keyword half runs on a worker thread while this thread
-    embeds the query and searches the vectors: the two are independent, and the query embedding, the slowest
-    step, waits outside the GIL (the offline model's C engine, or Bedrock over the network; in AWS the keyword
-    half is an S3 Vectors call of its own), so the keyword half's time comes off recall's latency. An error in
-    either half is raised after both have finished."""
-    if vector_half is None or keyword_half is None:
+    """(vector hits, keyword hits). With `overlap`, in hybrid mode, the keyword half runs on a worker thread
+    while this thread embeds the query and searches the vectors: the two are independent, and in AWS both wait
+    on the network (Bedrock for the embedding, S3 Vectors for the keyword half), so the keyword half's time
+    comes off recall's latency. An error in either half is raised after both have finished."""
+    if not overlap or vector_half is None or keyword_half is None:
         return (vector_half() if vector_half else []), (keyword_half() if keyword_half else [])
     keyword = _keyword_pool().submit(contextvars.copy_context().run, keyword_half)
     try:

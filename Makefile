@@ -6,25 +6,34 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: setup run test lint format synth bench openapi lock clean
+.PHONY: setup browser run test lint format synth bench openapi lock clean
 
-$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml package.json
+$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml package.json
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e clients/python
 	@if [ -f package-lock.json ]; then npm ci --silent --no-audit --no-fund; fi
 	@touch $(STAMP)
 
 setup: $(STAMP)
 
+# The review console's browser tests (tests/browser) drive Debian's Chromium with Playwright; Playwright's own
+# browser downloads are never used. Only `make test` needs it (`make run` serves the console to your browser). Idempotent: nothing to do when a chromium is on PATH (as root in CI it
+# installs the package, elsewhere through sudo).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
 run: setup
 	$(BIN)/agent-memory serve
 
-test: setup
+test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 --cov=agent_memory --cov-report=term-missing:skip-covered
+	AGENT_MEMORY_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --cov=agent_memory --cov-report=term-missing:skip-covered
 
 lint: setup
 	$(BIN)/ruff check .

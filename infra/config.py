@@ -304,6 +304,9 @@ class RetentionConfig(_Model):
     noncurrent_file_version_days: Annotated[int, Field(ge=1, le=3650)] = 30
     """How long an overwritten memory file stays recoverable in the versioned bucket."""
     dead_letter_days: Annotated[int, Field(ge=1, le=14)] = 14
+    point_in_time_recovery_days: Annotated[int, Field(ge=1, le=35)] = 7
+    """DynamoDB point-in-time recovery window: how long a purged item stays restorable from a backup
+    (docs/security.md, erasure). DynamoDB allows 1-35 days."""
 
     @field_validator("log_days", "access_log_days")
     @classmethod

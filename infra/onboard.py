@@ -3,6 +3,13 @@
     .venv/bin/python -m infra.onboard tenant acme --namespaces '*' --scopes read,write
     .venv/bin/python -m infra.onboard api-key acme --namespaces '/projects/*' --scopes read
     .venv/bin/python -m infra.onboard disable-key key_0123456789abcdef
+    .venv/bin/python -m infra.onboard offboard acme --purge-plan purge_<id>
+
+Offboarding (docs/security.md, erasure): first purge the tenant's data with a key holding `admin` and `purge`
+(`POST /v1/admin/purges {"kind": "tenant"}`, then `.../execute`; the plan's verification must report zero
+remaining copies), then `offboard` disables every key of the tenant, deletes its vector indexes and its
+embedding-migration archives, then
+remove the tenant from `tenants` in cdk.json and `cdk deploy` (its schedules go with it).
 
 The index shape (dimension, metric, metadata keys) and the stack name come from cdk.json, the same values
 the deployment used. Credentials: the default AWS chain or --profile (administrator rights on the stack's
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +42,12 @@ def _csv(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def _purge_plan_id(value: str) -> str:
+    if not re.fullmatch(r"purge_[0-9a-f]{32}", value):
+        raise argparse.ArgumentTypeError(f"not a purge plan id (purge_<32 hex>): {value!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m infra.onboard", description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -52,10 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
             "--namespaces", type=_csv, default=["*"], help="comma-separated patterns: /x, /x/* or * (default)"
         )
         sub.add_argument(
-            "--scopes", type=_csv, default=["read", "write"], help="comma-separated: read, write, admin"
+            "--scopes",
+            type=_csv,
+            default=["read", "write"],
+            help="comma-separated: read, write, admin, purge",
         )
     disable = commands.add_parser("disable-key", help="disable an API key by its key id")
     disable.add_argument("key_id")
+    offboard = commands.add_parser(
+        "offboard", help="after a completed tenant purge: disable the tenant's keys, delete its indexes"
+    )
+    offboard.add_argument("tenant", help="tenant id")
+    offboard.add_argument(
+        "--purge-plan",
+        required=True,
+        type=_purge_plan_id,
+        help="id of the tenant's completed purge plan (kept with the output as the erasure's record)",
+    )
     return parser
 
 
@@ -85,6 +112,15 @@ def main(argv: Sequence[str] | None = None, factory: OnboardingFactory = _defaul
         elif args.command == "api-key":
             issued = onboarding.issue_api_key(args.tenant, args.namespaces, args.scopes)
             output = {"tenant": args.tenant, **_key_output(issued)}
+        elif args.command == "offboard":
+            ended = onboarding.offboard(args.tenant)
+            output = {
+                "tenant": ended.tenant,
+                "purge_plan": args.purge_plan,
+                "disabled_keys": ended.disabled_keys,
+                "deleted_indexes": list(ended.deleted_indexes),
+                "deleted_archives": ended.deleted_archives,
+            }
         else:
             output = {"key_id": args.key_id, "disabled": onboarding.disable_api_key(args.key_id)}
     except DomainError as exc:
@@ -96,6 +132,11 @@ def main(argv: Sequence[str] | None = None, factory: OnboardingFactory = _defaul
         print(
             f"To include {args.tenant} in scheduled jobs, add {json.dumps(entry)} to `tenants` in cdk.json "
             "and deploy (create_index false: the index already exists).",
+            file=sys.stderr,
+        )
+    if args.command == "offboard" and args.tenant in config.tenant_ids:
+        print(
+            f"Now remove {args.tenant!r} from `tenants` in cdk.json and deploy: its schedules are dropped.",
             file=sys.stderr,
         )
     if "api_key" in output:

@@ -311,6 +311,7 @@ def startup_banner(settings: Settings, new_key: str | None) -> list[str]:
     lines = [
         f"agent-memory serving {url}  (data: {Path(settings.data_dir).resolve()})",
         f"  API docs: {url}/swagger",
+        f"  review console: {url}/console",
     ]
     if new_key:
         lines.append(f"  development API key (tenant 'local', all namespaces): {new_key}")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .adapters.clock import SystemClock
 from .api.context import Services
+from .api.latency import LatencyWindow
 from .domain import safety
 from .domain.files.memory_files import MemoryFilesService
 from .domain.memory.service import MemoryService
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from .adapters.local.api_keys import LocalApiKeys
     from .domain.dreaming.extraction import TextModel
     from .domain.dreaming.sweep import DreamingService
+    from .domain.erasure.service import ErasureService
+    from .domain.interop.ports import ImportStore
+    from .domain.interop.service import ImportService
     from .domain.memory.write_judge import JudgeModel
     from .domain.migration.routing import VectorRouting
     from .domain.migration.service import MigrationService
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
     from .domain.sessions.sessions import SessionService
     from .domain.skills.curator import CuratorService
     from .domain.skills.service import SkillsService
+    from .domain.versioning.ports import ReferenceStore, SnapshotStore
+    from .domain.versioning.service import VersioningService
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ def build_local(
     from .adapters.local.dream_launcher import LocalDreamLauncher
     from .adapters.local.embedders import build_embedder
     from .adapters.local.idempotency_store import SqliteIdempotencyStore
+    from .adapters.local.import_store import SqliteImportStore
     from .adapters.local.migration import build_local_migration
     from .adapters.local.session_store import SqliteSessionStore
     from .adapters.local.sqlite_store import SqliteRecordStore
@@ -105,10 +112,37 @@ def build_local(
         _namespace_dirs(files_root),
         text_model=_dreaming_text_model(settings, clients),
     )
+    from .adapters.local.versioning_store import SqliteVersioningStore
+
+    versioning_store = SqliteVersioningStore(data_dir / "versioning.db")
+    versioning = _versioning(
+        settings,
+        memory,
+        store,
+        local_files,
+        versioning_store,
+        versioning_store,
+        clock,
+        sessions,
+        _namespace_dirs(files_root),
+    )
+    from .adapters.local.erasure import build_local_erasure
+
+    erasure = build_local_erasure(
+        data_dir,
+        store,
+        routing.index,
+        routing.read_embedder,
+        local_files,
+        _namespace_dirs(files_root),
+        clock,
+        snapshots=versioning_store,
+    )
     return LocalRuntime(
         services=Services(
             memory=memory,
             files=files,
+            recall_latency=LatencyWindow(),
             idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
             sessions=sessions,
             chat=chat,
@@ -119,6 +153,9 @@ def build_local(
             skills=skills,
             curator=curator,
             migration=migration,
+            versioning=versioning,
+            erasure=erasure,
+            imports=_imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
@@ -155,6 +192,7 @@ def build_aws(
     from .adapters.aws.credentials import ClientFactory, TenantCredentials
     from .adapters.aws.dynamodb_store import DynamoRecordStore
     from .adapters.aws.idempotency import dynamodb_idempotency_store
+    from .adapters.aws.import_store import DynamoImportStore
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
     from .adapters.aws.session_store import DynamoSessionStore
     from .adapters.idempotency import IdempotentRunner
@@ -188,6 +226,7 @@ def build_aws(
         policy=settings.policy,
         judge=_write_judge(settings, clients),
         read_embedder=routing.read_embedder if routing else None,
+        overlap_halves=True,  # the query embedding is a Bedrock call: the keyword half runs beside it
     )
     file_store, namespace_lister = _aws_file_store(settings, clients)
     # Memory-file writes reach every later session's snapshot: the optional guardrail screens them too.
@@ -210,6 +249,33 @@ def build_aws(
         bedrock_runtime=clients.bedrock_runtime,
         skills=skills,
     )
+    from .adapters.aws.versioning_store import DynamoVersioningStore
+
+    versioning_store = DynamoVersioningStore(settings.table, ClientFactory("dynamodb", credentials, region))
+    versioning = _versioning(
+        settings,
+        memory,
+        store,
+        file_store,
+        versioning_store,
+        versioning_store,
+        clock,
+        sessions,
+        namespace_lister,
+    )
+    erasure = _aws_erasure(
+        settings,
+        clients,
+        store,
+        routing,
+        index,
+        embedder,
+        file_store,
+        namespace_lister,
+        credentials,
+        clock,
+        snapshots=versioning_store,
+    )
     return Services(
         memory=memory,
         files=files,
@@ -228,7 +294,137 @@ def build_aws(
         skills=skills,
         curator=curator,
         migration=migration,
+        versioning=versioning,
+        erasure=erasure,
+        imports=_imports(
+            memory,
+            files,
+            skills,
+            DynamoImportStore(settings.table, ClientFactory("dynamodb", credentials, region)),
+            clock,
+        ),
     )
+
+
+def _imports(
+    memory: MemoryService,
+    files: MemoryFilesService,
+    skills: SkillsService | None,
+    store: ImportStore,
+    clock: Clock,
+) -> ImportService:
+    """Importers from other agent tools (domain/interop) over the public services."""
+    from .domain.interop.service import ImportService as Imports
+
+    return Imports(memory, files, skills, store, clock)
+
+
+def _aws_erasure(
+    settings: Settings,
+    clients: AwsClients,
+    store: RecordStore,
+    routing: VectorRouting | None,
+    index: S3VectorsIndex,
+    embedder: Embedder,
+    file_store: FileStore,
+    namespace_lister: Callable[[str], list[str]],
+    credentials: TenantCredentials,
+    clock: Clock,
+    snapshots: SnapshotStore | None = None,
+) -> ErasureService:
+    """The purge (domain/erasure) over the memory table (tenant credentials), the vector index the memory
+    service writes (both indexes during a migration), the memory files, the idempotency table and the
+    embedding cache of the migration routing."""
+    from .adapters.aws.clients import default_client
+    from .adapters.aws.credentials import ClientFactory
+    from .adapters.aws.erasure import S3VectorsIndexProbe, StepFunctionsPurgeLauncher, build_aws_erasure
+    from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, index_name_for
+
+    region = settings.region or None
+
+    def index_names(tenant: str) -> list[str]:
+        if routing is None:
+            return [index.index_name(tenant)]
+        routes = routing.routes(tenant)
+        # A catalog name ("" for the original, "e<n>" for a migration's) → `mem-<t>` / `mem-<t>.e<n>`.
+        return sorted(
+            {
+                index_name_for(tenant, suffix=f".{target.index_name}" if target.index_name else "")
+                for target in (routes.read, *routes.writes)
+            }
+        )
+
+    def fingerprints(tenant: str) -> list[str]:
+        assert routing is not None
+        routes = routing.routes(tenant)
+        return sorted({target.fingerprint for target in (routes.read, *routes.writes)})
+
+    return build_aws_erasure(
+        table=settings.table,
+        dynamodb=ClientFactory("dynamodb", credentials, region),
+        idempotency_table=settings.idempotency_table or None,
+        idempotency_client=clients.idempotency_dynamodb or default_client("dynamodb", region),
+        records=store,
+        index=routing.index if routing else index,
+        embedder_of=routing.read_embedder if routing else (lambda _tenant: embedder),
+        files=file_store,
+        file_namespaces=namespace_lister,
+        clock=clock,
+        cache_fingerprints=fingerprints if routing else None,
+        snapshots=snapshots,
+        index_probe=S3VectorsIndexProbe(
+            settings.vector_bucket,
+            ClientFactory("s3vectors", credentials, region, S3VECTORS_CLIENT_CONFIG),
+            index_names,
+        ),
+        launcher=StepFunctionsPurgeLauncher(
+            clients.stepfunctions or default_client("stepfunctions", region), settings.purge_state_machine_arn
+        )
+        if settings.purge_state_machine_arn
+        else None,
+    )
+
+
+def _versioning(
+    settings: Settings,
+    memory: MemoryService,
+    store: RecordStore,
+    file_store: FileStore,
+    snapshots: SnapshotStore,
+    references: ReferenceStore,
+    clock: Clock,
+    sessions: SessionService,
+    file_namespaces: Callable[[str], list[str]],
+) -> VersioningService:
+    """Export, snapshots, diff, restore and references (domain/versioning), counting each session's snapshot
+    entries as it starts (best effort: a failure to count is logged, never fails the session)."""
+    import logging
+
+    from .domain.errors import DomainError
+    from .domain.sessions.sessions import StartedSession
+    from .domain.versioning.service import VersioningService as Versioning
+
+    service = Versioning(
+        memory,
+        store,
+        file_store,
+        snapshots,
+        references,
+        clock,
+        caps=settings.policy.caps,
+        scan=safety.first_rule,
+        file_namespaces=file_namespaces,
+    )
+
+    def count(started: StartedSession) -> None:
+        session = started.session
+        try:
+            service.record_session(session.tenant, session.namespace, session.snapshot)
+        except DomainError as error:
+            logging.getLogger(__name__).warning("session references not counted: %s", error.message)
+
+    sessions.add_observer(count)
+    return service
 
 
 def _skills(

@@ -61,11 +61,12 @@ _ERROR_BODY = (
 
 
 class MemoryApi(Construct):
-    """REST API whose every method (including `/swagger`) runs the Lambda token authorizer first.
+    """REST API whose every method (including `/swagger`) runs the Lambda token authorizer first, except the
+    review console's static page.
 
-    Routes: `ANY /v1/{proxy+}` and `GET /swagger`, both proxied to the API function. There is no
-    unauthenticated method at all, OPTIONS included: the service is called by agents and servers, not
-    browsers, so no CORS preflight is served. Limits: stage throttling for everyone, plus a usage plan
+    Routes: `ANY /v1/{proxy+}` and `GET /swagger`, both proxied to the API function. The only unauthenticated
+    methods are `GET /console` and `GET /console/{asset}`, the review console's static page (same origin as the
+    API, so no CORS preflight is served; OPTIONS has no method at all). Limits: stage throttling for everyone, plus a usage plan
     with per-tenant throttle and daily quota when `enforce_usage_plan` is on. Request bodies are capped
     by API Gateway at 10 MB; the precise content limits (characters per record, file caps, batch sizes)
     are enforced by the application with clear 4xx answers."""
@@ -147,6 +148,33 @@ class MemoryApi(Construct):
         self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
             "GET", integration, **method_options
         )
+        # The review console's page and assets (GET /console, GET /console/{asset}) are the only methods without
+        # the authorizer: a browser must load them before the person types a key. They hold no data; every call
+        # the page makes goes to the /v1 methods above with the key. The function serves a fixed list of files.
+        console = self.rest_api.root.add_resource("console")
+        self.console_methods = [
+            console.add_method(
+                "GET",
+                integration,
+                authorization_type=apigw.AuthorizationType.NONE,
+                request_validator=self.request_validator,
+            ),
+            console.add_resource("{asset}").add_method(
+                "GET",
+                integration,
+                authorization_type=apigw.AuthorizationType.NONE,
+                request_validator=self.request_validator,
+                request_parameters={"method.request.path.asset": True},
+            ),
+        ]
+        for method in self.console_methods:
+            Validations.of(method).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-APIG4",
+                    reason="The review console's static page and assets must load before a key is typed; they "
+                    "hold no data, and every call they make goes to the authorized /v1 methods with the key.",
+                )
+            )
         self.iam_method: apigw.Method | None = None
         if config.iam_principals:
             # Callers inside AWS sign with SigV4; API Gateway verifies the signature and passes the caller's

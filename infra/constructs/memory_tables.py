@@ -33,7 +33,9 @@ class MemoryTables(Construct):
     - `idempotency`: Powertools idempotency records (TTL `expiration`).
     - `api_keys`: SHA-256 hashes of API keys and what each may do; read only by the authorizer."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey, retain: bool) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, key: kms.IKey, retain: bool, recovery_days: int = 7
+    ) -> None:
         super().__init__(scope, construct_id)
         removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
         common: _TableOptions = {
@@ -41,7 +43,9 @@ class MemoryTables(Construct):
             "encryption": dynamodb.TableEncryption.CUSTOMER_MANAGED,
             "encryption_key": key,
             "point_in_time_recovery_specification": dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
+                # The window in which a purged item can still be restored (erasure, docs/security.md).
+                point_in_time_recovery_enabled=True,
+                recovery_period_in_days=recovery_days,
             ),
             "deletion_protection": retain,
             "removal_policy": removal,

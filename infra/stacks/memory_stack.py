@@ -48,6 +48,7 @@ from ..constructs import (
 )
 from ..constructs.migration_workflow import ARCHIVE_OBJECT_ACTIONS, MigrationWorkflow
 from ..constructs.network import DYNAMODB
+from ..constructs.purge_workflow import PurgeWorkflow
 from ..constructs.tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, ITEM_ACTIONS, VECTOR_ACTIONS
 
 API_HANDLER = "agent_memory.handlers.api.handler"
@@ -59,6 +60,9 @@ FILES_HANDLER = "agent_memory.handlers.files.handler"
 
 _IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 """Powertools idempotency records (the API and chat functions, with their own roles)."""
+
+_IDEMPOTENCY_PURGE_ACTIONS = ("dynamodb:Scan", "dynamodb:DeleteItem")
+"""A purge's idempotency step (domain/erasure): find stored responses that name purged content, delete them."""
 
 _KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 
@@ -114,7 +118,13 @@ class MemoryStack(Stack):
             # needs S3's (free) gateway endpoint
             s3_endpoint=not self.uses_file_function,
         )
-        self.tables = MemoryTables(self, "Tables", key=self.key, retain=retain)
+        self.tables = MemoryTables(
+            self,
+            "Tables",
+            key=self.key,
+            retain=retain,
+            recovery_days=config.retention.point_in_time_recovery_days,
+        )
         self.memory_files = MemoryFiles(
             self,
             "MemoryFiles",
@@ -307,6 +317,15 @@ class MemoryStack(Stack):
             dead_letter_retention_days=config.retention.dead_letter_days,
             retain_logs=function_options["retain_logs"],
         )
+        # Large purges (domain/erasure): their own state machine, tasks on the dreaming function.
+        self.purge = PurgeWorkflow(
+            self,
+            "PurgeWorkflow",
+            function=self.dreaming_function.function,
+            task_timeout_seconds=config.functions.dreaming.timeout_seconds,
+            log_retention_days=config.retention.log_days,
+            retain_logs=function_options["retain_logs"],
+        )
         # The curator's optional LLM review (merge and improvement proposals) calls this model (Converse).
         self._grant_optional_model(
             self.dreaming_function, config.schedules.curator.model_id, sid="CuratorReview"
@@ -354,6 +373,15 @@ class MemoryStack(Stack):
         # Least privilege per function, beyond the tenant role: the API function keeps idempotency
         # records; the authorizer reads API keys by hash (GetItem only).
         self.tables.idempotency.grant(self.api_function.role, *_IDEMPOTENCY_ACTIONS)
+        # A purge (domain/erasure) scans the idempotency records for stored responses that name purged
+        # content (the table is keyed by a hash, not by tenant) and deletes them: inline in the API function,
+        # or in the dreaming function's steps of the purge workflow, which the API function starts.
+        self.tables.idempotency.grant(self.api_function.role, "dynamodb:Scan")
+        self.tables.idempotency.grant(self.dreaming_function.role, *_IDEMPOTENCY_PURGE_ACTIONS)
+        self.purge.state_machine.grant_start_execution(self.api_function.role)
+        self.api_function.add_environment(
+            "AGENT_MEMORY_PURGE_STATE_MACHINE_ARN", self.purge.state_machine.state_machine_arn
+        )
         self._grant_key_use(self.api_function.role)
         self._grant_key_use(self.dreaming_function.role)
         # Embeddings are computed with each function's own role (they are not tenant data).
@@ -512,6 +540,7 @@ class MemoryStack(Stack):
         )
         for alarm in migration.alarms:
             alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.observability.topic))
+        self.purge.alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.observability.topic))
         self.network.allow(
             "s3vectors",
             sid="TenantIndexRetirement",
@@ -554,6 +583,13 @@ class MemoryStack(Stack):
         )
         network.allow(
             DYNAMODB,
+            sid="IdempotencyPurge",
+            roles=self._vpc_roles(self.api_function, self.dreaming_function),
+            actions=list(_IDEMPOTENCY_PURGE_ACTIONS),
+            resources=[tables.idempotency.table_arn],
+        )
+        network.allow(
+            DYNAMODB,
             sid="ApiKeyLookup",
             roles=self._vpc_roles(self.authorizer_function),
             actions=["dynamodb:GetItem"],
@@ -572,6 +608,13 @@ class MemoryStack(Stack):
             roles=self._vpc_roles(*tenant_functions),
             actions=["sts:AssumeRole", "sts:TagSession"],
             resources=[tenant_role.role_arn],
+        )
+        network.allow(
+            "states",
+            sid="StartPurge",
+            roles=self._vpc_roles(self.api_function),
+            actions=["states:StartExecution"],
+            resources=[self.purge.state_machine.state_machine_arn],
         )
         if self.config.schedules.dreaming.on_demand:
             network.allow(
@@ -714,6 +757,10 @@ class MemoryStack(Stack):
             "CuratorStateMachineArn": (
                 self.curator.state_machine.state_machine_arn,
                 "Skills curator state machine (started weekly per tenant)",
+            ),
+            "MigrationArchiveBucketName": (
+                self.migration.archive_bucket.bucket_name,
+                "Embedding-migration archives (<tenant>/<migration>/); offboarding deletes the tenant's prefix",
             ),
         }
         for name, (value, description) in outputs.items():

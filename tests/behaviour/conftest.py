@@ -46,6 +46,13 @@ PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {
     "alpha-billing-ro": ("alpha", ["/projects/billing"], ["read"]),
     "alpha-projects-rw": ("alpha", ["/projects/*"], ["read", "write"]),
     "alpha-scoped-rw": ("alpha", ["/scoped/*"], ["read", "write"]),  # writes, but only under /scoped
+    "alpha-purger": (
+        "alpha",
+        ["*"],
+        ["read", "write", "admin", "purge"],
+    ),  # erasure (admin does not imply it)
+    "beta-purger": ("beta", ["*"], ["read", "write", "admin", "purge"]),
+    "gamma": ("gamma", ["*"], ["read", "write", "admin", "purge"]),  # a tenant the erasure tests offboard
 }
 
 
@@ -156,7 +163,10 @@ class LambdaClient:
         from agent_memory.handlers.api import handler
 
         result = handler(self._event(method, path, json, params, headers), LambdaContext())
-        return LambdaResponse(result["statusCode"], result.get("body") or "", result.get("headers") or {})
+        headers = result.get("headers") or {
+            name: values[-1] for name, values in (result.get("multiValueHeaders") or {}).items() if values
+        }  # the REST proxy answer carries its headers in multiValueHeaders
+        return LambdaResponse(result["statusCode"], result.get("body") or "", headers)
 
     def get(self, path: str, *, params: dict | None = None, headers: dict | None = None) -> LambdaResponse:
         return self.request("GET", path, params=params, headers=headers)
@@ -224,7 +234,7 @@ def serve_api(
 ) -> Iterator[Api]:
     """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `policy` replaces the default
     MemoryPolicy; `chat_model` (a `ChatModel`, e.g. tests.contract.chat_fakes.FakeChatModel) answers chat
-    turns, which otherwise get 503 because no model is configured; `sessions` replaces the SessionConfig.
+    turns, which otherwise get 501 (not_configured) because no model is configured; `sessions` replaces the SessionConfig.
     `write_judge` (a tests.contract.judge_fakes script: prompt → answer) answers the LLM write judge: locally
     as the explicit model port, in AWS as Bedrock Converse through the real adapter (JUDGE_MODEL_ID); the
     prompts asked are in the Api's `judge_prompts`. `clock` (tests.conftest.FixedClock) replaces the system clock
@@ -349,11 +359,19 @@ def _aws_api(
                 definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
                 roleArn=role,
             )["stateMachineArn"]
+            # The purge workflow (workflows/purge_asl.py): started, not executed; tests/behaviour/test_erasure.py
+            # runs its task.
+            purge_machine = stepfunctions.create_state_machine(
+                name="purge",
+                definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+                roleArn=role,
+            )["stateMachineArn"]
             boto3.client("s3", region_name=REGION).create_bucket(Bucket=MIGRATION_ARCHIVE_BUCKET)
             settings = Settings(
                 dreaming_state_machine_arn=state_machine,
                 migration_state_machine_arn=migration_machine,
                 migration_archive_bucket=MIGRATION_ARCHIVE_BUCKET,
+                purge_state_machine_arn=purge_machine,
                 runtime="aws",
                 table=TABLE,
                 idempotency_table="IdempotencyTable",

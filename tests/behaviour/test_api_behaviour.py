@@ -280,7 +280,7 @@ def test_session_snapshot_is_frozen_while_memory_changes(api):
     assert other_tenant.get(f"/v1/sessions/{session_id}").status_code == 404
     # no model configured in these runtimes: a turn says so clearly
     turn = client.post(f"/v1/sessions/{session_id}/turns", json={"message": "hi"})
-    assert turn.status_code == 503 and "AGENT_MEMORY_CHAT_PROVIDER" in turn.json()["message"]
+    assert turn.status_code == 501 and "AGENT_MEMORY_CHAT_PROVIDER" in turn.json()["message"]
     ended = client.post(f"/v1/sessions/{session_id}/end", json={})
     assert ended.status_code == 200 and ended.json()["status"] == "ended"
 
@@ -357,3 +357,26 @@ def test_the_openapi_document_is_served_with_the_stage_as_its_server(api):
     # Behind API Gateway the document's server is the stage (the local event and server have none), so
     # "Try it out" in the Swagger UI calls the right URL.
     assert spec["servers"] == [{"url": "/prod" if api.runtime == "aws" else "/"}]
+
+
+def test_stats_report_the_recall_latency_the_local_server_measured(api):
+    client = api.client()
+    ns, other = unique_ns(), unique_ns()
+    assert (
+        client.post(
+            "/v1/memories", json={"content": "The ledger runs on Postgres", "namespace": ns}
+        ).status_code
+        == 201
+    )
+    assert client.get("/v1/stats", params={"namespace": ns}).json()["recall_latency"] is None  # no recall yet
+    for query in ("ledger database", "which engine", "postgres"):
+        answer = client.post("/v1/recall", json={"query": query, "namespaces": [ns]})
+        assert answer.status_code == 200, answer.text
+    latency = client.get("/v1/stats", params={"namespace": ns}).json()["recall_latency"]
+    if (
+        api.runtime == "aws"
+    ):  # the RecallLatency metric on the dashboard has it; one instance's window would not
+        assert latency is None
+        return
+    assert latency["samples"] == 3 and 0 < latency["p50_ms"] <= latency["p95_ms"], latency
+    assert client.get("/v1/stats", params={"namespace": other}).json()["recall_latency"] is None

@@ -15,7 +15,10 @@ entry with the reason to NOT_TENANT_SCOPED.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import tarfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -74,11 +77,16 @@ class AlphaWorld:
     skill: str = "heron-deploy"
     """Alpha's skill (versions 1 and 2), curated today: `.curator/<day>/run.json` exists in alpha's tenant."""
     curated_day: str = ""
+    import_id: str = ""
+    """Alpha's import of a Mem0 export into its namespace (domain/interop)."""
 
     @property
     def record_ids(self) -> list[str]:
         return [self.memory["id"], self.archived["id"], self.short_term["id"], *self.conflict_ids]
 
+
+SNAPSHOT = "iso-snapshot"
+"""The name of alpha's snapshot of its namespace."""
 
 # Words that exist only in alpha's data: none may appear in an answer to beta (except where beta's own
 # request carried them).
@@ -164,12 +172,27 @@ def seed_alpha(api: Api) -> AlphaWorld:
         )
     )
     world.curated_day = ok(alpha.post("/v1/admin/curate", json={"namespace": ns}))["runs"][0]["day"]
+    # A snapshot of alpha's namespace (domain/versioning): beta's snapshot calls name it.
+    ok(alpha.post("/v1/snapshots", json={"namespace": ns, "name": SNAPSHOT}), 201)
     # Controls: what beta's admin jobs would reach if they crossed tenants. Alpha's own dry runs (which
     # write nothing) find alpha's records for the forgetting job and alpha's notes for the dreaming sweep.
     decay = ok(alpha.post("/v1/admin/archive-decayed", json={"namespace": ns, "dry_run": True}))
     assert {r["id"] for r in decay["archived"]} >= {memory["id"], short_term["id"]}
     dream = ok(alpha.post("/v1/admin/dream", json={"namespace": ns, "dry_run": True}))
     assert any("BLUE HERON" in c["text"] for run in dream["runs"] for c in run["candidates"])
+    mem0 = json.dumps({"results": [{"id": "m-1", "memory": "Alpha's ops runbook is ops/heron.md"}]})
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        info = tarfile.TarInfo("mem0-export.json")
+        info.size = len(mem0.encode())
+        tar.addfile(info, io.BytesIO(mem0.encode()))
+    upload = {"namespace": ns, "archive": base64.b64encode(archive.getvalue()).decode("ascii")}
+    world.import_id = ok(alpha.post("/v1/imports", json=upload))["report"]["id"]
+    # A real sweep: its audit (run.json, with alpha's notes in it) is what beta's run listing must not reach.
+    swept = ok(alpha.post("/v1/admin/dream", json={"namespace": ns}))["runs"][0]
+    runs = ok(alpha.get("/v1/admin/dream/runs", params={"namespace": ns}))["runs"]
+    assert [run["run_id"] for run in runs] == [swept["run_id"]]
+    assert any("BLUE HERON" in c["text"] for c in runs[0]["candidates"])
     return world
 
 
@@ -204,6 +227,8 @@ def alpha_view(api: Api, world: AlphaWorld) -> dict[str, Any]:
         "skill_history": read(f"/v1/skills/{world.skill}/history", ns),
         "skill_v1": read(f"/v1/skills/{world.skill}/versions/1", ns),
         "curator_run": read("/v1/admin/curator/runs", {**ns, "day": world.curated_day}),
+        "dream_runs": read("/v1/admin/dream/runs", ns),
+        "import": read(f"/v1/imports/{world.import_id}"),
     }
 
 
@@ -360,6 +385,38 @@ def dream(p: Probe) -> None:
         report = p.ok("POST", "/v1/admin/dream", body=body)
         assert all(run["candidates"] == [] for run in report["runs"]), report
         assert all(run["summary"]["candidates"] == 0 for run in report["runs"]), report
+
+
+def read_import(p: Probe) -> None:
+    p.refused("GET", "/v1/imports/{import_id}", path={"import_id": p.world.import_id})
+
+
+def roll_back_import(p: Probe) -> None:
+    p.refused("POST", "/v1/imports/{import_id}/rollback", path={"import_id": p.world.import_id})
+
+
+def start_import(p: Probe) -> None:
+    """Beta imports into the namespace name alpha uses: it lands in beta's tenant, next to nothing of alpha's."""
+    jsonl = b'{"role": "user", "content": "Beta prefers dark mode in every editor", "timestamp": "2026-11-30T10:00:00Z"}\n'
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        info = tarfile.TarInfo("chat.jsonl")
+        info.size = len(jsonl)
+        tar.addfile(info, io.BytesIO(jsonl))
+    body = {"namespace": p.world.ns, "archive": base64.b64encode(archive.getvalue()).decode("ascii")}
+    report = p.ok("POST", "/v1/imports", body=body)["report"]
+    assert report["id"] != p.world.import_id and report["decisions"]["merged"] == 0, report
+
+
+def whoami(p: Probe) -> None:
+    """The caller's own identity, from its key: beta is told it is beta."""
+    assert p.ok("GET", "/v1/whoami")["tenant"] == "beta"
+
+
+def read_dream_runs(p: Probe) -> None:
+    """Beta's own tenant's runs only (its forced sweeps may have made some): never alpha's audit."""
+    runs = p.ok("GET", "/v1/admin/dream/runs", params={"namespace": p.world.ns, "limit": 30})["runs"]
+    assert not any("BLUE HERON" in c["text"] for run in runs for c in run["candidates"]), runs
 
 
 def start_dream(p: Probe) -> None:
@@ -564,7 +621,129 @@ def archive_migration(p: Probe) -> None:
     assert archived["archive"]["vectors"] == verified["records"], archived
 
 
+def _purge(p: Probe, method: str, template: str, **kwargs: Any) -> Any:
+    """Beta with the purge scope (admin alone does not grant it): beta's purges see and erase only beta."""
+    url = template.format(**kwargs.pop("path", {}))
+    p.exercised.add((method, template))
+    return p.api.client("beta-purger").request(method, url, **kwargs)
+
+
+def plan_purges(p: Probe) -> None:
+    refused = _purge(
+        p, "POST", "/v1/admin/purges", json={"kind": "memory", "record_id": p.world.memory["id"]}
+    )
+    assert refused.status_code == 404 and refused.json()["error"] == "not_found", refused.text
+    for target in (
+        {"kind": "namespace", "namespace": p.world.ns},
+        {"kind": "subject", "subject": "BLUE HERON"},
+    ):
+        planned = _purge(p, "POST", "/v1/admin/purges", json=target)
+        assert planned.status_code == 200, planned.text
+        body = planned.json()
+        assert body["tenant"] == "beta" and body["record_ids"] == [], body
+        assert all(finding["items"] == 0 for finding in body["plan"]), body  # alpha's copies are not beta's
+    p.purge_plan = body["id"]  # type: ignore[attr-defined]
+
+
+def execute_purge(p: Probe) -> None:
+    path = {"plan_id": p.purge_plan}  # type: ignore[attr-defined]
+    done = _purge(p, "POST", "/v1/admin/purges/{plan_id}/execute", path=path, json={"reason": "isolation"})
+    assert done.status_code == 200 and done.json()["verification"]["remaining"] == 0, done.text
+
+
+def read_purges(p: Probe) -> None:
+    listed = _purge(p, "GET", "/v1/admin/purges").json()["purges"]
+    assert listed and all(plan["tenant"] == "beta" for plan in listed), listed
+    shown = _purge(p, "GET", "/v1/admin/purges/{plan_id}", path={"plan_id": p.purge_plan})  # type: ignore[attr-defined]
+    assert shown.status_code == 200 and shown.json()["tenant"] == "beta", shown.text
+
+
+def export_namespace(p: Probe) -> None:
+    exported = p.ok("GET", "/v1/export", params={"namespace": p.world.ns})
+    assert exported["manifest"]["counts"]["records"] == 0 and exported["manifest"]["counts"]["files"] == 0
+
+
+def list_snapshots(p: Probe) -> None:
+    assert p.ok("GET", "/v1/snapshots", params={"namespace": p.world.ns})["items"] == []
+
+
+def read_snapshot(p: Probe) -> None:
+    params = {"namespace": p.world.ns}
+    p.refused("GET", "/v1/snapshots/{snapshot}", path={"snapshot": SNAPSHOT}, params=params)
+    p.refused("GET", "/v1/snapshots/{snapshot}/diff", path={"snapshot": SNAPSHOT}, params=params)
+
+
+def restore_snapshot(p: Probe) -> None:
+    body = {"namespace": p.world.ns}
+    p.refused("POST", "/v1/snapshots/{snapshot}/restore", path={"snapshot": SNAPSHOT}, body=body)
+
+
+def diff_times(p: Probe) -> None:
+    diff = p.ok("GET", "/v1/diff", params={"namespace": p.world.ns, "from": "2000-01-01T00:00:00Z"})
+    assert diff["records"] == [], diff
+
+
+def reused_memories(p: Probe) -> None:
+    assert p.ok("GET", "/v1/memories/reused", params={"namespace": p.world.ns})["items"] == []
+
+
+def mark_reviewed(p: Probe) -> None:
+    for record_id in p.world.record_ids:
+        p.refused("POST", "/v1/memories/{memory_id}/reviewed", path={"memory_id": record_id})
+
+
+def create_snapshot(p: Probe) -> None:
+    # Beta's snapshot of the same namespace name holds beta's records only.
+    taken = p.ok("POST", "/v1/snapshots", 201, body={"namespace": p.world.ns, "name": SNAPSHOT})
+    assert taken["counts"]["records"] >= len(p.beta_records), taken  # beta's own writes of the attacks above
+    path, params = {"snapshot": SNAPSHOT}, {"namespace": p.world.ns}
+    detail = p.ok("GET", "/v1/snapshots/{snapshot}", path=path, params=params, echoes_own_input=True)
+    assert not {r["id"] for r in detail["records"]} & set(p.world.record_ids), detail
+
+
+def import_bundle(p: Probe) -> None:
+    """Beta imports a bundle whose record carries alpha's record id: it lands in beta's tenant."""
+    from datetime import UTC, datetime
+
+    from agent_memory.domain.interop import bundle as bundles
+    from agent_memory.domain.records import MemoryRecord, MemoryType, content_hash
+
+    now = datetime.now(UTC)
+    content = "Beta's imported note"
+    record = MemoryRecord(
+        id=p.world.memory["id"],
+        tenant="beta",
+        namespace=p.world.ns,
+        type=MemoryType.DOMAIN_KNOWLEDGE,
+        content=content,
+        content_hash=content_hash(content),
+        created_at=now,
+        updated_at=now,
+        last_access_at=now,
+        valid_from=now,
+        recorded_at=now,
+    )
+    bundle = bundles.new_bundle([p.world.ns], [bundles.record_entry(record, [], None)], [], now)
+    report = p.ok("POST", "/v1/export/import", body={"bundle": bundles.to_inline(bundle)})
+    assert report["created"] == [p.world.memory["id"]], report
+    path = {"memory_id": p.world.memory["id"]}
+    assert p.ok("GET", "/v1/memories/{memory_id}", path=path)["tenant"] == "beta"
+
+
 ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
+    # First, while beta holds nothing: beta's purges must find and erase nothing of alpha's.
+    (("POST", "/v1/admin/purges"), plan_purges),
+    (("POST", "/v1/admin/purges/{plan_id}/execute"), execute_purge),
+    (("GET", "/v1/admin/purges"), read_purges),
+    (("GET", "/v1/admin/purges/{plan_id}"), read_purges),
+    (("GET", "/v1/export"), export_namespace),
+    (("GET", "/v1/snapshots"), list_snapshots),
+    (("GET", "/v1/snapshots/{snapshot}"), read_snapshot),
+    (("GET", "/v1/snapshots/{snapshot}/diff"), read_snapshot),
+    (("POST", "/v1/snapshots/{snapshot}/restore"), restore_snapshot),
+    (("GET", "/v1/diff"), diff_times),
+    (("GET", "/v1/memories/reused"), reused_memories),
+    (("POST", "/v1/memories/{memory_id}/reviewed"), mark_reviewed),
     (("GET", "/v1/memories/{memory_id}"), read_memory),
     (("GET", "/v1/memories/{memory_id}/history"), read_history),
     (("GET", "/v1/memories"), list_memories),
@@ -585,6 +764,11 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("POST", "/v1/admin/archive-decayed"), archive_decayed),
     (("POST", "/v1/admin/dream"), dream),
     (("POST", "/v1/admin/dream/start"), start_dream),
+    (("GET", "/v1/admin/dream/runs"), read_dream_runs),
+    (("GET", "/v1/whoami"), whoami),
+    (("GET", "/v1/imports/{import_id}"), read_import),
+    (("POST", "/v1/imports/{import_id}/rollback"), roll_back_import),
+    (("POST", "/v1/imports"), start_import),
     (("GET", "/v1/skills"), list_skills),
     (("GET", "/v1/skills/{name}"), read_skill),
     (("GET", "/v1/skills/{name}/history"), read_skill_history),
@@ -608,6 +792,8 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("POST", "/v1/memories/batch"), remember_batch),
     (("POST", "/v1/skills"), create_skill),
     (("POST", "/v1/conflicts/{group}/resolve"), resolve_conflict_keeping_own_record),
+    (("POST", "/v1/snapshots"), create_snapshot),
+    (("POST", "/v1/export/import"), import_bundle),
     # Last: beta migrates its own embedding model (the writes above went to beta's index).
     (("POST", "/v1/admin/migration/plan"), plan_migration),
     (("GET", "/v1/admin/migration/status"), migration_status),

@@ -26,6 +26,7 @@ BINDING = {
     "AGENT_MEMORY_FILE_FUNCTION": "FileFunction",  # tests/aws/file_function.py
     "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN": "migration",  # tests/aws/test_migration_aws.py
     "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": "agent-memory-migration-archive",
+    "AGENT_MEMORY_PURGE_STATE_MACHINE_ARN": "purge",  # tests/behaviour/conftest.py
 }
 """Function environment variable → the physical name every suite gives that resource (tests/aws/support.py,
 tests/behaviour/conftest.py). A suite that names a resource differently is judged against a name the

@@ -29,7 +29,14 @@ _lock = threading.Lock()
 _installed = False
 current_test = ""
 
-TENANT_DATA_ADAPTERS = {"dynamodb_store", "s3vectors_index", "session_store", "migration"}
+TENANT_DATA_ADAPTERS = {
+    "dynamodb_store",
+    "s3vectors_index",
+    "session_store",
+    "migration",
+    "versioning_store",
+    "import_store",
+}
 ADAPTER_FUNCTIONS = {
     "api_keys": "authorizer",  # the authorizer reads keys; key creation is the operator's (onboarding)
     "idempotency": "api",

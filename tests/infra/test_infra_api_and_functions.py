@@ -43,8 +43,9 @@ def test_every_api_method_is_authenticated_by_the_token_authorizer_or_iam(synthe
         parent = props["ParentId"].get("Ref")
         return (path(parent) if parent in resources else "") + "/" + props["PathPart"]
 
-    # Then there are exactly the proxy, swagger, sessions and SigV4 methods, and no method (OPTIONS
-    # included) is open: the /iam routes require IAM, every other route the bearer-key authorizer
+    # Then there are exactly the proxy, swagger, sessions, SigV4 and console methods, and no method (OPTIONS
+    # included) is open but the console's GETs: the /iam routes require IAM, every other route the bearer-key
+    # authorizer
     by_path = {
         (m["Properties"]["HttpMethod"], path(m["Properties"]["ResourceId"]["Ref"])): m
         for m in methods.values()
@@ -55,10 +56,16 @@ def test_every_api_method_is_authenticated_by_the_token_authorizer_or_iam(synthe
         ("ANY", "/v1/sessions"),
         ("ANY", "/v1/sessions/{proxy+}"),
         ("ANY", "/iam/v1/{proxy+}"),
+        ("GET", "/console"),
+        ("GET", "/console/{asset}"),
     }
     for (_, route), method in by_path.items():
         props = method["Properties"]
-        if route.startswith("/iam/"):
+        if route.startswith("/console"):
+            # The review console's static page: GET only, no authorizer (it holds no data; its calls carry the key)
+            assert props["AuthorizationType"] == "NONE"
+            assert "AuthorizerId" not in props and not props.get("ApiKeyRequired")
+        elif route.startswith("/iam/"):
             assert props["AuthorizationType"] == "AWS_IAM"
         else:
             assert props["AuthorizationType"] == "CUSTOM"
@@ -100,6 +107,8 @@ def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_cha
         ("ANY", "/v1/sessions"): "chat",
         ("ANY", "/v1/sessions/{proxy+}"): "chat",
         ("ANY", "/iam/v1/{proxy+}"): "api",
+        ("GET", "/console"): "api",
+        ("GET", "/console/{asset}"): "api",
     }
 
 

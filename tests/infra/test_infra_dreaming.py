@@ -468,7 +468,7 @@ def test_the_lambda_integration_follows_the_stacks_partition(synthesized: Synthe
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
     assert stack.partition == "aws-cn"
     machines = Template.from_stack(stack).find_resources("AWS::StepFunctions::StateMachine").values()
-    assert len(machines) == 3  # dreaming, the skills curator and the embedding backfill
+    assert len(machines) == 4  # dreaming, the skills curator, the embedding backfill and the purge
 
     # Then their tasks use the aws-cn integration ARN, and nothing names the commercial partition's
     for machine in machines:

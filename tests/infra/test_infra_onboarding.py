@@ -254,3 +254,54 @@ def test_command_without_a_region_says_how_to_give_one(
     assert "You must specify a region. Check the credentials (--profile) and the region (--region)." in (
         capsys.readouterr().err
     )
+
+
+def test_offboarding_disables_every_key_of_the_tenant_and_deletes_its_indexes(
+    aws: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two tenants whose names share a prefix, one with a migration's second index and archives
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="archive", CreateBucketConfiguration={"LocationConstraint": REGION})
+    for key in ("acme/mig_1/vectors-00000.jsonl", "acme/mig_1/manifest.json", "acme-two/mig_2/manifest.json"):
+        s3.put_object(Bucket="archive", Key=key, Body=b"{}")
+    onboarding = TenantOnboarding(
+        resources=StackResources(
+            VECTOR_BUCKET, API_KEYS_TABLE, aws["usage_plan_id"], archive_bucket="archive"
+        ),
+        s3vectors=aws["s3vectors"],
+        dynamodb=aws["dynamodb"],
+        apigateway=aws["apigateway"],
+        s3=s3,
+    )
+    first = onboarding.onboard("acme", SPEC, namespaces=["*"], scopes=["read", "admin", "purge"])
+    second = onboarding.issue_api_key("acme", ["/x"], ["read"])
+    other = onboarding.onboard("acme-two", SPEC, namespaces=["*"], scopes=["read"])
+    aws["s3vectors"].create_index(
+        vectorBucketName=VECTOR_BUCKET,
+        indexName="mem-acme.e2",
+        dataType="float32",
+        dimension=1024,
+        distanceMetric="cosine",
+    )
+    argv = ["--cdk-json", str(_cdk_json(tmp_path)), "offboard", "acme", "--purge-plan", "purge_" + "a" * 32]
+    # When the operator offboards acme after its purge
+    assert onboard.main(argv, factory=lambda *_: onboarding) == 0
+    output = json.loads(capsys.readouterr().out)
+    # Then acme's keys are disabled and its indexes gone; acme-two keeps its key and index
+    assert output["disabled_keys"] == 2 and sorted(output["deleted_indexes"]) == ["mem-acme", "mem-acme.e2"]
+    assert output["deleted_archives"] == 2
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="archive")["Contents"]] == [
+        "acme-two/mig_2/manifest.json"
+    ]
+    assert _item(aws, first.key.key)["disabled"] == {"BOOL": True}
+    assert _item(aws, second.key)["disabled"] == {"BOOL": True}
+    assert _item(aws, other.key.key)["disabled"] == {"BOOL": False}
+    names = [i["indexName"] for i in aws["s3vectors"].list_indexes(vectorBucketName=VECTOR_BUCKET)["indexes"]]
+    assert names == ["mem-acme-two"]
+    # And again: nothing left to do
+    assert (
+        onboarding.offboard("acme").disabled_keys == 0 and onboarding.offboard("acme").deleted_indexes == ()
+    )
+    with pytest.raises(SystemExit) as refused:  # the plan id is checked before anything is called
+        onboard.main(["--cdk-json", str(_cdk_json(tmp_path)), "offboard", "acme", "--purge-plan", "x"])
+    assert refused.value.code == 2

@@ -202,8 +202,16 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     dynamodb = by_sid["dynamodb"]
     # (the authorizer's key lookup goes through the endpoint only when the authorizer is in the VPC)
     authorizer_in_vpc = synthesized.profile == "isolated"
-    assert set(dynamodb) == {"TenantItems", "IdempotencyRecords"} | (
+    assert set(dynamodb) == {"TenantItems", "IdempotencyRecords", "IdempotencyPurge"} | (
         {"ApiKeyLookup"} if authorizer_in_vpc else set()
+    )
+    # A purge scans the idempotency records (keyed by a hash, not by tenant) and deletes those naming purged
+    # content: inline in the API function, or in the purge workflow's steps on the dreaming function.
+    purge = dynamodb["IdempotencyPurge"]
+    assert callers(purge) == {role("ApiFunctionRole"), role("DreamingWorkflowDreamingFunctionRole")}
+    assert (sorted(as_list(purge["Action"])), purge["Resource"]) == (
+        ["dynamodb:DeleteItem", "dynamodb:Scan"],
+        idempotency,
     )
     assert callers(dynamodb["TenantItems"]) == {role("TenantAccessRole")}
     assert sorted(as_list(dynamodb["TenantItems"]["Resource"])) == [memory, f"{memory}/index/*"]
@@ -254,3 +262,10 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     start = by_sid["states"]["StartDreaming"]
     assert callers(start) == {role("ApiFunctionRole")}
     assert (start["Action"], start["Resource"]) == ("states:StartExecution", f"<{machine}>")
+    # ... and the purge workflow (a purge above the API's inline limit)
+    (purge_machine,) = [
+        m for m in synthesized.of_type("AWS::StepFunctions::StateMachine") if m.startswith("PurgeWorkflow")
+    ]
+    start_purge = by_sid["states"]["StartPurge"]
+    assert callers(start_purge) == {role("ApiFunctionRole")}
+    assert (start_purge["Action"], start_purge["Resource"]) == ("states:StartExecution", f"<{purge_machine}>")

@@ -178,7 +178,11 @@ def test_tables_are_on_demand_encrypted_with_the_key_and_point_in_time_recoverab
     for table in tables.values():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST"
-        assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+        # The window a purged item stays restorable from backups (docs/security.md, erasure).
+        assert props["PointInTimeRecoverySpecification"] == {
+            "PointInTimeRecoveryEnabled": True,
+            "RecoveryPeriodInDays": 7,
+        }
         assert render(props["SSESpecification"]) == {
             "SSEEnabled": True,
             "SSEType": "KMS",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agent_memory.domain.errors import TooLarge, UpstreamUnavailable, ValidationFailed
+from agent_memory.domain.errors import NotConfigured, TooLarge, UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.memory.policy import FileCaps
 from agent_memory.domain.memory.service import RecallInput
 from agent_memory.domain.records import SourceKind
@@ -339,10 +339,10 @@ def test_given_model_failure_mid_turn_then_no_turn_is_persisted(stack, model):
     assert stack.files.read(T, NS, "memory").entries == ["Written before the failure"]
 
 
-def test_given_no_model_configured_then_503_style_error_that_says_how_to_configure(tmp_path, clock):
+def test_given_no_model_configured_then_not_configured_error_that_says_how_to_configure(tmp_path, clock):
     stack = build_stack(tmp_path, clock, model=None)
     session = start(stack)
-    with pytest.raises(UpstreamUnavailable, match="AGENT_MEMORY_CHAT_PROVIDER"):
+    with pytest.raises(NotConfigured, match="AGENT_MEMORY_CHAT_PROVIDER"):
         stack.chat.turn(T, session.id, "hi", actor="key:k1", can_write=True)
     assert not stack.chat.configured
 

@@ -125,9 +125,9 @@ def test_given_keys_without_the_right_scope_or_namespaces_then_forbidden(world):
     assert world.memory_md() == []
 
 
-def test_given_no_dreaming_service_wired_then_503(world):
+def test_given_no_dreaming_service_wired_then_501(world):
     status, body = call(world, {"namespace": NS}, wired=False)
-    assert status == 503 and "not configured" in body["message"]
+    assert status == 501 and body["error"] == "not_configured" and "not configured" in body["message"]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -9,6 +9,7 @@ import pytest
 from dreaming_world import NS, OPEN_GATES, TENANT, World
 
 from agent_memory.domain.dreaming.config import DeepGates
+from agent_memory.domain.dreaming.ledger import recent_runs
 from agent_memory.domain.dreaming.salience import salience, speakers_of, split_speaker
 from agent_memory.domain.memory.contradiction import assess, speaker
 from agent_memory.domain.records import Status, Tier
@@ -233,6 +234,14 @@ def test_given_more_sweep_days_than_kept_then_older_days_are_compacted_to_a_summ
     for day in days[2:]:  # kept in full
         run = json.loads(world.files.read_file(TENANT, NS, f".dreams/{day}/run.json"))
         assert run["candidates"] and f".dreams/{day}/summary.json" not in files
+    # the run listing (GET /v1/admin/dream/runs): newest first, full days with candidates and gate values,
+    # compacted days as their summary
+    listed = recent_runs(world.files, TENANT, NS, limit=3)
+    assert [run["day"] for run in listed] == days[::-1][:3]
+    assert [run["compacted"] for run in listed] == [False, False, True]
+    gates = listed[0]["candidates"][0]["gates"]
+    assert all(set(gate) == {"value", "threshold", "passed"} for gate in gates.values()), gates
+    assert listed[2]["candidates"] == [] and listed[2]["summary"]["candidates"] >= 1
     # the marker still makes a compacted day idempotent
     assert dreaming.run(TENANT, NS, day=__import__("datetime").date.fromisoformat(days[0])).status == (
         "already_done"

@@ -76,13 +76,14 @@ def test_given_recalled_record_passing_every_gate_when_swept_then_promoted_to_lo
         "consolidation",
         "conceptual",
     }
-    assert entry["gates"] == {
+    assert {name: gate["passed"] for name, gate in entry["gates"].items()} == {
         "min_score": True,
         "min_recall_count": True,
         "min_unique_queries": True,
         "max_age_days": True,
         "min_salience": True,
     }
+    assert entry["gates"]["min_unique_queries"] == {"value": 4.0, "threshold": 3.0, "passed": True}
     assert entry["evidence"]["route"] == "recall" and entry["evidence"]["salience"]["value"] >= 0.2
     assert entry["evidence"]["recall_count"] == 4 and entry["evidence"]["unique_queries"] == 4
     assert entry["decision"] == "promoted" and entry["total"] == pytest.approx(outcome.total, abs=1e-4)

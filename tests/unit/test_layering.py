@@ -19,7 +19,7 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "functions" / "agent_memory"
 DOMAIN = PACKAGE_ROOT / "domain"
 
-WINGS = ("memory", "files", "sessions", "dreaming", "skills", "migration")
+WINGS = ("memory", "files", "sessions", "dreaming", "skills", "migration", "interop", "erasure", "versioning")
 SHARED = ("credentials", "errors", "identity", "model", "patterns", "ports", "records", "safety", "text")
 WING_DEPENDENCIES: dict[str, set[str]] = {
     "memory": set(),
@@ -28,6 +28,9 @@ WING_DEPENDENCIES: dict[str, set[str]] = {
     "dreaming": {"memory", "files"},
     "skills": {"files"},
     "migration": set(),
+    "interop": {"memory", "files", "skills"},
+    "erasure": {"files"},
+    "versioning": {"memory", "files", "interop"},
 }
 """What each wing may import besides the shared modules (docs/architecture.md shows the same graph)."""
 

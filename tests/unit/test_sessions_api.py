@@ -149,21 +149,23 @@ def test_given_expired_session_then_status_expired_and_turn_409(api, clock):
     assert api.call("POST", f"/v1/sessions/{session_id}/turns", {"message": "hi"})[0] == 409
 
 
-def test_given_no_chat_model_then_turn_is_503_with_how_to_configure(tmp_path, clock):
+def test_given_no_chat_model_then_turn_is_501_with_how_to_configure(tmp_path, clock):
     stack = build_stack(tmp_path, clock, model=None)
     api = Api(Services(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat))
     _, started = api.call("POST", "/v1/sessions", {"namespace": NS})
 
     status, body = api.call("POST", f"/v1/sessions/{started['session']['id']}/turns", {"message": "hi"})
 
-    assert status == 503
+    assert status == 501 and body["error"] == "not_configured"
     assert "AGENT_MEMORY_CHAT_PROVIDER" in body["message"]
 
 
-def test_given_runtime_without_session_services_then_503(stack):
+def test_given_runtime_without_session_services_then_501(stack):
     api = Api(Services(memory=stack.memory, files=stack.files))
     status, body = api.call("POST", "/v1/sessions", {"namespace": NS})
-    assert status == 503 and "sessions are not enabled" in body["message"]
+    assert (
+        status == 501 and body["error"] == "not_configured" and "sessions are not enabled" in body["message"]
+    )
 
 
 def test_given_bad_bodies_then_422(api):

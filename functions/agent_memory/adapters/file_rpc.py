@@ -30,7 +30,9 @@ from typing import Any
 from ..domain import errors as domain_errors
 from ..domain.errors import DomainError, UpstreamFailed
 
-OPERATIONS = frozenset({"read", "write", "append", "delete", "list", "namespaces"})
+OPERATIONS = frozenset({"read", "write", "append", "delete", "list", "namespaces", "purge"})
+"""`purge` deletes any file of a namespace for an erasure plan (domain/erasure): the request names the plan
+(`plan`, `purge_<32 hex>`), which the file function logs; `delete` stays limited to `.dreams/`."""
 
 LAMBDA_SYNC_PAYLOAD_LIMIT = 6 * 1024 * 1024
 """Lambda's quota for a synchronous invocation: 6 MB for the request and 6 MB for the response."""

@@ -30,10 +30,12 @@ from ..domain import errors
 from ..domain.identity import Principal
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
-from .routes import admin, dreaming, files, memories, migration, sessions, skills
+from .routes import admin, console, dreaming, files, memories, migration, purges, sessions, skills, versioning
+from .routes import imports as import_routes
 
 PREFIX = "/v1"
-PUBLIC_PATHS = ("/v1/health", "/swagger")
+PUBLIC_PATHS = ("/v1/health", "/swagger", console.CONSOLE_PATH)
+"""The review console's page and assets hold no data: its API calls carry the key (routes/console.py)."""
 ROOT = "/"
 """Public too: a JSON answer pointing to the documentation and the health check."""
 
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 # Most specific first: the first matching class decides the status.
 STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
     (errors.Misconfigured, 500),
+    (errors.NotConfigured, 501),
     (errors.UpstreamUnavailable, 503),
     (errors.UpstreamFailed, 502),
     (errors.Unauthenticated, 401),
@@ -176,6 +179,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
                 "documentation": f"{base}/swagger",
                 "openapi": f"{base}/swagger?format=json",
                 "health": f"{base}{PREFIX}/health",
+                "console": f"{base}{console.CONSOLE_PATH}",
             },
         }
 
@@ -185,6 +189,11 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     for module in (memories, files, admin, sessions, dreaming, skills, migration):
         app.include_router(module.router, prefix=PREFIX)
+    app.include_router(purges.router, prefix=PREFIX)
+    app.include_router(console.router, prefix=PREFIX)
+    app.include_router(versioning.router, prefix=PREFIX)
+    app.include_router(import_routes.router, prefix=PREFIX)
+    app.include_router(console.pages)
 
     @app.get("/swagger", include_in_schema=False)
     def swagger() -> Response[str]:

@@ -15,7 +15,9 @@ from ..domain.records import is_valid_namespace
 if TYPE_CHECKING:
     from ..adapters.idempotency import IdempotentRunner
     from ..domain.dreaming.sweep import DreamingService
+    from ..domain.erasure.service import ErasureService
     from ..domain.files.memory_files import MemoryFilesService
+    from ..domain.interop.service import ImportService
     from ..domain.memory.service import MemoryService
     from ..domain.migration.service import MigrationService
     from ..domain.ports import DreamLauncher
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from ..domain.sessions.sessions import SessionService
     from ..domain.skills.curator import CuratorService
     from ..domain.skills.service import SkillsService
+    from ..domain.versioning.service import VersioningService
+    from .latency import LatencyWindow
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,14 @@ class Services:
     curator: CuratorService | None = None
     migration: MigrationService | None = None
     """Embedding-model migration (domain/migration); None where the runtime does not wire it."""
+    imports: ImportService | None = None
+    """Importers from other agent tools (domain/interop): inventory, import, report, rollback."""
+    versioning: VersioningService | None = None
+    """Export, bundle import, snapshots, diff, restore and references (domain/versioning)."""
+    erasure: ErasureService | None = None
+    """Purges: plan, execute, verify (domain/erasure); admin + purge scopes."""
+    recall_latency: LatencyWindow | None = None
+    """The local server's recall durations (api/latency.py); None in AWS, where CloudWatch has them."""
 
 
 @dataclass(frozen=True)

@@ -251,12 +251,24 @@ class DailyOut(Model):
     text: str
 
 
+class RecallLatencyOut(Model):
+    p50_ms: float
+    p95_ms: float
+    samples: int = Field(description="Recalls of the namespace in the window (the last 1,000)")
+
+
 class StatsResponse(Model):
     namespace: str
     by_status: dict[str, int]
     by_tier: dict[str, int]
     by_type: dict[str, int]
     files: dict[str, dict[str, int]]
+    recall_latency: RecallLatencyOut | None = Field(
+        None,
+        description="Recall latency measured by the local server since it started (request to answer, "
+        "in process); null before the first recall, and in AWS, where the RecallLatency metric on the "
+        "stack's CloudWatch dashboard has it",
+    )
 
 
 class DecayRequest(Strict):

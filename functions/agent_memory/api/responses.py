@@ -38,6 +38,7 @@ NOT_FOUND_BY_PARAMETER = {
     "may not use)",
     "name": "no skill with this name in the namespace",
     "version": "the skill has no such version",
+    "snapshot": "no snapshot of this name in the namespace (or, for `to`, no such second snapshot)",
 }
 NOT_FOUND_BY_OPERATION = {
     "GET /v1/daily-log": "no log for that `date` in the namespace",
@@ -59,7 +60,19 @@ NOT_FOUND_BY_OPERATION = {
     },
     "POST /v1/admin/curator/accept": "no curator run on that `day`, or no such proposal in it",
 }
+TOO_LARGE_BY_OPERATION = {
+    "GET /v1/export": "Over a size limit (`too_large`): the export is larger than one API response carries "
+    "(5 MB). Run `agent-memory export --namespace N --out bundle.tar.gz` where the data lives, or export "
+    "smaller namespaces",
+    **{
+        f"GET {path}": "Over a size limit (`too_large`): the answer is larger than one API response carries "
+        "(5 MB). Use `agent-memory snapshot diff` (or `export`) where the data lives"
+        for path in ("/v1/snapshots/{snapshot}", "/v1/snapshots/{snapshot}/diff", "/v1/diff")
+    },
+}
 CONFLICT_BY_OPERATION = {
+    "POST /v1/snapshots": "`conflict`: the namespace already has a snapshot of that name (snapshots are "
+    "immutable: choose another name)",
     "POST /v1/memories": "`conflict`: the `Idempotency-Key` was sent before with another body (use a new key "
     "for a new request) or its first request is still running (retry shortly)",
     "PATCH /v1/memories/{memory_id}": "`concurrent_modification`: `expected_version` is not the stored "
@@ -67,10 +80,10 @@ CONFLICT_BY_OPERATION = {
     "POST /v1/memories/{memory_id}/correct": "`conflict`: the correction is identical to the current content, "
     "or the memory is neither active nor pending (restore an archived or quarantined one first; a superseded "
     "one has a successor to correct)",
-    "POST /v1/memories/{memory_id}/archive": "`conflict`: the memory is not active (already archived, or "
-    "superseded by a correction)",
+    "POST /v1/memories/{memory_id}/archive": "`conflict`: the memory is neither active nor quarantined "
+    "(already archived, or superseded by a correction); archiving a quarantined memory rejects it",
     "POST /v1/memories/{memory_id}/restore": "`conflict`: the memory is neither archived nor quarantined "
-    "(e.g. already active), or was superseded",
+    "(e.g. already active), was superseded, or was rejected from quarantine",
     "POST /v1/conflicts/{group}/resolve": "`conflict`: the group was resolved meanwhile",
     "POST /v1/files/{kind}/entries": "`cap_exceeded`: the file would exceed its character cap (`details` "
     "has `used` and `limit`: remove or shorten entries first); `duplicate_entry`: the entry is already there",
@@ -103,6 +116,22 @@ MISSING_FEATURE_BY_OPERATION = {
     "POST /v1/admin/dream/start": "this deployment runs dreaming only synchronously (use `POST /v1/admin/dream`"
     ", or enable schedules.dreaming.on_demand in cdk.json)",
 }
+
+MISSING_FEATURE_BY_PATH_PREFIX = {
+    "/v1/skills": "skills are not configured on this deployment",
+    "/v1/admin/curat": "the skills curator is not configured on this deployment",
+}
+
+
+def _missing_feature(label: str) -> str | None:
+    """Why the operation `label` ("METHOD /path") can answer 501 `not_configured`, if it can."""
+    if label in MISSING_FEATURE_BY_OPERATION:
+        return MISSING_FEATURE_BY_OPERATION[label]
+    path = label.split(" ", 1)[-1]
+    return next(
+        (why for prefix, why in MISSING_FEATURE_BY_PATH_PREFIX.items() if path.startswith(prefix)), None
+    )
+
 
 GATEWAY_TOO = "Behind API Gateway, "
 
@@ -191,6 +220,8 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
             "The body is not JSON (`unsupported_media_type`; `details.media_type` is what was sent). Send it "
             "with `Content-Type: application/json`."
         )
+    if label in TOO_LARGE_BY_OPERATION:
+        found[413] = _error(TOO_LARGE_BY_OPERATION[label] + ".")
     if parameters or has_body:
         unsafe = (
             " `unsafe_content`: the safety scan refused the content (`details` names the rule): do not store "
@@ -229,14 +260,14 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
             "for large namespaces; running the same day again reports `already_done` once it completed.",
             "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
         }
-    missing = MISSING_FEATURE_BY_OPERATION.get(label)
+    missing = _missing_feature(label)
+    if missing:
+        found[501] = _error(f"`not_configured`: {missing}. Retrying will not help; nothing was changed.")
     found[503] = _error(
         "Unavailable for now; nothing was changed. "
         + (
             "`upstream_unavailable`: a dependency (database, embedding model, vector index, chat model) stayed "
-            "unavailable after retries: retry later with backoff"
-            + (f", or {missing}: that does not pass with retries" if missing else "")
-            + ". "
+            "unavailable after retries: retry later with backoff. "
             if protected
             else ""
         )

@@ -18,8 +18,11 @@ from ..domain.ports import RecordQuery
 from ..domain.records import MemoryType, Metadata, Source, SourceKind, Status, Tier, is_valid_namespace
 from ..settings.service import Settings
 from .dream import add_dream_parser, run_dream
+from .imports import add_import_parser, run_import
 from .migrate import add_migrate_parser, run_migrate
+from .purge import add_purge_parser, run_purge
 from .skills import add_skills_parsers, run_skills
+from .versioning import add_versioning_parsers, run_versioning
 
 ACTOR = "cli"
 
@@ -95,8 +98,8 @@ def _parser() -> argparse.ArgumentParser:
         "--scope",
         action="append",
         default=None,
-        choices=["read", "write", "admin"],
-        help="what the key may do (repeatable; default: read and write)",
+        choices=["read", "write", "admin", "purge"],
+        help="what the key may do (repeatable; default: read and write; purge: erasure, with admin)",
     )
     key_commands.add_parser("list", help="list keys (never the key itself)")
     disable = key_commands.add_parser("disable", help="disable a key by id")
@@ -209,6 +212,9 @@ def _parser() -> argparse.ArgumentParser:
     add_dream_parser(commands)
     add_skills_parsers(commands)
     add_migrate_parser(commands)
+    add_purge_parser(commands)
+    add_import_parser(commands)
+    add_versioning_parsers(commands)
     return parser
 
 
@@ -262,6 +268,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return run_skills(args, runtime)
     if command == "migrate":
         return run_migrate(args, runtime)
+    if command == "purge":
+        return run_purge(args, runtime)
+    if command == "import":
+        return run_import(args, runtime)
+    if command in ("export", "import-bundle", "snapshot") and runtime.services.versioning is not None:
+        return run_versioning(args, runtime.services.versioning, tenant, datetime.now(UTC))
     if command == "remember":
         result = memory.remember(
             tenant,

@@ -108,6 +108,13 @@ class Misconfigured(DomainError):
     code = "misconfigured"
 
 
+class NotConfigured(DomainError):
+    """The deployment does not offer this feature (501): it was built without it (no chat model, no sessions,
+    dreaming or skills wired). Retrying will not help; the message says how to enable it."""
+
+    code = "not_configured"
+
+
 class UpstreamUnavailable(DomainError):
     """A dependency (embedding model, vector index, database) stayed unavailable after bounded retries (503).
     Safe to retry later; nothing was changed by the failed call."""

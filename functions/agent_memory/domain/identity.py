@@ -16,6 +16,8 @@ class Scope(StrEnum):
     READ = "read"
     WRITE = "write"
     ADMIN = "admin"
+    PURGE = "purge"
+    """Erasure (domain/erasure): never implied by `admin`; the purge routes need both (docs/security.md)."""
 
 
 def namespace_matches(pattern: str, namespace: str) -> bool:
@@ -59,7 +61,8 @@ class Principal:
         return any(namespace_matches(pattern, namespace) for pattern in self.namespaces)
 
     def require_scope(self, scope: Scope) -> None:
-        if scope not in self.scopes and Scope.ADMIN not in self.scopes:
+        implied = Scope.ADMIN in self.scopes and scope is not Scope.PURGE  # admin implies all but purge
+        if scope not in self.scopes and not implied:
             raise Forbidden(
                 f"this API key lacks the '{scope.value}' scope", required=scope.value, key_id=self.key_id
             )

@@ -270,6 +270,8 @@ class ChangeOperation(StrEnum):
     RESOLVE = "resolve"
     DECAY = "decay"
     REPAIR = "repair"
+    PURGE = "purge"
+    """A tombstone (domain/erasure): the record was purged; who, when, why and its content hash, no content."""
 
 
 class ChangeEntry(Model):

@@ -43,6 +43,7 @@ with initialization():  # the service's own modules: see initialization()
     from ..settings.handlers import get_handler_settings
     from ._runtime import Lazy, build_aws_services, powertools, targets_input
     from .curator import CURATOR_TASKS
+    from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
 
@@ -217,6 +218,7 @@ TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "record_failure": record_failure_task,
     # The skills curator's state machine (workflows/curator_asl.py) runs on this function: it mounts the files.
     **CURATOR_TASKS,
+    **PURGE_TASKS,  # the purge workflow's steps (workflows/purge_asl.py) run in this function too
 }
 
 

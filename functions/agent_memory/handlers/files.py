@@ -32,6 +32,11 @@ server: Lazy[FileServer] = Lazy(lambda: FileServer(Path(get_handler_settings().f
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     op = event.get("op") if isinstance(event, dict) else None
+    if op == "purge":  # an erasure: which plan removed which tenant's file (never its content)
+        logger.info(
+            "file purged for an erasure plan",
+            extra={"plan": event.get("plan"), "tenant": event.get("tenant")},
+        )
     response = server().handle(event)
     if not response["ok"]:
         logger.info("file request refused", extra={"op": op, "error": response["error"]["code"]})

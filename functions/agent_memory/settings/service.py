@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     migration_state_machine_arn: str = ""
     """The embedding backfill state machine (workflows/migration_asl.py), set by the CDK stack: with it the aws
     runtime wires the embedding migration (POST /v1/admin/migration/start starts it). Empty: no migration."""
+    purge_state_machine_arn: str = ""
+    """The purge workflow (workflows/purge_asl.py), set by the CDK stack: a purge above the API's inline limit
+    runs there. Empty: such a purge is refused (409 purge_not_ready)."""
     migration_archive_bucket: str = ""
     """Bucket the archive step exports an old vector index to (Glacier through its lifecycle rule)."""
     guardrail_id: str = ""

@@ -25,6 +25,7 @@ USAGE_KEY_PREFIX = "agent-memory-"
 OUTPUT_VECTOR_BUCKET = "VectorBucketName"
 OUTPUT_API_KEYS_TABLE = "ApiKeysTableName"
 OUTPUT_USAGE_PLAN = "UsagePlanId"
+OUTPUT_ARCHIVE_BUCKET = "MigrationArchiveBucketName"
 
 
 P = ParamSpec("P")
@@ -78,6 +79,8 @@ class StackResources:
     vector_bucket: str
     api_keys_table: str
     usage_plan_id: str | None = None
+    archive_bucket: str | None = None
+    """The embedding migration's archive bucket (offboarding deletes the tenant's `<tenant>/` prefix)."""
 
     @classmethod
     def from_outputs(cls, stack_name: str, outputs: Mapping[str, str]) -> StackResources:
@@ -91,6 +94,7 @@ class StackResources:
             vector_bucket=outputs[OUTPUT_VECTOR_BUCKET],
             api_keys_table=outputs[OUTPUT_API_KEYS_TABLE],
             usage_plan_id=outputs.get(OUTPUT_USAGE_PLAN) or None,
+            archive_bucket=outputs.get(OUTPUT_ARCHIVE_BUCKET) or None,
         )
 
 
@@ -111,6 +115,14 @@ class OnboardingResult:
     key: IssuedKey
 
 
+@dataclass(frozen=True)
+class OffboardingResult:
+    tenant: str
+    disabled_keys: int
+    deleted_indexes: tuple[str, ...]
+    deleted_archives: int = 0
+
+
 def read_stack_outputs(cloudformation: Any, stack_name: str) -> dict[str, str]:
     try:
         stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
@@ -129,8 +141,10 @@ class TenantOnboarding:
         s3vectors: Any,
         dynamodb: Any,
         apigateway: Any | None = None,
+        s3: Any | None = None,
     ) -> None:
         self.resources = resources
+        self._s3 = s3
         self._s3vectors = s3vectors
         self._dynamodb = dynamodb
         self._apigateway = apigateway
@@ -149,6 +163,7 @@ class TenantOnboarding:
             s3vectors=session.client("s3vectors"),
             dynamodb=session.client("dynamodb"),
             apigateway=session.client("apigateway"),
+            s3=session.client("s3"),
         )
 
     @_aws_errors
@@ -232,6 +247,57 @@ class TenantOnboarding:
         for key_hash in hashes:
             self._keys.disable(key_hash)
         return len(hashes)
+
+    @_aws_errors
+    def offboard(self, tenant: str) -> OffboardingResult:
+        """The end of a tenant (after its data was purged, domain/erasure): disable every API key of the
+        tenant and delete its vector indexes (`mem-<tenant>` and a migration's `mem-<tenant>.e<n>`). Running
+        it again finds nothing left to do."""
+        _require_tenant(tenant)
+        hashes: list[str] = []
+        pages = self._dynamodb.get_paginator("scan").paginate(
+            TableName=self.resources.api_keys_table,
+            FilterExpression="tenant = :t AND (attribute_not_exists(disabled) OR disabled = :false)",
+            ExpressionAttributeValues={":t": {"S": tenant}, ":false": {"BOOL": False}},
+            ProjectionExpression="key_hash",
+        )
+        for page in pages:
+            hashes.extend(row["key_hash"]["S"] for row in page.get("Items", []))
+        for key_hash in hashes:
+            self._keys.disable(key_hash)
+        deleted: list[str] = []
+        prefix = index_name(tenant)
+        listing = self._s3vectors.get_paginator("list_indexes").paginate(
+            vectorBucketName=self.resources.vector_bucket, prefix=prefix
+        )
+        for page in listing:
+            for index in page.get("indexes", []):
+                name = index["indexName"]
+                if name == prefix or name.startswith(prefix + ".e"):  # never another tenant's `mem-<t>x`
+                    self._s3vectors.delete_index(
+                        vectorBucketName=self.resources.vector_bucket, indexName=name
+                    )
+                    deleted.append(name)
+        archived = self._delete_archives(tenant)
+        return OffboardingResult(
+            tenant=tenant,
+            disabled_keys=len(hashes),
+            deleted_indexes=tuple(deleted),
+            deleted_archives=archived,
+        )
+
+    def _delete_archives(self, tenant: str) -> int:
+        """Every object under `<tenant>/` in the migration archive bucket (its old indexes' vectors)."""
+        bucket = self.resources.archive_bucket
+        if self._s3 is None or not bucket:
+            return 0
+        deleted = 0
+        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{tenant}/"):
+            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+            if keys:  # a page holds at most 1,000 keys, DeleteObjects' maximum
+                self._s3.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+                deleted += len(keys)
+        return deleted
 
     @_aws_errors
     def ensure_usage_key(self, tenant: str) -> str | None:

@@ -93,6 +93,11 @@ class RemoteFileStore:
         result = self._call({"op": "delete", "tenant": tenant, "namespace": namespace, "path": path})
         return bool(result.get("deleted"))
 
+    def purge_file(self, tenant: str, namespace: str, path: str, plan_id: str) -> bool:
+        """Delete any file of the namespace for an erasure plan (the file function's `purge` operation)."""
+        request = {"op": "purge", "tenant": tenant, "namespace": namespace, "path": path, "plan": plan_id}
+        return bool(self._call(request).get("deleted"))
+
     def list(self, tenant: str, namespace: str, prefix: str = "") -> builtins.list[str]:
         result = self._call({"op": "list", "tenant": tenant, "namespace": namespace, "prefix": prefix})
         return [str(p) for p in result.get("paths", [])]

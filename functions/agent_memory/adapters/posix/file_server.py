@@ -10,6 +10,7 @@ as failed and logs it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from ..file_rpc import (
 )
 from .file_store import PosixFileStore
 from .namespace_dirs import list_namespace_dirs
+
+PURGE_PLAN_RE = re.compile(r"purge_[0-9a-f]{32}")
 
 
 class FileServer:
@@ -78,6 +81,12 @@ class FileServer:
             # deleted, whichever caller asks.
             if not path.startswith(".dreams/"):
                 raise ValidationFailed(f"only files under .dreams/ can be deleted, not {path!r}")
+            return {"deleted": self._store.delete(tenant, namespace, path)}
+        if op == "purge":
+            # An erasure plan (domain/erasure) removes a file that names purged content, or every file of a
+            # purged namespace or tenant. The plan id is required and logged by the handler.
+            if not PURGE_PLAN_RE.fullmatch(_text(request, "plan")):
+                raise ValidationFailed("purge needs `plan`: the id of the purge plan (purge_<32 hex>)")
             return {"deleted": self._store.delete(tenant, namespace, path)}
         # write: compare-and-swap against the version the caller read
         text = _text(request, "text")

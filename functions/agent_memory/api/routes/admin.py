@@ -9,8 +9,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from ...domain.errors import Forbidden
 from ...domain.identity import Scope
-from ..context import current
-from ..models import DecayRequest, DecayResponse, StatsResponse
+from ..context import RequestContext, current
+from ..models import DecayRequest, DecayResponse, RecallLatencyOut, StatsResponse
 
 router = Router()
 
@@ -27,7 +27,14 @@ def stats(namespace: Annotated[str, Query(max_length=520)]) -> StatsResponse:
         by_tier=counts.by_tier,
         by_type=counts.by_type,
         files=usage,
+        recall_latency=_recall_latency(ctx, namespace),
     )
+
+
+def _recall_latency(ctx: RequestContext, namespace: str) -> RecallLatencyOut | None:
+    window = ctx.services.recall_latency
+    summary = window.summary(ctx.principal.tenant, namespace) if window is not None else None
+    return RecallLatencyOut.model_validate(summary) if summary is not None else None
 
 
 @router.post("/admin/archive-decayed", summary="Run the forgetting job (admin scope)", tags=["admin"])

@@ -9,9 +9,10 @@ from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import Field
 
-from ...domain.errors import Forbidden, UpstreamUnavailable
+from ...domain.errors import Forbidden, NotConfigured
 from ...domain.identity import Scope
 from ...domain.model import Model
 from ..context import RequestContext, current
@@ -37,8 +38,8 @@ class DreamRequest(Strict):
 
 
 class GateOut(Model):
-    value: float
-    threshold: float
+    value: float | None = Field(None, description="None only in run.json audits written before 2026-12")
+    threshold: float | None = None
     passed: bool
 
 
@@ -106,6 +107,51 @@ class DreamStarted(Model):
     namespaces: list[str]
 
 
+class DreamRunRecord(Model):
+    namespace: str
+    day: str
+    run_id: str
+    status: str = Field(description="completed | compacted (an older day: its summary only)")
+    finished_at: str | None = None
+    compacted: bool = Field(description="True for a day compacted by `.dreams/` retention: no candidates")
+    reruns: list[str] = Field(description="Audits of forced re-runs of the day, beside the first run's")
+    summary: dict[str, Any]
+    workload: dict[str, Any] = Field(default_factory=dict)
+    themes: list[dict[str, Any]] = Field(default_factory=list)
+    candidates: list[CandidateOut] = Field(
+        default_factory=list, description="The run's explained candidates (run.json's cap), promoted first"
+    )
+
+
+class DreamRunsResponse(Model):
+    runs: list[DreamRunRecord]
+
+
+@router.get(
+    "/admin/dream/runs",
+    summary="The last dreaming runs of a namespace, newest first: what each promoted and held back, with "
+    "the six signals and the gates of every candidate (admin scope)",
+    tags=["admin"],
+)
+def dream_runs(
+    namespace: Annotated[str, Query(max_length=520)],
+    limit: Annotated[int, Query(ge=1, le=30)] = 5,
+) -> DreamRunsResponse:
+    ctx = current()
+    ctx.allow(Scope.ADMIN, namespace)
+    from ...domain.dreaming.ledger import recent_runs
+
+    runs = []
+    for run in recent_runs(ctx.services.files, ctx.principal.tenant, namespace, limit):
+        for candidate in run.get("candidates", []):
+            gates = candidate.get("gates", {})  # older audits kept only whether each gate passed
+            candidate["gates"] = {k: g if isinstance(g, dict) else {"passed": g} for k, g in gates.items()}
+        runs.append(
+            DreamRunRecord.model_validate({k: v for k, v in run.items() if k in DreamRunRecord.model_fields})
+        )
+    return DreamRunsResponse(runs=runs)
+
+
 @router.post(
     "/admin/dream/start",
     summary="Start the dreaming sweep now, asynchronously: the Step Functions workflow in AWS, a background "
@@ -121,7 +167,7 @@ def start_dream(body: DreamStartRequest) -> DreamStarted:
         raise Forbidden("this API key is limited to some namespaces: name them in `namespaces`")
     launcher = ctx.services.dream_launcher
     if launcher is None:
-        raise UpstreamUnavailable(
+        raise NotConfigured(
             "this deployment runs dreaming synchronously: use POST /v1/admin/dream or `agent-memory dream` "
             "(in AWS, enable schedules.dreaming.on_demand in cdk.json)"
         )
@@ -134,7 +180,7 @@ def _service(ctx: RequestContext) -> DreamingService:
     from ...domain.dreaming.sweep import DreamingService
 
     if not isinstance(service, DreamingService):
-        raise UpstreamUnavailable("dreaming is not configured on this deployment")
+        raise NotConfigured("dreaming is not configured on this deployment")
     return service
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Annotated
 
@@ -143,6 +144,7 @@ def remember_batch(body: RememberBatchRequest) -> RememberBatchResponse:
 def recall(body: RecallRequest) -> RecallResponse:
     ctx = current()
     ctx.allow(Scope.READ, *body.namespaces)
+    started = time.perf_counter()
     result = ctx.services.memory.recall(
         ctx.principal.tenant,
         RecallInput(
@@ -156,6 +158,11 @@ def recall(body: RecallRequest) -> RecallResponse:
             mode=body.mode,
         ),
     )
+    if ctx.services.recall_latency is not None:
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        ctx.services.recall_latency.record(
+            ctx.principal.tenant, tuple(dict.fromkeys(body.namespaces)), elapsed_ms
+        )
     return RecallResponse(
         query_hash=result.query_hash,
         results=[
@@ -246,7 +253,11 @@ def correct_memory(memory_id: str, body: CorrectRequest) -> CorrectResponse:
 
 
 @router.post(
-    "/memories/<memory_id>/archive", summary="Archive (never deletes; restorable)", tags=["memories"]
+    "/memories/<memory_id>/archive",
+    summary="Archive (never deletes; restorable)",
+    description="An active memory is archived and can be restored. A quarantined memory is rejected: "
+    "archived with `status_reason` 'rejected from quarantine: <reason>', never indexed and never restored.",
+    tags=["memories"],
 )
 def archive_memory(memory_id: str, body: ReasonRequest) -> MemoryRecord:
     ctx = current()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import Field
 
-from ...domain.errors import NotFound, UpstreamUnavailable
+from ...domain.errors import NotConfigured, NotFound
 from ...domain.identity import Scope
 from ...domain.model import Model
 from ...domain.sessions.config import MAX_BASE_SYSTEM_CHARS, NO_MODEL_MESSAGE
@@ -125,16 +125,14 @@ class TurnResponse(Model):
 def _sessions(ctx: RequestContext) -> SessionService:
     service = getattr(ctx.services, "sessions", None)
     if service is None:
-        raise UpstreamUnavailable(
-            "sessions are not enabled in this runtime: the server was built without them"
-        )
+        raise NotConfigured("sessions are not enabled in this runtime: the server was built without them")
     return service
 
 
 def _chat(ctx: RequestContext) -> ChatService:
     service = getattr(ctx.services, "chat", None)
     if service is None or not service.configured:
-        raise UpstreamUnavailable(NO_MODEL_MESSAGE)
+        raise NotConfigured(NO_MODEL_MESSAGE)
     return service
 
 

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import Field
 
-from ...domain.errors import Forbidden, UpstreamUnavailable
+from ...domain.errors import Forbidden, NotConfigured
 from ...domain.identity import Scope
 from ...domain.model import Model
 from ..context import RequestContext, current
@@ -399,14 +399,14 @@ def accept_proposal(body: AcceptRequest) -> AcceptResponse:
 def _skills(ctx: RequestContext) -> SkillsService:
     service = ctx.services.skills
     if service is None:
-        raise UpstreamUnavailable("skills are not configured on this deployment")
+        raise NotConfigured("skills are not configured on this deployment")
     return service
 
 
 def _curator(ctx: RequestContext) -> CuratorService:
     service = ctx.services.curator
     if service is None:
-        raise UpstreamUnavailable("the skills curator is not configured on this deployment")
+        raise NotConfigured("the skills curator is not configured on this deployment")
     return service
 
 

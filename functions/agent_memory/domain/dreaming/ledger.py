@@ -78,6 +78,42 @@ def day_path(day: str, name: str) -> str:
     return f"{DREAMS_DIR}/{day}/{name}"
 
 
+def recent_runs(files: MemoryFilesService, tenant: str, namespace: str, limit: int) -> list[dict[str, Any]]:
+    """The audits of the newest `limit` sweep days of a namespace, newest first: a day kept in full gives its
+    run.json (every explained candidate with its signals and gates), a compacted day its summary.json
+    (`compacted`: true, no candidates). A day whose sweep has not finished is left out."""
+    days: dict[str, list[str]] = {}
+    for path in files.list_files(tenant, namespace, f"{DREAMS_DIR}/"):
+        match = _DAY_DIR_RE.match(path)
+        if match is not None:
+            days.setdefault(match.group(1), []).append(match.group(2))
+    runs: list[dict[str, Any]] = []
+    for day in sorted(days, reverse=True):
+        if len(runs) >= limit:
+            break
+        names = days[day]
+        reruns = sorted(name for name in names if name.startswith("run-") and name.endswith(".json"))
+        if "run.json" in names:
+            body = _loads(files.read_file(tenant, namespace, day_path(day, "run.json"))) or {}
+            runs.append({**body, "day": day, "compacted": False, "reruns": reruns})
+        elif SUMMARY_NAME in names:
+            summary = _loads(files.read_file(tenant, namespace, day_path(day, SUMMARY_NAME))) or {}
+            runs.append(
+                {
+                    "namespace": namespace,
+                    "day": day,
+                    "run_id": summary.get("run_id") or "",
+                    "status": "compacted",
+                    "finished_at": summary.get("finished_at"),
+                    "summary": summary.get("summary", {}),
+                    "candidates": [],
+                    "compacted": True,
+                    "reruns": [name for name in summary.get("runs", []) if name != "run.json"],
+                }
+            )
+    return runs
+
+
 class SweepState:
     """The `.dreams/` files of a tenant's namespaces: lease, ledgers, Light/REM hand-over, audit."""
 

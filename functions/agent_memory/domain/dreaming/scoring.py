@@ -301,7 +301,7 @@ class Outcome:
             "reinforcement": round(self.reinforcement, 4),
             "workload": round(self.workload, 4),
             "total": round(self.total, 4),
-            "gates": {gate.name: gate.passed for gate in self.gates},
+            "gates": {gate.name: gate.as_dict() for gate in self.gates},  # value, threshold, passed
             "decision": self.decision,
             "reason": self.reason,
             "memory_md": self.memory_md,

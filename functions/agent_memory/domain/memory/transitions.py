@@ -75,9 +75,18 @@ def require_correctable(record: MemoryRecord) -> None:
     raise _refusal(record, f"memory {record.id} is {record.status.value}; restore it before correcting it")
 
 
+REJECTED_FROM_QUARANTINE = "rejected from quarantine"
+"""Start of the `status_reason` of a quarantined memory a person archived (rejected). It was never indexed,
+so it cannot be restored as an ordinary archived memory: it stays out (remember it again if it is safe)."""
+
+
+def was_rejected(record: MemoryRecord) -> bool:
+    return record.status is Status.ARCHIVED and record.status_reason.startswith(REJECTED_FROM_QUARANTINE)
+
+
 def require_archivable(record: MemoryRecord) -> None:
-    """Archive leaves an active record only."""
-    if record.status is Status.ACTIVE:
+    """Archive leaves an active record, or a quarantined one (a person rejects it: see `with_status`)."""
+    if record.status in (Status.ACTIVE, Status.QUARANTINED):
         return
     if (moved := _moved_on(record, "archive")) is not None:
         raise moved
@@ -92,6 +101,12 @@ def require_restorable(record: MemoryRecord) -> None:
     """Restore leaves an archived record that was not corrected, or a quarantined one."""
     if (moved := _moved_on(record, "correct or archive")) is not None:
         raise moved  # an outdated version is never brought back beside its successor
+    if was_rejected(record):
+        raise _refusal(
+            record,
+            f"memory {record.id} was {REJECTED_FROM_QUARANTINE} and is never restored; remember its content "
+            "again if it is safe",
+        )
     if record.status in (Status.ARCHIVED, Status.QUARANTINED):
         return
     if record.status is Status.ACTIVE:
@@ -127,6 +142,10 @@ def with_status(record: MemoryRecord, status: Status, reason: str, now: datetime
     changed = record.model_copy(deep=True)
     changed.status = status
     changed.status_reason = reason
+    if record.status is Status.QUARANTINED and status is Status.ARCHIVED:
+        changed.status_reason = (
+            f"{REJECTED_FROM_QUARANTINE}: {reason}" if reason else REJECTED_FROM_QUARANTINE
+        )
     changed.updated_at = now
     if status is Status.ACTIVE:
         changed.last_access_at = now  # a restored memory starts a new decay period

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import DomainError, TooLarge, UpstreamUnavailable, ValidationFailed
+from ..errors import DomainError, NotConfigured, TooLarge, ValidationFailed
 from ..files.memory_files import FileView, MemoryFilesService
 from ..memory.service import MemoryService, RecallInput, RememberInput
 from ..ports import Clock
@@ -423,7 +423,7 @@ class ChatService:
 
     def turn(self, tenant: str, session_id: str, message: str, *, actor: str, can_write: bool) -> TurnResult:
         if self._model is None:
-            raise UpstreamUnavailable(NO_MODEL_MESSAGE)
+            raise NotConfigured(NO_MODEL_MESSAGE)
         text = self._check_message(message)
         session = self._sessions.get(tenant, session_id)
         self._sessions.require_open(session)
@@ -702,7 +702,7 @@ class ChatService:
         """`skill_view` and `skill_manage`: agent-written skills (provenance `agent`, author the session's
         actor); a skill written here reaches the snapshot of the next session only."""
         if self._skills is None:
-            raise UpstreamUnavailable("skills are not configured on this deployment")
+            raise NotConfigured("skills are not configured on this deployment")
         skills, tenant, namespace, actor = (
             self._skills,
             context.tenant,

@@ -49,6 +49,13 @@ class SessionClosed(Conflict):
     code = "session_closed"
 
 
+class SessionPurged(SessionClosed):
+    """Content of the session's snapshot was purged (domain/erasure): the snapshot is gone and the session
+    cannot continue (409); start a new session."""
+
+    code = "session_purged"
+
+
 class TooManySessions(Conflict):
     """The tenant already has its maximum of open sessions (409): end some, or wait for them to expire."""
 
@@ -58,6 +65,8 @@ class TooManySessions(Conflict):
 class SessionStatus(StrEnum):
     OPEN = "open"
     ENDED = "ended"
+    PURGED = "purged"
+    """Its snapshot named purged content: snapshot and turns were erased (domain/erasure)."""
 
 
 class SessionUsage(Model):

@@ -30,6 +30,7 @@ from ..skills import document as skill_document
 from .config import CacheTtl, SessionConfig
 from .ports import (
     SessionClosed,
+    SessionPurged,
     SessionRecord,
     SessionStatus,
     SessionStore,
@@ -325,6 +326,13 @@ class SessionService:
 
     def require_open(self, session: SessionRecord) -> None:
         now = self._clock.now()
+        if session.status is SessionStatus.PURGED:
+            raise SessionPurged(
+                f"session {session.id} was invalidated: content in its snapshot was purged; start a new "
+                "session to continue",
+                session_id=session.id,
+                status="purged",
+            )
         if session.status is SessionStatus.ENDED:
             raise SessionClosed(
                 f"session {session.id} was ended; start a new session to continue (it will include every "

@@ -7,6 +7,7 @@ Bedrock still throttled after the adapters' own retries) is retried more slowly.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,8 +167,16 @@ class StepLoop:
     error: str
     cause: str
 
+    def definition_json(self, function: str, **options: Any) -> str:
+        return json.dumps(self.definition(function, **options), indent=2, sort_keys=True)
+
     def definition(
-        self, function: str, *, partition: str, retry: RetryPolicy | None, task_timeout_seconds: int
+        self,
+        function: str,
+        *,
+        partition: str,
+        retry: RetryPolicy | None = None,
+        task_timeout_seconds: int = 900,
     ) -> dict[str, Any]:
         check_limits(task_timeout_seconds=task_timeout_seconds)
         tasks = LambdaTasks(partition, task_timeout_seconds, retry or RetryPolicy())

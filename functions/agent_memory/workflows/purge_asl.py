@@ -16,10 +16,7 @@ slowly (workflows/_asl.py); anything else ends in `Failed` (the plan stays `exec
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from ._asl import RetryPolicy, StepLoop
+from ._asl import StepLoop
 
 LOOP = StepLoop(
     comment="Agent memory purge: run the plan's steps one by one, then its verification",
@@ -34,17 +31,5 @@ LOOP = StepLoop(
 )
 
 
-def build_definition(
-    function: str,
-    *,
-    partition: str,
-    retry: RetryPolicy | None = None,
-    task_timeout_seconds: int = 900,
-) -> dict[str, Any]:
-    return LOOP.definition(
-        function, partition=partition, retry=retry, task_timeout_seconds=task_timeout_seconds
-    )
-
-
-def definition_json(function: str, **options: Any) -> str:
-    return json.dumps(build_definition(function, **options), indent=2, sort_keys=True)
+build_definition = LOOP.definition
+definition_json = LOOP.definition_json

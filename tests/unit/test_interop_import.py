@@ -348,6 +348,22 @@ def test_archive_with_a_top_level_folder_imports_like_the_directory(runtime):
     assert detect(zipped) == "openclaw"
 
 
+def _encrypted(zipped: bytes) -> bytes:
+    """The zip with its member marked encrypted (bit 0) in the local and the central header."""
+    data = bytearray(zipped)
+    data[data.find(b"PK\x03\x04") + 6] |= 1
+    data[data.find(b"PK\x01\x02") + 8] |= 1
+    return bytes(data)
+
+
+def _compressed_with(zipped: bytes, method: int) -> bytes:
+    """The zip with its member's compression method set to `method` (9: deflate64, which zipfile cannot read)."""
+    data = bytearray(zipped)
+    data[data.find(b"PK\x03\x04") + 8] = method
+    data[data.find(b"PK\x01\x02") + 10] = method
+    return bytes(data)
+
+
 @pytest.mark.parametrize(
     ("archive", "error", "message"),
     [
@@ -363,6 +379,8 @@ def test_archive_with_a_top_level_folder_imports_like_the_directory(runtime):
         ),
         (lambda: b"MZ\x90\x00 not an archive", ValidationFailed, "neither a zip nor a tar.gz"),
         (lambda: b"\x1f\x8b\x08\x00broken", ValidationFailed, "damaged"),
+        (lambda: _encrypted(_zip({"MEMORY.md": b"- x\n"})), ValidationFailed, "encrypted"),
+        (lambda: _compressed_with(_zip({"MEMORY.md": b"- x\n"}), 9), ValidationFailed, "compression method"),
     ],
 )
 def test_malicious_or_broken_archives_are_refused(archive, error, message):

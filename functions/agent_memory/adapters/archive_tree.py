@@ -26,6 +26,10 @@ class UnsafeArchive(ValidationFailed):
     code = "unsafe_archive"
 
 
+_ZIP_ENCRYPTED = 0x1
+"""General-purpose bit 0 of a zip member: the member is encrypted."""
+
+
 class ArchiveSourceTree:
     def __init__(
         self,
@@ -65,7 +69,12 @@ class ArchiveSourceTree:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 self._zip_members(archive)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
+        except NotImplementedError as error:  # a compression method zipfile cannot read (e.g. deflate64)
+            raise ValidationFailed(
+                f"the zip archive uses a compression method this service cannot read ({error}): create it "
+                "again with the standard deflate method"
+            ) from None
+        except (zipfile.BadZipFile, zlib.error, EOFError) as error:
             raise ValidationFailed(f"the zip archive is damaged: {error}") from None
 
     def _zip_members(self, archive: zipfile.ZipFile) -> None:
@@ -78,6 +87,10 @@ class ArchiveSourceTree:
                 raise UnsafeArchive(f"{info.filename!r} is a symbolic link: links are refused", member=path)
             if info.is_dir() or not path.endswith(SOURCE_SUFFIXES):
                 continue
+            if info.flag_bits & _ZIP_ENCRYPTED:  # zipfile would raise RuntimeError asking for a password
+                raise ValidationFailed(
+                    f"{info.filename!r} is encrypted: export the archive without a password", member=path
+                )
             self._check_size(path, info.file_size)
             with archive.open(info) as handle:
                 self._keep(path, handle.read(self._max_file_bytes + 1))

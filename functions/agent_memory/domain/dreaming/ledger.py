@@ -78,15 +78,21 @@ def day_path(day: str, name: str) -> str:
     return f"{DREAMS_DIR}/{day}/{name}"
 
 
-def recent_runs(files: MemoryFilesService, tenant: str, namespace: str, limit: int) -> list[dict[str, Any]]:
-    """The audits of the newest `limit` sweep days of a namespace, newest first: a day kept in full gives its
-    run.json (every explained candidate with its signals and gates), a compacted day its summary.json
-    (`compacted`: true, no candidates). A day whose sweep has not finished is left out."""
+def sweep_days(files: MemoryFilesService, tenant: str, namespace: str) -> dict[str, list[str]]:
+    """The file names under each `.dreams/<day>/` folder of a namespace, by day."""
     days: dict[str, list[str]] = {}
     for path in files.list_files(tenant, namespace, f"{DREAMS_DIR}/"):
         match = _DAY_DIR_RE.match(path)
         if match is not None:
             days.setdefault(match.group(1), []).append(match.group(2))
+    return days
+
+
+def recent_runs(files: MemoryFilesService, tenant: str, namespace: str, limit: int) -> list[dict[str, Any]]:
+    """The audits of the newest `limit` sweep days of a namespace, newest first: a day kept in full gives its
+    run.json (every explained candidate with its signals and gates), a compacted day its summary.json
+    (`compacted`: true, no candidates). A day whose sweep has not finished is left out."""
+    days = sweep_days(files, tenant, namespace)
     runs: list[dict[str, Any]] = []
     for day in sorted(days, reverse=True):
         if len(runs) >= limit:
@@ -162,11 +168,7 @@ class SweepState:
         idempotent, and every other file of the day is deleted; `.dreams/` grows by a few hundred bytes per
         day instead of the size of a full run."""
         tenant, namespace = handle.tenant, handle.namespace
-        days: dict[str, list[str]] = {}
-        for path in self._files.list_files(tenant, namespace, f"{DREAMS_DIR}/"):
-            match = _DAY_DIR_RE.match(path)
-            if match is not None:
-                days.setdefault(match.group(1), []).append(match.group(2))
+        days = sweep_days(self._files, tenant, namespace)
         full = sorted(day for day, names in days.items() if SUMMARY_NAME not in names)
         keep = self.config.keep_full_runs
         compacted: list[str] = []

@@ -4,7 +4,6 @@ their sha256 hashes stay (`content_hashes`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -130,10 +129,6 @@ def is_tombstone(change_json: str) -> bool:
 
 def new_plan_id() -> str:
     return f"purge_{uuid.uuid4().hex}"
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(normalize_content(text).encode("utf-8")).hexdigest()
 
 
 MIN_NEEDLE_CHARS = 3

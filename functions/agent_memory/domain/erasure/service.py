@@ -26,7 +26,6 @@ from .model import (
     PurgeTarget,
     Verification,
     new_plan_id,
-    text_sha256,
 )
 from .ports import ContentStore, PurgeLauncher, PurgeLedger, RecordEraser
 
@@ -94,7 +93,7 @@ class ErasureService:
             record_namespaces={r.id: r.namespace for r in records},
             record_hashes={r.id: r.content_hash or content_hash(r.content) for r in records},
             namespaces=namespaces,
-            content_hashes=sorted({text_sha256(text) for text in needles}),
+            content_hashes=sorted({content_hash(text) for text in needles}),
             needles=needles,
             candidates=candidates,
         )

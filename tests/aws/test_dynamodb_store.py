@@ -352,3 +352,21 @@ def test_given_stale_version_when_committed_then_error_names_stored_and_expected
         "expected_version": record.version,
         "stored_version": record.version + 1,
     }
+
+
+def test_touch_sends_its_updates_at_once(store: DynamoRecordStore, dynamodb: Any) -> None:
+    """Recall waits for the touch: one UpdateItem per record, each a round trip, so they must overlap. Every
+    update here waits until all five have been sent; sent one after the other, the barrier would break."""
+    records = [make_record(f"fact {i}") for i in range(5)]
+    store.commit([RecordWrite(r, None) for r in records], [])
+    in_flight = threading.Barrier(5, timeout=30)
+
+    def sent(**_: Any) -> None:  # a hook that returns something would be taken as the response
+        in_flight.wait()
+
+    dynamodb.meta.events.register("before-call.dynamodb.UpdateItem", sent)
+    try:
+        store.touch(TENANT_A, [r.id for r in records], T0 + timedelta(hours=1))
+    finally:
+        dynamodb.meta.events.unregister("before-call.dynamodb.UpdateItem", sent)
+    assert [store.get(TENANT_A, r.id).access_count for r in records] == [1] * 5  # type: ignore[union-attr]

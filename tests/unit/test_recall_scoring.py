@@ -12,6 +12,7 @@ question cannot climb above the three database facts."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -26,6 +27,7 @@ from agent_memory.domain.memory.recall import (
     rerank,
     search_halves,
     select_top,
+    together,
 )
 from agent_memory.domain.ports import Hit
 from agent_memory.domain.records import MemoryRecord, MemoryType
@@ -189,3 +191,41 @@ def test_one_half_only_or_no_overlap_runs_inline() -> None:
     )  # in-process model
     assert seen == [caller, caller]
     assert search_halves(lambda: [Hit(record_id="v", score=0.5)], None, overlap=True)[1] == []
+
+
+def test_together_runs_independent_calls_at_once_when_they_wait_on_the_network() -> None:
+    # Each call waits for all three to have started: run one after the other, the barrier would break.
+    started = threading.Barrier(3, timeout=30)
+    ran: list[int] = []
+
+    def call(n: int) -> None:
+        started.wait()
+        ran.append(n)
+
+    together([lambda: call(1), lambda: call(2), lambda: call(3)], overlap=True)
+    assert sorted(ran) == [1, 2, 3]
+
+
+def test_together_raises_the_first_error_after_every_call_finished() -> None:
+    finished: list[str] = []
+
+    def slow() -> None:
+        time.sleep(0.05)
+        finished.append("slow")
+
+    def broken() -> None:
+        raise RuntimeError("table throttled")
+
+    with pytest.raises(RuntimeError, match="table throttled"):
+        together([broken, slow, slow], overlap=True)
+    assert finished == ["slow", "slow"]  # nothing outlives the request
+
+
+def test_together_without_overlap_runs_in_order_on_the_caller() -> None:
+    caller = threading.get_ident()
+    seen: list[tuple[int, int]] = []
+    together(
+        [lambda: seen.append((1, threading.get_ident())), lambda: seen.append((2, threading.get_ident()))],
+        overlap=False,
+    )
+    assert seen == [(1, caller), (2, caller)]

@@ -41,6 +41,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import contextvars
 import heapq
 import itertools
 import json
@@ -48,6 +49,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -75,6 +77,19 @@ MAX_TRANSACTION_BYTES = 4_000_000
 """TransactWriteItems accepts at most 4 MB in total; checked (approximately) before the call."""
 _BATCH_GET_MAX = 100
 _BATCH_GET_ATTEMPTS = 8
+_TOUCH_CONCURRENCY = 8
+"""Below botocore's default connection pool (10), which the recall log's PutItem shares at the same time."""
+_touch_lock = threading.Lock()
+_touch_executor: ThreadPoolExecutor | None = None
+
+
+def _touch_pool() -> ThreadPoolExecutor:
+    global _touch_executor
+    with _touch_lock:
+        if _touch_executor is None:
+            _touch_executor = ThreadPoolExecutor(_TOUCH_CONCURRENCY, thread_name_prefix="dynamodb-touch")
+        return _touch_executor
+
 
 _COUNTED = ("status", "tier", "type")
 
@@ -507,9 +522,12 @@ class DynamoRecordStore:
         raise error
 
     def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
+        """One UpdateItem per record (DynamoDB has no batch update), sent at once: each is a round trip, and
+        recall waits for them (bench/aws_recall_round_trips.py: 10 sequential round trips → 1)."""
         client = self._client(tenant)
         moment = sortable_time(at)
-        for record_id in dict.fromkeys(record_ids):
+
+        def update(record_id: str) -> None:
             try:
                 with upstream_errors("DynamoDB", "UpdateItem"):
                     # version is deliberately untouched: access bookkeeping must never fail a real update.
@@ -525,6 +543,18 @@ class DynamoRecordStore:
                 if error_code(error) != "ConditionalCheckFailedException":
                     raise
                 # A record deleted or never created: nothing to account for.
+
+        ids = list(dict.fromkeys(record_ids))
+        if len(ids) < 2:
+            for record_id in ids:
+                update(record_id)
+            return
+        context = contextvars.copy_context()
+        futures = [_touch_pool().submit(context.copy().run, update, record_id) for record_id in ids]
+        errors = [future.exception() for future in futures]  # waits for every update
+        for error in errors:
+            if error is not None:
+                raise error
 
     def log_recall(self, entry: RecallLogEntry) -> None:
         client = self._client(entry.tenant)

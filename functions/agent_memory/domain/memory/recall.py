@@ -1,10 +1,12 @@
 """Hybrid recall ranking: reciprocal-rank fusion of vector and keyword ranks, then a weighted re-rank.
 
-Kept free of I/O so the ranking can be unit-tested and explained: every result carries its components."""
+The ranking is kept free of I/O so it can be unit-tested and explained: every result carries its components.
+`search_halves`, `together` and `record_recall` only schedule calls the service hands them (ports)."""
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -12,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..ports import Hit
+from ..ports import Hit, RecordStore
 from ..records import MemoryRecord, RecallLogEntry
 from .policy import MemoryPolicy
 from .strength import decay, hours_between, strength
@@ -260,6 +262,38 @@ def search_halves(
         keyword.exception()  # wait for it, so no work outlives the request; its own error is secondary
         raise
     return vector_hits, keyword.result()
+
+
+def together(calls: Sequence[Callable[[], None]], *, overlap: bool) -> None:
+    """Run independent calls, at once on worker threads when `overlap` (their time is network waits, as in
+    AWS), one after the other otherwise. Every call finishes before this returns; the first error is raised."""
+    if not overlap or len(calls) < 2:
+        for each in calls:
+            each()
+        return
+    futures = [_keyword_pool().submit(contextvars.copy_context().run, each) for each in calls[1:]]
+    try:
+        calls[0]()
+    finally:
+        errors = [future.exception() for future in futures]  # waits for all: no work outlives the request
+    for error in errors:
+        if error is not None:
+            raise error
+
+
+def record_recall(
+    store: RecordStore,
+    entries: Sequence[RecallLogEntry],
+    tenant: str,
+    record_ids: list[str],
+    at: datetime,
+    *,
+    overlap: bool,
+) -> None:
+    """Write the recall-log entries and touch the returned records: independent writes, so where each is a
+    network round trip (a DynamoDB call in AWS) they go out together instead of one after the other."""
+    calls = [functools.partial(store.log_recall, entry) for entry in entries]
+    together([*calls, functools.partial(store.touch, tenant, record_ids, at)], overlap=overlap)
 
 
 def recall_log_entries(

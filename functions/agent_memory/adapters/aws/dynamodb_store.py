@@ -77,8 +77,9 @@ MAX_TRANSACTION_BYTES = 4_000_000
 """TransactWriteItems accepts at most 4 MB in total; checked (approximately) before the call."""
 _BATCH_GET_MAX = 100
 _BATCH_GET_ATTEMPTS = 8
-_TOUCH_CONCURRENCY = 8
-"""Below botocore's default connection pool (10), which the recall log's PutItem shares at the same time."""
+_TOUCH_CONCURRENCY = 16
+"""A default recall (k=10) touches in one wave; within the tenant clients' 32 pooled connections
+(credentials.DEFAULT_CLIENT_CONFIG), which the recall log's PutItem shares at the same time."""
 _touch_lock = threading.Lock()
 _touch_executor: ThreadPoolExecutor | None = None
 

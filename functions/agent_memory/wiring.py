@@ -337,10 +337,17 @@ def _aws_erasure(
     embedding cache of the migration routing."""
     from .adapters.aws.clients import default_client
     from .adapters.aws.credentials import ClientFactory
-    from .adapters.aws.erasure import S3VectorsIndexProbe, StepFunctionsPurgeLauncher, build_aws_erasure
+    from .adapters.aws.erasure import (
+        S3VectorArchives,
+        S3VectorsIndexProbe,
+        StepFunctionsPurgeLauncher,
+        build_aws_erasure,
+    )
+    from .adapters.aws.import_store import DynamoImportStore
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, index_name_for
 
     region = settings.region or None
+    archive_bucket = settings.migration_archive_bucket
 
     def index_names(tenant: str) -> list[str]:
         if routing is None:
@@ -381,6 +388,10 @@ def _aws_erasure(
             clients.stepfunctions or default_client("stepfunctions", region), settings.purge_state_machine_arn
         )
         if settings.purge_state_machine_arn
+        else None,
+        imports=DynamoImportStore(settings.table, ClientFactory("dynamodb", credentials, region)),
+        archives=S3VectorArchives(archive_bucket, ClientFactory("s3", credentials, region))
+        if archive_bucket
         else None,
     )
 

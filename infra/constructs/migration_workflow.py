@@ -1,6 +1,6 @@
 """MigrationWorkflow: the embedding-model migration's backfill (issue 12) — its task function, a STANDARD
 state machine built from `workflows/migration_asl.py`, the archive bucket the old index is exported to
-(Glacier by lifecycle), the tenant role's grants for a migration's second index and the archive, and alarms
+(Glacier Instant Retrieval by lifecycle), the tenant role's grants for a migration's second index and the archive, and alarms
 on failed executions and dead letters.
 
 The second index (`mem-<tenant>.e<n>`) is created by the migration at run time with the tenant role, never by
@@ -74,9 +74,14 @@ class MigrationWorkflow(Construct):
                 s3.LifecycleRule(
                     id="archived-vectors-to-glacier",
                     tag_filters={ARCHIVE_TAG_KEY: ARCHIVE_TAG_VALUE},
+                    # Glacier Instant Retrieval, not Flexible Retrieval: a purge (domain/erasure) must read and
+                    # rewrite the parts that hold a purged vector, and Flexible Retrieval answers GetObject with
+                    # InvalidObjectState until a restore of hours. Instant Retrieval reads in milliseconds at a
+                    # similar storage price (90-day minimum: a rewritten part pays the rest of its 90 days).
                     transitions=[
                         s3.Transition(
-                            storage_class=s3.StorageClass.GLACIER, transition_after=Duration.days(0)
+                            storage_class=s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
+                            transition_after=Duration.days(0),
                         )
                     ],
                 ),
@@ -165,6 +170,16 @@ class MigrationWorkflow(Construct):
                 sid="OwnTenantArchive",
                 actions=list(ARCHIVE_OBJECT_ACTIONS),
                 resources=[self.archive_bucket.arn_for_objects(f"{TENANT_PRINCIPAL_TAG}/*")],
+            )
+        )
+        # A purge (domain/erasure) lists the tenant's archive parts to rewrite them without purged vectors:
+        # ListBucket on the bucket, only for keys under the session's own `<tenant>/` prefix.
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantArchiveListing",
+                actions=["s3:ListBucket"],
+                resources=[self.archive_bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{TENANT_PRINCIPAL_TAG}/*"]}},
             )
         )
         stack = Stack.of(self)

@@ -535,9 +535,14 @@ class MemoryStack(Stack):
         self.api_function.add_environment(
             "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN", migration.state_machine.state_machine_arn
         )
-        self.api_function.add_environment(
-            "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", migration.archive_bucket.bucket_name
-        )
+        # The API and dreaming functions both write vectors (remember; dreaming's promotions and merges) and run
+        # purges (inline, or the purge workflow's steps): with the archive bucket set, their wiring routes
+        # vectors through the tenant's migration (both indexes during one) and the purge rewrites the tenant's
+        # archive parts (with the tenant role: OwnTenantArchive*).
+        for function in (self.api_function, self.dreaming_function):
+            function.add_environment(
+                "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", migration.archive_bucket.bucket_name
+            )
         for alarm in migration.alarms:
             alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.observability.topic))
         self.purge.alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.observability.topic))
@@ -554,6 +559,13 @@ class MemoryStack(Stack):
             roles=[tenant_role],
             actions=ARCHIVE_OBJECT_ACTIONS,
             resources=[migration.archive_bucket.arn_for_objects("*")],
+        )
+        self.network.allow(
+            "s3",
+            sid="TenantMigrationArchiveListing",
+            roles=[tenant_role],
+            actions=["s3:ListBucket"],
+            resources=[migration.archive_bucket.bucket_arn],
         )
         self.network.allow(
             "states",

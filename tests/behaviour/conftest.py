@@ -53,6 +53,7 @@ PRINCIPALS: dict[str, tuple[str, list[str], list[str]]] = {
     ),  # erasure (admin does not imply it)
     "beta-purger": ("beta", ["*"], ["read", "write", "admin", "purge"]),
     "gamma": ("gamma", ["*"], ["read", "write", "admin", "purge"]),  # a tenant the erasure tests offboard
+    "delta": ("delta", ["*"], ["read", "write", "admin", "purge"]),  # erasure of a migration's archive
 }
 
 

@@ -185,6 +185,88 @@ def test_purging_a_subject_invalidates_a_running_session_that_holds_it(purge_api
     assert subject not in str(ok(alpha.get(f"/v1/sessions/{fresh['id']}")))
 
 
+def test_purging_an_imported_memory_redacts_the_import_report_too(purge_api: Api) -> None:
+    from tests.behaviour.test_imports import _archive
+
+    alpha = purge_api.client(PURGER)
+    ns = "/erase/imported"
+    text = "User prefers British English spelling in documentation."
+    report = ok(alpha.post("/v1/imports", json={"namespace": ns, "archive": _archive("hermes/.hermes")}))[
+        "report"
+    ]
+    assert "british" in json.dumps(report).lower()  # a recall probe's paraphrased query holds the content
+    record = next(
+        r
+        for r in ok(alpha.get("/v1/memories", params={"namespace": ns, "limit": 100}))["items"]
+        if r["content"] == text
+    )
+    before_beta = view(purge_api, "beta", [ns])
+
+    planned = plan(alpha, kind="memory", record_id=record["id"])
+    assert store(planned, "imports")["items"] >= 1, planned
+    assert "British" not in str(planned)
+    done = execute(alpha, planned["id"])
+    assert done["state"] == "completed" and done["verification"]["remaining"] == 0, done
+    assert next(f for f in done["verification"]["stores"] if f["store"] == "imports")["items"] == 0
+
+    after = ok(alpha.get(f"/v1/imports/{report['id']}"))
+    assert "british" not in json.dumps(after).lower(), after  # entry, probe query: all redacted
+    assert after["report"]["decisions"] == report["decisions"]  # the report still adds up
+    assert after["report"]["purges"] == [planned["id"]]
+    assert view(purge_api, "beta", [ns]) == before_beta
+    rolled = ok(alpha.post(f"/v1/imports/{report['id']}/rollback"))["report"]["rollback"]
+    assert (rolled["archived"], rolled["files_removed"], rolled["skills_archived"]) == (4, 4, 1)
+
+
+def _archived_vectors(api: Api, tenant: str) -> list[dict[str, Any]]:
+    """Every vector line of the tenant's embedding-migration archives (local folder, or the archive bucket)."""
+    if api.runtime == "local":
+        folder = api.data_dir / "archive" / tenant
+        texts = [part.read_text() for part in sorted(folder.rglob("*.jsonl"))]
+    else:
+        import boto3
+
+        from tests.behaviour.conftest import MIGRATION_ARCHIVE_BUCKET, REGION
+
+        s3 = boto3.client("s3", region_name=REGION)
+        listed = s3.list_objects_v2(Bucket=MIGRATION_ARCHIVE_BUCKET, Prefix=f"{tenant}/").get("Contents", [])
+        texts = [
+            s3.get_object(Bucket=MIGRATION_ARCHIVE_BUCKET, Key=o["Key"])["Body"].read().decode()
+            for o in listed
+            if o["Key"].endswith(".jsonl")
+        ]
+    return [json.loads(line) for text in texts for line in text.splitlines() if line.strip()]
+
+
+def test_purging_a_memory_rewrites_an_embedding_migration_archive(purge_api: Api) -> None:
+    from tests.behaviour.test_embedding_migration import run_backfill_task, wait_for_state
+
+    delta = purge_api.client("delta")
+    ns = "/erase/archived"
+    secret = "The vault night code is wren-4471-delta"
+    purged = remember(delta, ns, secret)
+    kept = [remember(delta, ns, f"Archived fact {n}: the tide turns at {n} bells") for n in range(3)]
+    ok(delta.post("/v1/admin/migration/plan", json={"embedder": "hashing@128", "batch_size": 8}))
+    ok(delta.post("/v1/admin/migration/start"))
+    run_backfill_task(purge_api, delta)
+    wait_for_state(delta, "verifying")
+    ok(delta.post("/v1/admin/migration/switch"))
+    archived = ok(delta.post("/v1/admin/migration/archive"))
+    assert archived["state"] == "archived" and archived["archive"]["vectors"] >= 4
+    keys = {line.get("id") or line.get("key") for line in _archived_vectors(purge_api, "delta")}
+    assert purged["id"] in keys and {k["id"] for k in kept} <= keys
+
+    planned = plan(delta, kind="memory", record_id=purged["id"])
+    assert store(planned, "archives")["items"] == 1 and store(planned, "archives")["unreachable"] == []
+    done = execute(delta, planned["id"])
+    assert done["state"] == "completed" and done["verification"]["remaining"] == 0, done
+    assert done["verification"]["unreachable"] == 0
+    lines = _archived_vectors(purge_api, "delta")
+    keys = {line.get("id") or line.get("key") for line in lines}
+    assert purged["id"] not in keys and {k["id"] for k in kept} <= keys  # only the purged vector went
+    assert "wren-4471" not in json.dumps(lines)
+
+
 def test_purging_a_tenant_erases_all_of_it_and_no_other_tenant(purge_api: Api) -> None:
     gamma = purge_api.client("gamma")
     namespaces = ["/offboard/a", "/offboard/b"]

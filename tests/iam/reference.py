@@ -257,6 +257,10 @@ def s3_needs(operation: str, params: dict[str, Any]) -> list[Need]:
         return _need("s3", "PutObject", resource) + tagging
     if operation in ("GetObject", "HeadObject"):
         return _need("s3", "GetObject", resource)
+    if operation in ("ListObjectsV2", "ListObjects"):
+        # Authorized as s3:ListBucket on the bucket, with the requested prefix as `s3:prefix`.
+        bucket = f"arn:{PARTITION}:s3:::{params.get('Bucket', '')}"
+        return _need("s3", "ListBucket", bucket, {"s3:prefix": [str(params.get("Prefix", ""))]})
     raise KeyError(f"no IAM mapping for s3:{operation}; add one to tests/iam/reference.py")
 
 

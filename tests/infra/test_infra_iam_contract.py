@@ -93,6 +93,18 @@ def test_a_tenant_session_queries_only_its_own_gsi_partitions(
     assert _tenant_allows(resolved, "acme", "dynamodb", "Query", query) is allowed
 
 
+@pytest.mark.parametrize(
+    "prefix, allowed",
+    [("acme/", True), ("acme/mig_1/", True), ("globex/", False), ("", False), ("acme", False)],
+)
+def test_a_tenant_session_lists_only_its_own_archive_prefix(
+    resolved: ResolvedTemplate, prefix: str, allowed: bool
+) -> None:
+    """The purge lists the tenant's embedding-migration archive parts (domain/erasure/archives.py)."""
+    request = {"Bucket": BINDING["AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET"], "Prefix": prefix}
+    assert _tenant_allows(resolved, "acme", "s3", "ListObjectsV2", request) is allowed
+
+
 def test_a_tenant_session_cannot_scan(resolved: ResolvedTemplate) -> None:
     """A Scan names no partition key, so ForAllValues on LeadingKeys would pass: Scan must not be granted."""
     assert not _tenant_allows(resolved, "acme", "dynamodb", "Scan", {"TableName": TABLE})

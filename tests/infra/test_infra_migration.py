@@ -1,7 +1,7 @@
 """The embedding migration's infrastructure (infra/constructs/migration_workflow.py, issue 12): the backfill
 state machine is the one `workflows/migration_asl.py` builds, the API function may start it and nothing else
 may; the tenant role reaches a migration's second index only under its own tenant's name, and the archive
-only under its own prefix; the archive moves exported vectors to Glacier; failures and dead letters alarm."""
+only under its own prefix; the archive moves exported vectors to Glacier Instant Retrieval (a purge can still read them); failures and dead letters alarm."""
 
 from __future__ import annotations
 
@@ -54,6 +54,11 @@ def test_only_the_api_function_starts_the_backfill_and_knows_where_it_archives(
     worker = _function(synthesized, "MigrationFunction")["Environment"]["Variables"]
     assert worker["AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET"] == {"Ref": archive_id}
     assert "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN" not in worker  # it runs pages, it starts nothing
+    # The dreaming function writes vectors too (promotions, merges) and runs the purge workflow's steps: the
+    # archive bucket turns on its migration routing (both indexes during a migration) and archive purging.
+    dreaming = _function(synthesized, "DreamingFunction")["Environment"]["Variables"]
+    assert dreaming["AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET"] == {"Ref": archive_id}
+    assert "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN" not in dreaming
     starters = []
     for logical_id in synthesized.of_type("AWS::IAM::Role"):
         statements = policy_statements(synthesized, logical_id)
@@ -92,7 +97,9 @@ def test_the_archive_moves_exported_vectors_to_glacier_and_is_private(synthesize
     props = synthesized.resources[archive_id]["Properties"]
     (glacier,) = [r for r in props["LifecycleConfiguration"]["Rules"] if r.get("Transitions")]
     assert glacier["TagFilters"] == [{"Key": "agent-memory-archive", "Value": "vectors"}]
-    assert glacier["Transitions"] == [{"StorageClass": "GLACIER", "TransitionInDays": 0}]
+    assert glacier["Transitions"] == [
+        {"StorageClass": "GLACIER_IR", "TransitionInDays": 0}
+    ]  # readable by a purge
     assert props["PublicAccessBlockConfiguration"]["BlockPublicAcls"] is True
     encryption = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert encryption["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"

@@ -224,12 +224,18 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
             "dynamodb:GetItem",
             api_keys,
         )
-    # S3: tenant sessions on the migration archive bucket's objects only
+    # S3: tenant sessions on the migration archive bucket's objects, and its listing (a purge's; the IAM
+    # policy narrows it to the tenant's prefix)
     archive = by_sid["s3"]["TenantMigrationArchive"]
-    assert set(by_sid["s3"]) == {"TenantMigrationArchive"}
+    assert set(by_sid["s3"]) == {"TenantMigrationArchive", "TenantMigrationArchiveListing"}
     assert callers(archive) == {role("TenantAccessRole")}
     assert archive["Resource"].startswith("<MigrationWorkflowArchiveBucket") and archive["Resource"].endswith(
         "/*"
+    )
+    listing = by_sid["s3"]["TenantMigrationArchiveListing"]
+    assert callers(listing) == {role("TenantAccessRole")} and listing["Action"] == "s3:ListBucket"
+    assert (
+        listing["Resource"].startswith("<MigrationWorkflowArchiveBucket") and "/" not in listing["Resource"]
     )
     # S3 Vectors: tenant sessions on the `mem-` indexes; STS: the functions obtain tenant sessions only
     assert callers(by_sid["s3vectors"]["TenantIndexes"]) == {role("TenantAccessRole")}

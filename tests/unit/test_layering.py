@@ -29,7 +29,7 @@ WING_DEPENDENCIES: dict[str, set[str]] = {
     "skills": {"files"},
     "migration": set(),
     "interop": {"memory", "files", "skills"},
-    "erasure": {"files"},
+    "erasure": {"files", "interop"},
     "versioning": {"memory", "files", "interop"},
 }
 """What each wing may import besides the shared modules (docs/architecture.md shows the same graph)."""

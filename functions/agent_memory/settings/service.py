@@ -77,7 +77,9 @@ class Settings(BaseSettings):
     """The purge workflow (workflows/purge_asl.py), set by the CDK stack: a purge above the API's inline limit
     runs there. Empty: such a purge is refused (409 purge_not_ready)."""
     migration_archive_bucket: str = ""
-    """Bucket the archive step exports an old vector index to (Glacier through its lifecycle rule)."""
+    """Bucket the archive step exports an old vector index to (Glacier Instant Retrieval through its lifecycle
+    rule). Set on every function that writes vectors or purges: it turns on the migration routing there, and
+    the purge rewrites the tenant's archive parts in it."""
     guardrail_id: str = ""
     """Amazon Bedrock guardrail (id or ARN) that screens every memory-file write after the safety scan (aws
     runtime; empty: off). Set by the CDK stack when the `guardrail` context is enabled."""

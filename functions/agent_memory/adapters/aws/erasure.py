@@ -2,10 +2,11 @@
 
 Every memory-table request uses the tenant's credentials (`dynamodb:LeadingKeys` confines it to `<t>#...`):
 records are found through GSI2 (`<t>#REC`, `<t>#CHG`), recall entries in their namespace partitions
-(`<t>#RCL#<ns>`), open sessions through GSI1 (`<t>#SES`), cached vectors in `<t>#EMB#<fingerprint>`, and
-all are deleted with BatchWriteItem (DeleteRequest). Sessions that have ended are in no listing a tenant
-role can query: they expire with their TTL (`expires_at`, docs/security.md). The idempotency table is keyed
-by a hash and read with the function's own role: a purge scans it for stored responses that name the purge.
+(`<t>#RCL#<ns>`), sessions open or ended through GSI1 (`<t>#SES`, `<t>#SESEND`), cached vectors by key in
+`<t>#EMB#<fingerprint>` (BatchGetItem on the purged texts' hashes), and all are deleted with BatchWriteItem
+(DeleteRequest). The idempotency table is keyed by a hash and read with the function's own role: a purge
+scans it for stored responses that name the purge. Embedding-migration archives are rewritten in the archive
+bucket with the tenant role (`S3VectorArchives`), import state through the import store (`ImportRows`).
 
 | item       | pk                 | sk     | gsi2pk / gsi2sk                       |
 |------------|--------------------|--------|---------------------------------------|
@@ -14,6 +15,8 @@ by a hash and read with the function's own role: a purge scans it for stored res
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +24,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ...domain.erasure.archives import ArchivedVectors, ArchivePart
 from ...domain.erasure.files import FileEraser, MemoryFileLines, PosixFileEraser
+from ...domain.erasure.imports import ImportContent, ImportRows
 from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
@@ -32,10 +37,14 @@ from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
 from ._errors import error_code, upstream_errors
+from .migration import ARCHIVE_TAG
+from .session_store import ENDED_LISTING, OPEN_LISTING
 
 Item = dict[str, dict[str, Any]]
 ClientFor = Callable[[str], Any]
 _BATCH_WRITE = 25
+_BATCH_GET = 100
+"""BatchGetItem takes at most 100 keys (botocore's model: RequestItems / Keys max 100)."""
 _GET_VECTORS_MAX = 100
 """S3 Vectors' GetVectors takes at most 100 keys."""
 _ATTEMPTS = 8
@@ -94,6 +103,36 @@ class _Table:
                 "ConsistentRead": True,
             },
         )
+
+    def present(self, tenant: str, keys: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Which of these keys have an item: BatchGetItem by key (at most 100 keys a call, no duplicates),
+        keys only (ProjectionExpression), strongly consistent; unprocessed keys are asked again."""
+        client = self.client(tenant)
+        unique = list(dict.fromkeys(keys))
+        found: list[tuple[str, str]] = []
+        for start in range(0, len(unique), _BATCH_GET):
+            pending: dict[str, Any] = {
+                self.table: {
+                    "Keys": [{"pk": _s(pk), "sk": _s(sk)} for pk, sk in unique[start : start + _BATCH_GET]],
+                    "ProjectionExpression": "pk, sk",
+                    "ConsistentRead": True,
+                }
+            }
+            for attempt in range(_ATTEMPTS):
+                with upstream_errors("DynamoDB", "BatchGetItem"):
+                    response = client.batch_get_item(RequestItems=pending)
+                found.extend(_key(item) for item in response.get("Responses", {}).get(self.table, []))
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending:
+                    break
+                time.sleep(min(2.0, 0.05 * 2**attempt))
+            if pending:
+                raise UpstreamUnavailable(
+                    "DynamoDB left reads unprocessed; run the purge step again",
+                    service="dynamodb",
+                    operation="BatchGetItem",
+                )
+        return found
 
     def delete(self, tenant: str, keys: Sequence[tuple[str, str]]) -> None:
         client = self.client(tenant)
@@ -195,8 +234,9 @@ class DynamoRecordEraser:
 
 
 class DynamoSessionEraser:
-    """Open sessions (GSI1 `<t>#SES`) whose snapshot or turns name the purge: status `purged`, snapshot
-    emptied, turns deleted (the next turn fails with `session_purged`). A tenant purge deletes them."""
+    """Sessions, open (GSI1 `<t>#SES`) or ended (`<t>#SESEND`), whose snapshot or turns name the purge:
+    status `purged`, snapshot emptied, turns deleted (the next turn of an open one fails with
+    `session_purged`), out of both listings. A tenant purge deletes them."""
 
     name = "sessions"
 
@@ -206,16 +246,20 @@ class DynamoSessionEraser:
     def _matching(self, scope: EraseScope) -> list[tuple[Item, list[Item]]]:
         t = scope.tenant
         found = []
-        listing = self._t.query(
-            t,
-            {
-                "IndexName": "gsi1",
-                "KeyConditionExpression": "gsi1pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(f"{t}#SES")},
-            },
-        )
-        for listed in listing:
-            items = list(self._t.partition(t, listed["pk"]["S"]))
+        listed_keys: dict[str, None] = {}
+        for suffix in (OPEN_LISTING, ENDED_LISTING):
+            for listed in self._t.query(
+                t,
+                {
+                    "IndexName": "gsi1",
+                    "KeyConditionExpression": "gsi1pk = :pk",
+                    "ExpressionAttributeValues": {":pk": _s(f"{t}#{suffix}")},
+                    "ProjectionExpression": "pk",
+                },
+            ):
+                listed_keys[listed["pk"]["S"]] = None  # a session ended during the listing: once
+        for pk in listed_keys:
+            items = list(self._t.partition(t, pk))
             session = next((i for i in items if i["sk"]["S"] == "SES"), None)
             if session is None:
                 continue
@@ -264,7 +308,7 @@ class DynamoSessionEraser:
 
 class DynamoEmbeddingCacheEraser:
     """Cached vectors of the purged texts (`<t>#EMB#<fingerprint>` / `<text sha256>`) in every fingerprint
-    the tenant's embedding routing uses."""
+    the tenant's embedding routing uses: read by key (the plan's text hashes), never the whole partition."""
 
     name = "embedding_cache"
 
@@ -274,12 +318,11 @@ class DynamoEmbeddingCacheEraser:
 
     def _matching(self, scope: EraseScope) -> list[tuple[str, str]]:
         t = scope.tenant
-        hashes = {text_hash(text) for text in scope.record_texts}
-        found: list[tuple[str, str]] = []
-        for fingerprint in self._fingerprints(t):
-            pk = f"{t}#EMB#{fingerprint}"
-            found.extend(_key(item) for item in self._t.partition(t, pk) if item["sk"]["S"] in hashes)
-        return found
+        hashes = sorted({text_hash(text) for text in scope.record_texts})
+        if not hashes:
+            return []
+        keys = [(f"{t}#EMB#{fingerprint}", h) for fingerprint in self._fingerprints(t) for h in hashes]
+        return sorted(self._t.present(t, keys))
 
     def find(self, scope: EraseScope) -> StoreFinding:
         found = self._matching(scope)
@@ -387,6 +430,87 @@ class S3VectorsIndexProbe:
         return found
 
 
+class S3VectorArchives:
+    """Embedding-migration archives in the archive bucket (`<t>/<migration>/vectors-NNNNN.jsonl` and
+    `manifest.json`, adapters/aws/migration.py), with the tenant role (its grants stop at the `<t>/` prefix):
+    listed (ListObjectsV2 on the prefix), every part read (the lifecycle rule's Glacier Instant Retrieval reads
+    like Standard; a part an older deployment moved to Glacier Flexible Retrieval answers `InvalidObjectState`:
+    unreachable until restored), and rewritten with the export's tag (the lifecycle rule moves it again), a
+    SHA-256 checksum S3 verifies, and the manifest's counts and hashes."""
+
+    def __init__(self, bucket: str, s3: ClientFor) -> None:
+        self._bucket = bucket
+        self._s3 = s3
+
+    def parts(self, tenant: str) -> Iterator[ArchivePart]:
+        client = self._s3(tenant)
+        request: dict[str, Any] = {"Bucket": self._bucket, "Prefix": f"{tenant}/"}
+        while True:
+            with upstream_errors("S3", "ListObjectsV2"):
+                listing = client.list_objects_v2(**request)
+            for entry in listing.get("Contents", []):
+                key = str(entry["Key"])
+                archive = key[len(tenant) + 1 :].partition("/")[0]
+                if not key.endswith(".jsonl") or not archive:
+                    continue
+                try:
+                    with upstream_errors("S3", "GetObject"):
+                        body = client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+                except ClientError as error:
+                    if error_code(error) != "InvalidObjectState":
+                        raise
+                    yield ArchivePart(
+                        archive, key, None, f"in {entry.get('StorageClass', 'GLACIER')}: restore it"
+                    )
+                    continue
+                yield ArchivePart(archive, key, body.decode("utf-8").splitlines())
+            if not listing.get("IsTruncated"):
+                return
+            request["ContinuationToken"] = listing["NextContinuationToken"]
+
+    def rewrite(self, tenant: str, archive: str, parts: dict[str, list[str]], plan_id: str) -> None:
+        client = self._s3(tenant)
+        data = {
+            key: ("\n".join(lines) + "\n").encode("utf-8") if lines else b"" for key, lines in parts.items()
+        }
+        digests = {
+            key: base64.b64encode(hashlib.sha256(body).digest()).decode() for key, body in data.items()
+        }
+        # The manifest first: if the parts' rewrite is interrupted, they still hold purged lines, so the
+        # resumed purge finds them and writes both again (the other order would leave a stale manifest).
+        manifest_key = f"{tenant}/{archive}/manifest.json"
+        try:
+            with upstream_errors("S3", "GetObject"):
+                manifest = json.loads(client.get_object(Bucket=self._bucket, Key=manifest_key)["Body"].read())
+        except ClientError as error:
+            if error_code(error) not in ("NoSuchKey", "404"):
+                raise
+            manifest = None  # an export interrupted before its manifest: only parts to rewrite
+        if isinstance(manifest, dict):
+            for entry in manifest.get("parts", []):
+                if entry.get("key") in data:
+                    entry["vectors"], entry["sha256"] = len(parts[entry["key"]]), digests[entry["key"]]
+            manifest["vectors"] = sum(int(entry["vectors"]) for entry in manifest.get("parts", []))
+            manifest["purges"] = list(dict.fromkeys([*manifest.get("purges", []), plan_id]))
+            with upstream_errors("S3", "PutObject"):
+                client.put_object(
+                    Bucket=self._bucket,
+                    Key=manifest_key,
+                    Body=json.dumps(manifest, indent=2).encode(),
+                    ContentType="application/json",
+                )
+        for key, body in data.items():
+            with upstream_errors("S3", "PutObject"):
+                client.put_object(
+                    Bucket=self._bucket,
+                    Key=key,
+                    Body=body,
+                    ContentType="application/x-ndjson",
+                    ChecksumSHA256=digests[key],
+                    Tagging=ARCHIVE_TAG,
+                )
+
+
 class StepFunctionsPurgeLauncher:
     """Starts the purge workflow; the execution is named after the plan, so a second start of the same plan
     finds the running execution instead of starting another (Step Functions' idempotent StartExecution)."""
@@ -471,6 +595,8 @@ def build_aws_erasure(
     snapshots: SnapshotReader | None = None,
     index_probe: S3VectorsIndexProbe | None = None,
     launcher: StepFunctionsPurgeLauncher | None = None,
+    imports: ImportRows | None = None,
+    archives: S3VectorArchives | None = None,
 ) -> ErasureService:
     """The purge over every store of the AWS runtime. Files through the file function's `purge` operation
     (lean) or the S3 Files mount (isolated)."""
@@ -479,6 +605,10 @@ def build_aws_erasure(
         stores.append(DynamoIdempotencyEraser(idempotency_table, idempotency_client))
     if cache_fingerprints is not None:
         stores.append(DynamoEmbeddingCacheEraser(table, dynamodb, cache_fingerprints))
+    if imports is not None:
+        stores.append(ImportContent(imports))
+    if archives is not None:
+        stores.append(ArchivedVectors(archives))
     record_eraser = DynamoRecordEraser(table, dynamodb)
     if snapshots is not None:
         stores.append(

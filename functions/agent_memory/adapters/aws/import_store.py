@@ -2,7 +2,7 @@
 
 | item    | pk                          | sk                   | other attributes               |
 |---------|-----------------------------|----------------------|--------------------------------|
-| report  | `<t>#IMP#<import id>`       | `RUN`                | `doc` (the report's JSON)      |
+| report  | `<t>#IMP#<import id>`       | `RUN`                | `doc` (the report's JSON), `gsi2pk` = `<t>#IMP`, `gsi2sk` = `<started at>#<id>` |
 | outcome | `<t>#IMP#<import id>`       | `ITEM#<sha256(ref)>` | `doc` (what the item became)   |
 | ref     | `<t>#IMPREF#<namespace>`    | `REF#<sha256(ref)>`  | `ref`, `import_id`             |
 
@@ -10,7 +10,11 @@ Every partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKe
 call to the caller's tenant (the same grant as the records: GetItem, PutItem, Query, BatchGetItem,
 BatchWriteItem); another tenant's import id is simply not found. Refs are hashed into the sort key so any
 ref length fits DynamoDB's 1 KB sort-key limit. Batch calls respect the service maxima (BatchGetItem 100
-keys, BatchWriteItem 25 requests) and resend unprocessed items a bounded number of times."""
+keys, BatchWriteItem 25 requests) and resend unprocessed items a bounded number of times.
+
+It is also the purge's `ImportRows` (domain/erasure/imports.py): a tenant's imports are listed through GSI2
+(`<t>#IMP`; reports saved before that key existed are not listed), outcomes rewritten in place (same keys),
+an import deleted with its partition, a namespace's ref rows queried and deleted."""
 
 from __future__ import annotations
 
@@ -71,6 +75,8 @@ class DynamoImportStore:
                 Item={
                     "pk": _s(self._run_pk(report.tenant, report.id)),
                     "sk": _s("RUN"),
+                    "gsi2pk": _s(f"{report.tenant}#IMP"),
+                    "gsi2sk": _s(f"{report.started_at.isoformat()}#{report.id}"),
                     "kind": _s("import"),
                     "doc": _s(report.model_dump_json()),
                 },
@@ -176,6 +182,92 @@ class DynamoImportStore:
                 for ref in dict.fromkeys(refs)
             ],
         )
+
+    # ------------------------------------------------------------------ the purge's `ImportRows`
+
+    def _query(self, tenant: str, request: dict[str, Any]) -> list[dict[str, Any]]:
+        client = self._client(tenant)
+        request = {"TableName": self._table, **request}
+        items: list[dict[str, Any]] = []
+        while True:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            items.extend(response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return items
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def import_ids(self, tenant: str) -> list[str]:
+        items = self._query(
+            tenant,
+            {
+                "IndexName": "gsi2",
+                "KeyConditionExpression": "gsi2pk = :pk",
+                "ExpressionAttributeValues": {":pk": _s(f"{tenant}#IMP")},
+                "ProjectionExpression": "pk",
+            },
+        )
+        prefix = f"{tenant}#IMP#"
+        return sorted(item["pk"]["S"][len(prefix) :] for item in items if item["pk"]["S"].startswith(prefix))
+
+    def rewrite(self, report: ImportReport) -> None:
+        self.save(report)
+
+    def replace_outcomes(self, tenant: str, import_id: str, outcomes: Sequence[ItemOutcome]) -> None:
+        run_pk = self._run_pk(tenant, import_id)
+        self._write(
+            tenant,
+            [
+                {
+                    "PutRequest": {
+                        "Item": {
+                            "pk": _s(run_pk),
+                            "sk": _s(f"ITEM#{_digest(outcome.ref)}"),
+                            "kind": _s("import_item"),
+                            "doc": _s(outcome.model_dump_json()),
+                        }
+                    }
+                }
+                for outcome in {o.ref: o for o in outcomes}.values()
+            ],
+        )
+
+    def _keys(self, tenant: str, pk: str) -> list[dict[str, Any]]:
+        return [
+            {"pk": item["pk"], "sk": item["sk"]}
+            for item in self._query(
+                tenant,
+                {
+                    "KeyConditionExpression": "pk = :pk",
+                    "ExpressionAttributeValues": {":pk": _s(pk)},
+                    "ProjectionExpression": "pk, sk",
+                    "ConsistentRead": True,
+                },
+            )
+        ]
+
+    def delete_import(self, tenant: str, import_id: str) -> None:
+        keys = self._keys(tenant, self._run_pk(tenant, import_id))
+        # Outcomes first, the report last: an interrupted delete leaves the import listed, so it resumes.
+        keys.sort(key=lambda key: key["sk"]["S"] == "RUN")
+        self._write(tenant, [{"DeleteRequest": {"Key": key}} for key in keys])
+
+    def ref_namespaces(self, tenant: str) -> list[str]:
+        """The namespaces of the tenant's imports (ref rows are written under the import's namespace)."""
+        namespaces = set()
+        for import_id in self.import_ids(tenant):
+            report = self.get(tenant, import_id)
+            if report is not None:
+                namespaces.add(report.namespace)
+        return sorted(namespaces)
+
+    def count_refs(self, tenant: str, namespace: str) -> int:
+        return len(self._keys(tenant, self._ref_pk(tenant, namespace)))
+
+    def forget_namespace(self, tenant: str, namespace: str) -> int:
+        keys = self._keys(tenant, self._ref_pk(tenant, namespace))
+        self._write(tenant, [{"DeleteRequest": {"Key": key}} for key in keys])
+        return len(keys)
 
     def _write(self, tenant: str, requests: list[dict[str, Any]]) -> None:
         client = self._client(tenant)

@@ -268,7 +268,7 @@ def _unpack(data: bytes) -> Vector:
 
 EXPORT_PART_VECTORS = 5_000
 ARCHIVE_TAG = "agent-memory-archive=vectors"
-"""The tag the archive bucket's lifecycle rule moves to Glacier (the manifest stays in Standard)."""
+"""The tag the archive bucket's lifecycle rule moves to Glacier Instant Retrieval (the manifest stays in Standard)."""
 
 
 class S3VectorsIndexCatalog:

@@ -2,7 +2,7 @@
 
 | item    | pk                    | sk              | other attributes                                        |
 |---------|-----------------------|-----------------|---------------------------------------------------------|
-| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at`, `usage_*` totals; while open: `gsi1pk` = `<t>#SES`, `gsi1sk` = `SES#<expires>#<id>` |
+| session | `<t>#SES#<id>`        | `SES`           | `doc` (JSON, immutable), `status`, `ended_at`, `expires_at`, `usage_*` totals; `gsi1pk` = `<t>#SES` while open, `<t>#SESEND` once ended; `gsi1sk` = `SES#<expires>#<id>` |
 | turn    | `<t>#SES#<id>`        | `TURN#<000000>` | `doc` (JSON), `expires_at`                              |
 
 - The partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKeys` condition confines every
@@ -17,9 +17,12 @@
   session ended; two concurrent turns of one session cannot both be saved at the same index.
 - Reads are strongly consistent: a Lambda instance that did not serve the previous turn still loads it.
 - Open sessions are counted per tenant (the cap on open sessions) with one Query of `gsi1` on `<t>#SES` over
-  the sessions that expire after now: a session is in that index from its start until it is ended (ending
-  removes its `gsi1` keys) or expires (the key condition leaves it out). The index is eventually consistent,
+  the sessions that expire after now: a session is under that key from its start until it is ended (ending
+  moves it to `<t>#SESEND`) or expires (the key condition leaves it out). The index is eventually consistent,
   so concurrent starts may pass the cap by a few.
+- Every session of a tenant, open or ended, is therefore listable with the tenant role (`gsi1` on `<t>#SES`
+  and `<t>#SESEND`, no Scan) until its TTL deletes it: the purge (adapters/aws/erasure.py) finds ended
+  sessions' snapshots and turns that way. A purged session leaves both listings (it holds no content).
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ from ...domain.sessions.ports import (
     TurnRecord,
 )
 from ._errors import error_code, upstream_errors
+
+OPEN_LISTING, ENDED_LISTING = "SES", "SESEND"
+"""`gsi1pk` suffixes (`<t>#SES`, `<t>#SESEND`): the open and the ended sessions of a tenant."""
 
 MAX_TURN_ITEM_BYTES = 350_000
 """DynamoDB items hold at most 400 KB; a turn's JSON above this is refused before the write."""
@@ -128,8 +134,9 @@ class DynamoSessionStore:
             "expires_at": _n(_epoch(session.expires_at)),
             "doc": _s(session.model_dump_json()),
         }
-        if session.status is SessionStatus.OPEN:
-            item["gsi1pk"] = _s(f"{session.tenant}#SES")
+        if session.status is not SessionStatus.PURGED:
+            listing = OPEN_LISTING if session.status is SessionStatus.OPEN else ENDED_LISTING
+            item["gsi1pk"] = _s(f"{session.tenant}#{listing}")
             item["gsi1sk"] = _s(f"SES#{_sortable(session.expires_at)}#{session.id}")
         client = self._client(session.tenant)
         try:
@@ -202,14 +209,15 @@ class DynamoSessionStore:
                 response = client.update_item(
                     TableName=self._table,
                     Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
-                    # Out of the open-sessions index (gsi1) at the same time as it is ended.
-                    UpdateExpression="SET #status = :ended, ended_at = :at REMOVE gsi1pk, gsi1sk",
+                    # Out of the open-sessions listing (gsi1) into the ended one, as it is ended.
+                    UpdateExpression="SET #status = :ended, ended_at = :at, gsi1pk = :listing",
                     ConditionExpression="attribute_exists(pk) AND #status = :open",
                     ExpressionAttributeNames={"#status": "status"},
                     ExpressionAttributeValues={
                         ":ended": _s(SessionStatus.ENDED.value),
                         ":open": _s(SessionStatus.OPEN.value),
                         ":at": _s(_iso(at)),
+                        ":listing": _s(f"{tenant}#{ENDED_LISTING}"),
                     },
                     ReturnValues="ALL_NEW",
                 )

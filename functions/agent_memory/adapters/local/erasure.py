@@ -1,5 +1,7 @@
 """The erasure wing's stores on the local runtime: rows of the SQLite record store (records, change log,
-recall log), sessions, idempotency records, the embedding cache, and the purge ledger (`purges.db`).
+recall log), sessions, idempotency records, the embedding cache, import state (`imports.db`, through
+domain/erasure/imports.py), embedding-migration archives (`archive/<tenant>/`, through
+domain/erasure/archives.py), and the purge ledger (`purges.db`).
 
 Each works on its own SQLite file with its own connection (WAL: concurrent readers keep reading). After an
 erase, each database is checkpointed (the WAL, which holds the deleted pages, is truncated) and FTS5 segments
@@ -7,14 +9,18 @@ are merged, so deleted text does not linger in the files the service keeps (docs
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ...domain.erasure.archives import ArchivedVectors, ArchivePart
 from ...domain.erasure.files import MemoryFileLines, PosixFileEraser
+from ...domain.erasure.imports import ImportContent
 from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
@@ -25,6 +31,7 @@ from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionRecord, SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
 from ._sqlite import placeholders
+from .import_store import SqliteImportStore
 
 BUSY_TIMEOUT_S = 10.0
 _CHUNK = 500
@@ -326,6 +333,55 @@ class LocalIndexProbe:
         return found
 
 
+class LocalVectorArchives:
+    """Embedding-migration archives of the data directory (`archive/<tenant>/<migration>/vectors-NNNNN.jsonl`
+    and `manifest.json`, adapters/local/migration.py): every `.jsonl` part of the folder (a part an interrupted
+    export left out of the manifest too), rewritten in place with the manifest's counts and SHA-256."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._root = Path(data_dir) / "archive"
+
+    def parts(self, tenant: str) -> Iterator[ArchivePart]:
+        folder = self._root / tenant
+        if not folder.is_dir():
+            return
+        for archive in sorted(p for p in folder.iterdir() if p.is_dir()):
+            for part in sorted(archive.glob("*.jsonl")):
+                yield ArchivePart(archive.name, part.name, part.read_text("utf-8").splitlines())
+
+    def rewrite(self, tenant: str, archive: str, parts: dict[str, list[str]], plan_id: str) -> None:
+        folder = self._root / tenant / archive
+        data = {name: _part_bytes(lines) for name, lines in parts.items()}
+        # The manifest first: if the parts' rewrite is interrupted, they still hold purged lines, so the
+        # resumed purge finds them and writes both again (the other order would leave a stale manifest).
+        manifest_path = folder / "manifest.json"
+        if manifest_path.is_file():
+            manifest = json.loads(manifest_path.read_text())
+            for entry in manifest.get("files", []):
+                if entry.get("file") in data:
+                    entry["vectors"] = len(parts[entry["file"]])
+                    entry["sha256"] = hashlib.sha256(data[entry["file"]]).hexdigest()
+            manifest["vectors"] = sum(int(entry["vectors"]) for entry in manifest.get("files", []))
+            manifest["purges"] = list(dict.fromkeys([*manifest.get("purges", []), plan_id]))
+            _replace(manifest_path, json.dumps(manifest, indent=2).encode("utf-8"))
+        for name, body in data.items():
+            _replace(folder / name, body)
+
+
+def _part_bytes(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Swap a complete new file in (a crash leaves the old part or the new one, never half of one)."""
+    staged = path.with_name(f".{path.name}.purge")
+    with staged.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(staged, path)
+
+
 class SqlitePurgeLedger:
     """Purge plans (`purges.db`), one row each, versioned."""
 
@@ -378,7 +434,10 @@ def build_local_erasure(
 ) -> ErasureService:
     """The purge over every store of the local runtime (`<data_dir>`)."""
     record_eraser = SqliteRecordEraser(data_dir / "memory.db")
-    extra: list[ContentStore] = []
+    extra: list[ContentStore] = [
+        ImportContent(SqliteImportStore(data_dir / "imports.db")),
+        ArchivedVectors(LocalVectorArchives(data_dir)),
+    ]
     if snapshots is not None:
         extra.append(
             SnapshotBundles(

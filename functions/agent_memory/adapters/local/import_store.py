@@ -1,8 +1,11 @@
-"""`ImportStore` in SQLite (`<data_dir>/imports.db`): reports, per-item outcomes and imported source refs."""
+"""`ImportStore` in SQLite (`<data_dir>/imports.db`): reports, per-item outcomes and imported source refs. It
+is also the purge's `ImportRows` (domain/erasure/imports.py): list, rewrite in place, delete."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...domain.interop.model import ImportReport, ItemOutcome
@@ -100,3 +103,68 @@ class SqliteImportStore:
                 "DELETE FROM import_refs WHERE tenant = ? AND namespace = ? AND ref = ?",
                 [(tenant, namespace, ref) for ref in refs],
             )
+
+    # ------------------------------------------------------------------ the purge's `ImportRows`
+    # Rewrites and deletes overwrite the old pages (`secure_delete`) and truncate the WAL afterwards, as the
+    # other local stores of the purge do (adapters/local/erasure.py).
+
+    @contextmanager
+    def _scrubbing(self) -> Iterator[sqlite3.Connection]:
+        conn = self._db.connection()
+        conn.execute("PRAGMA secure_delete = ON")
+        with self._db.transaction(conn):
+            yield conn
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def import_ids(self, tenant: str) -> list[str]:
+        rows = self._db.connection().execute("SELECT id FROM imports WHERE tenant = ? ORDER BY id", (tenant,))
+        return [row[0] for row in rows]
+
+    def rewrite(self, report: ImportReport) -> None:
+        with self._scrubbing() as conn:
+            conn.execute(
+                "UPDATE imports SET body = ? WHERE tenant = ? AND id = ?",
+                (report.model_dump_json(), report.tenant, report.id),
+            )
+
+    def replace_outcomes(self, tenant: str, import_id: str, outcomes: Sequence[ItemOutcome]) -> None:
+        by_ref = {o.ref: o for o in outcomes}
+        with self._scrubbing() as conn:
+            rows = conn.execute(
+                "SELECT seq, body FROM import_items WHERE tenant = ? AND import_id = ?", (tenant, import_id)
+            ).fetchall()
+            for seq, body in rows:
+                replacement = by_ref.get(ItemOutcome.model_validate_json(body).ref)
+                if replacement is not None:
+                    conn.execute(
+                        "UPDATE import_items SET body = ? WHERE tenant = ? AND import_id = ? AND seq = ?",
+                        (replacement.model_dump_json(), tenant, import_id, seq),
+                    )
+
+    def delete_import(self, tenant: str, import_id: str) -> None:
+        with self._scrubbing() as conn:
+            conn.execute("DELETE FROM import_items WHERE tenant = ? AND import_id = ?", (tenant, import_id))
+            conn.execute("DELETE FROM imports WHERE tenant = ? AND id = ?", (tenant, import_id))
+
+    def ref_namespaces(self, tenant: str) -> list[str]:
+        rows = self._db.connection().execute(
+            "SELECT DISTINCT namespace FROM import_refs WHERE tenant = ? ORDER BY namespace", (tenant,)
+        )
+        return [row[0] for row in rows]
+
+    def count_refs(self, tenant: str, namespace: str) -> int:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT COUNT(*) FROM import_refs WHERE tenant = ? AND namespace = ?", (tenant, namespace)
+            )
+            .fetchone()
+        )
+        return int(row[0])
+
+    def forget_namespace(self, tenant: str, namespace: str) -> int:
+        with self._scrubbing() as conn:
+            deleted = conn.execute(
+                "DELETE FROM import_refs WHERE tenant = ? AND namespace = ?", (tenant, namespace)
+            ).rowcount
+        return int(deleted)

@@ -35,7 +35,8 @@ class PurgeState(StrEnum):
     COMPLETED = "completed"
     """Every step ran and the verification found zero remaining copies."""
     INCOMPLETE = "incomplete"
-    """Every step ran but the verification still found copies (listed per store): execute again."""
+    """Every step ran but the verification still found copies (listed per store), or parts it could not read
+    (`unreachable`: restore them first): execute again."""
 
 
 class PurgeTarget(Model):
@@ -57,6 +58,9 @@ class StoreFinding(Model):
     store: str
     items: int = 0
     refs: list[str] = Field(default_factory=list)
+    unreachable: list[str] = Field(default_factory=list)
+    """Parts of the store the purge cannot read, so cannot check or erase (an archive part in S3 Glacier): the
+    plan stays `incomplete` while any is listed."""
 
 
 class Verification(Model):
@@ -64,7 +68,9 @@ class Verification(Model):
 
     at: datetime
     remaining: int
-    """Copies still found, over every store: 0 proves the purge."""
+    """Copies still found, over every store: 0 proves the purge (with `unreachable` 0)."""
+    unreachable: int = 0
+    """Parts no store could read (listed in each store's `unreachable`): 0 for a completed purge."""
     stores: list[StoreFinding]
 
 

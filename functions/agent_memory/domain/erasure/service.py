@@ -286,8 +286,11 @@ class ErasureService:
         scope = plan.scope()
         findings = [step.find(scope) for step in self.steps()]
         remaining = sum(f.items for f in findings)
-        plan.verification = Verification(at=self._clock.now(), remaining=remaining, stores=findings)
-        if remaining == 0 and len(plan.done) == len(self.steps()):
+        unreachable = sum(len(f.unreachable) for f in findings)
+        plan.verification = Verification(
+            at=self._clock.now(), remaining=remaining, unreachable=unreachable, stores=findings
+        )
+        if remaining == 0 and unreachable == 0 and len(plan.done) == len(self.steps()):
             plan.state = PurgeState.COMPLETED
             plan.completed_at = plan.verification.at
             plan.needles = []  # only the hashes stay (the subject's among them)

@@ -185,6 +185,9 @@ class ImportReport(Model):
     items_per_second: float | None = None
     error: str | None = None
     rollback: RollbackSummary | None = None
+    purges: list[str] = Field(default_factory=list)
+    """Purge plans (domain/erasure) that redacted source content from this report or its outcomes (the fields
+    then read `[purged]`, or an outcome's `file_entry` is empty); counts, decisions and ids are kept."""
 
 
 class ItemOutcome(Model):

@@ -35,24 +35,28 @@ ARCHIVE_BUCKET = "agent-memory-migration-archive"
 ROLE = "arn:aws:iam::123456789012:role/TenantAccessRole"
 
 
+def _runtime(files_root: Any, **settings: Any) -> Any:
+    """The AWS runtime's services on moto (tenant credentials through moto's STS), hashing embeddings."""
+    configured = Settings(
+        runtime="aws",
+        table=TABLE,
+        vector_bucket=VECTOR_BUCKET,
+        tenant_role_arn=ROLE,
+        files_root=files_root,
+        region=REGION,
+        **settings,
+    )
+    sts = boto3.client("sts", region_name=REGION)
+    return build_aws(configured, AwsClients(sts=sts), embedder=HashingEmbedder())
+
+
 @pytest.fixture
 def archived(dynamodb: Any, s3vectors: Any, tmp_path) -> Any:
     """An AWS runtime on moto whose tenant `acme` has an archive of its index (as a migration's archive step
     exports it: S3VectorsIndexCatalog.export), with three memories in it."""
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket=ARCHIVE_BUCKET)
-    settings = Settings(
-        runtime="aws",
-        table=TABLE,
-        vector_bucket=VECTOR_BUCKET,
-        tenant_role_arn=ROLE,
-        files_root=tmp_path,
-        region=REGION,
-        migration_archive_bucket=ARCHIVE_BUCKET,
-    )
-    services = build_aws(
-        settings, AwsClients(sts=boto3.client("sts", region_name=REGION)), embedder=HashingEmbedder()
-    )
+    services = _runtime(tmp_path, migration_archive_bucket=ARCHIVE_BUCKET)
     memory = services.memory
     ids = [
         memory.remember("acme", RememberInput(text, namespace), actor="t").record.id
@@ -137,17 +141,7 @@ def test_an_archive_part_in_glacier_is_reported_unreachable_and_keeps_the_purge_
 
 @pytest.fixture
 def services(dynamodb: Any, s3vectors: Any, tmp_path) -> Any:
-    settings = Settings(
-        runtime="aws",
-        table=TABLE,
-        vector_bucket=VECTOR_BUCKET,
-        tenant_role_arn=ROLE,
-        files_root=tmp_path,
-        region=REGION,
-    )
-    return build_aws(
-        settings, AwsClients(sts=boto3.client("sts", region_name=REGION)), embedder=HashingEmbedder()
-    )
+    return _runtime(tmp_path)
 
 
 def test_an_ended_sessions_snapshot_is_found_and_invalidated_by_a_purge(services: Any, dynamodb: Any) -> None:

@@ -111,51 +111,62 @@ class _Table:
         unique = list(dict.fromkeys(keys))
         found: list[tuple[str, str]] = []
         for start in range(0, len(unique), _BATCH_GET):
-            pending: dict[str, Any] = {
+            request: dict[str, Any] = {
                 self.table: {
                     "Keys": [{"pk": _s(pk), "sk": _s(sk)} for pk, sk in unique[start : start + _BATCH_GET]],
                     "ProjectionExpression": "pk, sk",
                     "ConsistentRead": True,
                 }
             }
-            for attempt in range(_ATTEMPTS):
-                with upstream_errors("DynamoDB", "BatchGetItem"):
-                    response = client.batch_get_item(RequestItems=pending)
+            for response in _until_processed(
+                "BatchGetItem",
+                "UnprocessedKeys",
+                lambda pending: client.batch_get_item(RequestItems=pending),
+                request,
+                "DynamoDB left reads unprocessed; run the purge step again",
+            ):
                 found.extend(_key(item) for item in response.get("Responses", {}).get(self.table, []))
-                pending = response.get("UnprocessedKeys") or {}
-                if not pending:
-                    break
-                time.sleep(min(2.0, 0.05 * 2**attempt))
-            if pending:
-                raise UpstreamUnavailable(
-                    "DynamoDB left reads unprocessed; run the purge step again",
-                    service="dynamodb",
-                    operation="BatchGetItem",
-                )
         return found
 
     def delete(self, tenant: str, keys: Sequence[tuple[str, str]]) -> None:
         client = self.client(tenant)
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), _BATCH_WRITE):
-            pending: dict[str, Any] = {
+            request: dict[str, Any] = {
                 self.table: [
                     {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(sk)}}}
                     for pk, sk in unique[start : start + _BATCH_WRITE]
                 ]
             }
-            for attempt in range(_ATTEMPTS):
-                with upstream_errors("DynamoDB", "BatchWriteItem"):
-                    pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                time.sleep(min(2.0, 0.05 * 2**attempt))
-            if pending:
-                raise UpstreamUnavailable(
-                    "DynamoDB left deletes unprocessed; execute the purge again to resume",
-                    service="dynamodb",
-                    operation="BatchWriteItem",
-                )
+            for _ in _until_processed(
+                "BatchWriteItem",
+                "UnprocessedItems",
+                lambda pending: client.batch_write_item(RequestItems=pending),
+                request,
+                "DynamoDB left deletes unprocessed; execute the purge again to resume",
+            ):
+                pass
+
+
+def _until_processed(
+    operation: str,
+    unprocessed: str,
+    send: Callable[[dict[str, Any]], dict[str, Any]],
+    request: dict[str, Any],
+    message: str,
+) -> Iterator[dict[str, Any]]:
+    """Each answer to a batch call and to the calls that send again what it left `unprocessed` (DynamoDB
+    throttling), backing off in between; UpstreamUnavailable with `message` if some is still left."""
+    pending = request
+    for attempt in range(_ATTEMPTS):
+        with upstream_errors("DynamoDB", operation):
+            response = send(pending)
+        yield response
+        pending = response.get(unprocessed) or {}
+        if not pending:
+            return
+        time.sleep(min(2.0, 0.05 * 2**attempt))
+    raise UpstreamUnavailable(message, service="dynamodb", operation=operation)
 
 
 def _key(item: Item) -> tuple[str, str]:

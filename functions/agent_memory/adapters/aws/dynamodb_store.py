@@ -67,6 +67,8 @@ from ...domain.records import (
     is_valid_namespace,
     is_valid_tenant,
 )
+from ._dynamo import n as _n
+from ._dynamo import s as _s
 from ._errors import error_code, upstream_errors
 
 DEFAULT_RECALL_TTL_DAYS = 90
@@ -118,14 +120,6 @@ def sortable_time(moment: datetime) -> str:
 
 def _parse_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
 
 
 _stamp_lock = threading.Lock()

@@ -36,6 +36,7 @@ from ...domain.migration.model import text_hash
 from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
+from ._dynamo import s as _s
 from ._errors import error_code, upstream_errors
 from .migration import ARCHIVE_TAG
 from .session_store import ENDED_LISTING, OPEN_LISTING
@@ -48,10 +49,6 @@ _BATCH_GET = 100
 _GET_VECTORS_MAX = 100
 """S3 Vectors' GetVectors takes at most 100 keys."""
 _ATTEMPTS = 8
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
 
 
 def _json(doc: str) -> dict[str, Any] | None:

@@ -23,9 +23,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...domain.errors import UpstreamUnavailable, ValidationFailed
+from ...domain.errors import UpstreamUnavailable
 from ...domain.interop.model import ImportReport, ItemOutcome
-from ...domain.records import is_valid_tenant
+from ._dynamo import s as _s
+from ._dynamo import tenant_client
 from ._errors import upstream_errors
 
 BATCH_GET_MAX = 100
@@ -33,10 +34,6 @@ BATCH_WRITE_MAX = 25
 _RESENDS = 8
 
 DynamoClientFactory = Callable[[str], Any]
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
 
 
 def _digest(ref: str) -> str:
@@ -56,9 +53,7 @@ class DynamoImportStore:
         self._sleep = sleep
 
     def _client(self, tenant: str) -> Any:
-        if not is_valid_tenant(tenant):
-            raise ValidationFailed(f"invalid tenant id {tenant!r}")
-        return self._client_factory(tenant)
+        return tenant_client(self._client_factory, tenant)
 
     @staticmethod
     def _run_pk(tenant: str, import_id: str) -> str:

@@ -40,6 +40,7 @@ from ...domain.errors import ConcurrentModification, Conflict
 from ...domain.migration.model import FINISHED, ArchiveReceipt, DeadLetter, Migration, MigrationState
 from ...domain.ports import SearchIndex, Vector
 from ...domain.records import EmbedderIdentity
+from ._dynamo import s as _s
 from ._errors import error_code, upstream_errors
 from .s3vectors_index import S3VectorsIndex
 from .stepfunctions import StepFunctionsBackfillLauncher
@@ -50,10 +51,6 @@ ClientFor = Callable[[str], Any]
 CACHE_TTL_DAYS = 30
 _BATCH_GET = 100
 _BATCH_WRITE = 25
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
 
 
 class DynamoMigrationStore:

@@ -34,8 +34,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ...domain.errors import ConcurrentModification, TooLarge, ValidationFailed
-from ...domain.records import is_valid_tenant
+from ...domain.errors import ConcurrentModification, TooLarge
 from ...domain.sessions.ports import (
     SessionClosed,
     SessionRecord,
@@ -43,6 +42,9 @@ from ...domain.sessions.ports import (
     SessionUsage,
     TurnRecord,
 )
+from ._dynamo import n as _n
+from ._dynamo import s as _s
+from ._dynamo import tenant_client
 from ._errors import error_code, upstream_errors
 
 OPEN_LISTING, ENDED_LISTING = "SES", "SESEND"
@@ -76,14 +78,6 @@ DynamoClientFactory = Callable[[str], Any]
 Item = dict[str, dict[str, Any]]
 
 
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
-
-
 def _decimal(value: float) -> str:
     """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation)."""
     return f"{value:.8f}"
@@ -114,9 +108,7 @@ class DynamoSessionStore:
         self._client_factory = client_factory
 
     def _client(self, tenant: str) -> Any:
-        if not is_valid_tenant(tenant):
-            raise ValidationFailed(f"invalid tenant id {tenant!r}")
-        return self._client_factory(tenant)
+        return tenant_client(self._client_factory, tenant)
 
     @staticmethod
     def _pk(tenant: str, session_id: str) -> str:

@@ -26,8 +26,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ...domain.errors import Conflict, ValidationFailed
-from ...domain.records import is_valid_tenant
 from ...domain.versioning.ports import SnapshotMeta
+from ._dynamo import s as _s
+from ._dynamo import tenant_client
 from ._errors import error_code, upstream_errors
 
 PART_BYTES = 300_000
@@ -38,19 +39,13 @@ _TRANSACTION_MAX = 100
 DynamoClientFactory = Callable[[str], Any]
 
 
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
 class DynamoVersioningStore:
     def __init__(self, table_name: str, client_factory: DynamoClientFactory) -> None:
         self._table = table_name
         self._client_factory = client_factory
 
     def _client(self, tenant: str) -> Any:
-        if not is_valid_tenant(tenant):
-            raise ValidationFailed(f"invalid tenant id {tenant!r}")
-        return self._client_factory(tenant)
+        return tenant_client(self._client_factory, tenant)
 
     def _query(self, client: Any, pk: str) -> list[dict[str, Any]]:
         request: dict[str, Any] = {

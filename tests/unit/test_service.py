@@ -119,21 +119,21 @@ def test_given_tool_choice_when_switched_then_superseded(service):
     assert result.related[0].id == old.id
 
 
-def test_given_uncertain_opposition_when_remembered_then_both_pending_in_one_group(service, monkeypatch):
-    from agent_memory.domain.memory import contradiction
-
-    first = remember(service, "The release train leaves on Thursdays").record
-    monkeypatch.setattr(
-        contradiction, "assess", lambda new, old: contradiction.Assessment(kind="uncertain", reason="test")
-    )
-    result = remember(service, "The release train leaves on Thursday evenings only when QA signs off")
+def test_given_two_values_dated_to_the_same_moment_when_remembered_then_both_pending_in_one_group(
+    service, clock
+):
+    """The one irreconcilable case: both callers date their value to the same moment, so "told last" says
+    nothing about which holds."""
+    moment = clock.now() - timedelta(days=3)
+    first = remember(service, "The release train leaves on Thursdays", valid_from=moment).record
+    result = remember(service, "The release train leaves on Tuesdays", valid_from=moment)
     assert result.decision is Decision.PENDING
     groups = service.conflicts(T, NS)
     assert len(groups) == 1
     assert {r.id for r in groups[0].records} == {first.id, result.record.id}
     assert all(r.status is Status.PENDING for r in groups[0].records)
     # pending records are not recalled as current facts
-    assert recall(service, "release train Thursday") == []
+    assert recall(service, "release train Thursday Tuesday") == []
     resolved = service.resolve_conflict(T, groups[0].group, keep=[first.id], actor="test")
     by_id = {r.id: r for r in resolved}
     assert by_id[first.id].status is Status.ACTIVE

@@ -79,11 +79,25 @@ def test_delete_archives_the_target_and_keeps_the_new_memory(tmp_path):
     assert "write judge: DELETE" in result.reason
 
 
-def test_none_folds_the_new_memory_into_the_target(tmp_path):
+def test_none_folds_a_restatement_into_the_target_and_keeps_its_wording_in_the_change_log(tmp_path):
     service, _, old = seeded(tmp_path, lambda old_id: "```json\n" + verdict("NONE", old_id) + "\n```")
-    result = service.remember("acme", RememberInput(content=NEW, namespace=NS), actor="t")
+    restated = "Invoices of the billing service are stored in Postgres"
+    result = service.remember("acme", RememberInput(content=restated, namespace=NS), actor="t")
     assert result.decision is Decision.MERGED and result.record is not None
     assert result.record.id == old.id
+    _, changes = service.history("acme", old.id)
+    assert any(restated in change.reason for change in changes)  # the newer wording stays reachable
+
+
+def test_a_none_that_would_fold_a_new_value_away_is_refused_and_both_are_kept(tmp_path):
+    """A scripted judge that answers badly: NONE for a statement with another value (Postgres → DynamoDB).
+    Merging would destroy "DynamoDB"; the never-lose rule keeps both, linked newest first or superseding."""
+    service, _, old = seeded(tmp_path, lambda old_id: verdict("NONE", old_id, "same thing"))
+    result = service.remember("acme", RememberInput(content=NEW, namespace=NS), actor="t")
+    assert result.decision is not Decision.MERGED
+    assert result.record is not None and result.record.id != old.id
+    assert service.get("acme", result.record.id).content == NEW
+    assert "merge refused" in result.reason and "write judge: NONE" in result.reason
 
 
 def test_add_adds_beside_the_neighbour(tmp_path):

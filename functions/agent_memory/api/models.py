@@ -103,7 +103,17 @@ class RememberBatchRequest(Strict):
 
 
 class RememberResponse(Model):
-    decision: Literal["added", "merged", "reactivated", "superseded", "pending", "quarantined", "rejected"]
+    decision: Literal[
+        "added",
+        "merged",
+        "reactivated",
+        "superseded",
+        "linked",
+        "outdated",
+        "pending",
+        "quarantined",
+        "rejected",
+    ]
     reason: str
     rule: str | None = None
     memory: MemoryRecord | None = None

@@ -219,6 +219,10 @@ class MemoryRecord(Model):
     supersedes: str | None = None
     superseded_by: str | None = None
     corrected_from: str | None = None
+    possibly_supersedes: str | None = None
+    """A weaker update (issue 27): this record may replace that one. Both stay current; recall ranks this first."""
+    possibly_superseded_by: str | None = None
+    """The newer record that may replace this one (see `possibly_supersedes`); recall marks this one."""
     conflict_group: str | None = None
     merged_count: Annotated[int, Field(ge=0)] = 0
     content_hash: str = ""

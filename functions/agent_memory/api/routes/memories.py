@@ -41,7 +41,14 @@ if TYPE_CHECKING:
 
 router = Router()
 
-_CREATED = {Decision.ADDED, Decision.SUPERSEDED, Decision.PENDING, Decision.QUARANTINED}
+_CREATED = {
+    Decision.ADDED,
+    Decision.SUPERSEDED,
+    Decision.LINKED,
+    Decision.OUTDATED,
+    Decision.PENDING,
+    Decision.QUARANTINED,
+}
 _REMEMBERED: dict[
     int, OpenAPIResponse
 ] = {  # the document's two successes of POST /v1/memories; the route decides which (remember)

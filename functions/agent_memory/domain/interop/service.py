@@ -448,11 +448,13 @@ class _Run:
             Decision.MERGED: "merged",
             Decision.REACTIVATED: "merged",
             Decision.SUPERSEDED: "superseded",
+            Decision.LINKED: "added",
+            Decision.OUTDATED: "superseded",
             Decision.PENDING: "pending",
             Decision.QUARANTINED: "quarantined",
         }[decision]
         setattr(self.decisions, counted, getattr(self.decisions, counted) + 1)
-        created = decision in (Decision.ADDED, Decision.SUPERSEDED, Decision.PENDING, Decision.QUARANTINED)
+        created = decision not in (Decision.MERGED, Decision.REACTIVATED)
         outcome = ItemOutcome(
             ref=item.ref, namespace=namespace, decision=counted, record_id=record.id, created=created
         )

@@ -23,15 +23,27 @@ Everything is deterministic string work with precompiled, bounded patterns. Know
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import ValidationFailed
 from ..patterns import LazyPattern, lazy
-from ..text import strip_suffixes
+from .tokens import (
+    Token,
+    clash,
+    content,
+    is_content,
+    is_han,
+    normalize,
+    quote,
+    render,
+    single_claim,
+    speaker,
+    strip_stop,
+    subject,
+    tokens,
+)
 
 Kind = Literal["none", "supersedes", "uncertain"]
 
@@ -40,171 +52,13 @@ Kind = Literal["none", "supersedes", "uncertain"]
 class Assessment:
     kind: Kind
     reason: str
+    basis: str = field(default="", compare=False)
+    """Which rule decided, for the write path's relation layer (`relation.py`): replacement, negation,
+    partial_negation, polarity_other_topic, polarity_other_subject, implicit_negative, value, value_detail,
+    switch, switch_no_use, subjects_differ, none."""
 
 
 # --------------------------------------------------------------------------- normalisation and tokens
-
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CONTRACTIONS = (
-    (lazy(r"\bwon't\b"), "will not"),
-    (lazy(r"\bcan't\b"), "can not"),
-    (lazy(r"\bshan't\b"), "shall not"),
-    (lazy(r"\b(\w+)n't\b"), r"\1 not"),
-    (lazy(r"\bcannot\b"), "can not"),
-    (lazy(r"\bi'm\b"), "i am"),
-    (lazy(r"\b(we|they|you)'re\b"), r"\1 are"),
-    (lazy(r"\b(i|we|they|you)'ve\b"), r"\1 have"),
-    (lazy(r"\b(it|that|he|she|there|what|who)'s\b"), r"\1 is"),
-    (lazy(r"(\w)'s\b"), r"\1"),  # possessive: "the user's timezone" -> "the user timezone"
-)
-_TRAILING_RE = lazy(r"[\s.!?。！？~…]+$")
-
-
-@functools.lru_cache(maxsize=65536)  # a remember assesses ~10 neighbours, each normalised again per pair
-def _normalize(text: str) -> str:
-    """NFKC, case folded, straight apostrophes, contractions expanded, whitespace collapsed, no final stop."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        folded = pattern.sub(replacement, folded)
-    return _TRAILING_RE.sub("", " ".join(folded.split()))
-
-
-@dataclass(frozen=True)
-class _Token:
-    surface: str
-    key: str
-    """Comparison form: a light stem for words, the character itself for Han, a pronoun class for pronouns."""
-    kind: Literal["word", "han", "sym"]
-    start: int
-    end: int
-
-
-_TOKEN_RE = lazy(
-    r"(?P<zhpron>用户|使用者|我们|咱们|他们|她们)"
-    r"|(?P<zhfiller>现在|目前|当前|已经|一直|还是)"
-    rf"|(?P<han>[{_HAN}])"
-    r"|(?P<word>[0-9a-z\u00c0-\u024f]+(?:[@._+/#-]+[0-9a-z\u00c0-\u024f]+)*[+#]*)"
-    r"|(?P<sym>[:=])"
-)
-
-_IRREGULAR = {
-    "went": "go", "gone": "go", "goes": "go", "ran": "run", "drank": "drink", "drunk": "drink", "ate": "eat",
-    "eaten": "eat", "chose": "choose", "chosen": "choose", "wrote": "write", "written": "write",
-    "bought": "buy", "thought": "think", "made": "make", "took": "take", "taken": "take", "gave": "give",
-    "given": "give", "is": "be", "are": "be", "was": "be", "were": "be", "am": "be", "been": "be",
-    "has": "have", "had": "have", "does": "do", "did": "do", "done": "do", "use": "use", "uses": "use",
-    "used": "use", "using": "use", "left": "leave", "spent": "spend",
-}  # fmt: skip
-
-# Pronouns and the words for "the user" map to one subject class each, so "I" and "the user" agree.
-_PRONOUNS = {
-    "i": "<user>", "me": "<user>", "my": "<user>", "mine": "<user>", "user": "<user>", "users": "<user>",
-    "我": "<user>", "用户": "<user>", "使用者": "<user>",
-    "he": "<he>", "him": "<he>", "his": "<he>", "他": "<he>",
-    "she": "<she>", "her": "<she>", "hers": "<she>", "她": "<she>",
-    "they": "<they>", "them": "<they>", "their": "<they>", "他们": "<they>", "她们": "<they>",
-    "we": "<we>", "us": "<we>", "our": "<we>", "我们": "<we>", "咱们": "<we>",
-}  # fmt: skip
-
-_STOP_WORDS = """
-    a an the this that these those it its you your be do have will would can could should shall may might must
-    to of for in on at by with and or but so as also really very just still now currently again anymore any
-    each every
-    more longer please too actually already then there here some all about into from over than ever
-    的 了 吧 呢 吗 啊 呀 也 都 很 就 还 是 们 把 被 个 这 那 过 着 再 在 现在 目前 当前 已经 一直 还是
-"""
-_STOP = frozenset(_STOP_WORDS.split())
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """A light English stemmer: enough for "likes/liked/liking/like" and "stopped/stop" to agree."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    return strip_suffixes(word)
-
-
-def _tokens(text: str, offset: int = 0) -> list[_Token]:
-    """The text's tokens (a fresh list; the tokens are immutable and cached: one remember assesses its text
-    against up to ~10 neighbours and tokenises each side several times, ~14 ms per remember uncached)."""
-    return list(_cached_tokens(text, offset))
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_tokens(text: str, offset: int) -> tuple[_Token, ...]:
-    return tuple(_tokenize(text, offset))
-
-
-def _tokenize(text: str, offset: int) -> list[_Token]:
-    tokens: list[_Token] = []
-    for match in _TOKEN_RE.finditer(text):
-        surface = match.group()
-        start, end = match.start() + offset, match.end() + offset
-        if match.group("word") is not None:
-            key = _PRONOUNS.get(surface) or _stem(surface)
-            tokens.append(_Token(surface, key, "word", start, end))
-        elif match.group("sym") is not None:
-            tokens.append(_Token(surface, surface, "sym", start, end))
-        else:
-            tokens.append(_Token(surface, _PRONOUNS.get(surface, surface), "han", start, end))
-    return tokens
-
-
-def _is_content(token: _Token) -> bool:
-    return token.kind != "sym" and token.surface not in _STOP and not token.key.startswith("<")
-
-
-def _content(tokens: list[_Token]) -> set[str]:
-    return {t.key for t in tokens if _is_content(t)}
-
-
-def _subject(tokens: list[_Token]) -> set[str]:
-    """Who a clause is about: its content words plus pronoun classes."""
-    return {t.key for t in tokens if _is_content(t) or t.key.startswith("<")}
-
-
-def _render(tokens: list[_Token]) -> str:
-    out = ""
-    for token in tokens:
-        if out and token.kind == "word" and ((out[-1].isalnum() and not _is_han(out[-1])) or out[-1] == ":"):
-            out += " "
-        out += token.surface
-    return out
-
-
-_HAN_RE = lazy(f"[{_HAN}]")
-
-
-def _is_han(char: str) -> bool:
-    return bool(_HAN_RE.match(char))
-
-
-def _strip_stop(tokens: list[_Token]) -> list[_Token]:
-    start, end = 0, len(tokens)
-    while start < end and not _is_content(tokens[start]):
-        start += 1
-    while end > start and not _is_content(tokens[end - 1]):
-        end -= 1
-    return tokens[start:end]
-
-
-_COLLECTIVES = frozenset({"<we>", "<they>"})
-
-
-def _clash(first: set[str], second: set[str]) -> bool:
-    """Both name a subject and they share nothing: the statements are about different things. "We" and
-    "they" are too vague to tell subjects apart ("we moved from ECS" is about "the API runs on ECS")."""
-    first, second = first - _COLLECTIVES, second - _COLLECTIVES
-    return bool(first) and bool(second) and not (first & second)
-
-
-def _quote(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# --------------------------------------------------------------------------- 1. explicit replacement
 
 
 def _phrase(name: str, *, lazy: bool, zh: bool = False) -> str:
@@ -278,7 +132,7 @@ def _tail_words(text: str, max_words: int = 3) -> str:
     clause = text[-200:]
     start = _CLAUSE_START_RE.match(clause)
     clause = clause[start.end() :] if start else clause
-    if clause and _is_han(clause[-1]):
+    if clause and is_han(clause[-1]):
         return clause[-12:].strip()
     words = clause.split()[-max_words:]
     return _LEADING_NOISE_RE.sub("", " ".join(words) + " ").strip()
@@ -305,32 +159,34 @@ def _find_replacement(text: str) -> _Replacement | None:
         else:
             replaced, replacement = groups["a"].strip(), _trim_forward(groups["c"])
         replaced = _LEADING_NOISE_RE.sub("", replaced + " ").strip()
-        if replaced and replacement and _content(_tokens(replaced)) and _content(_tokens(replacement)):
+        if replaced and replacement and content(tokens(replaced)) and content(tokens(replacement)):
             return _Replacement(replaced, replacement, match.start())
     return None
 
 
 def _mentions(haystack: set[str], phrase: str) -> bool:
     """At least half of the phrase's content words (Han characters count one by one) occur in the haystack."""
-    wanted = _content(_tokens(phrase))
+    wanted = content(tokens(phrase))
     return bool(wanted) and len(wanted & haystack) * 2 >= len(wanted)
 
 
-def _assess_replacement(new: str, old: str, old_tokens: list[_Token]) -> Assessment | None:
+def _assess_replacement(new: str, old: str, old_tokens: list[Token]) -> Assessment | None:
     found = _find_replacement(new)
     if found is None:
         return None
-    old_content = _content(old_tokens)
-    a, c = _quote(found.replaced, 40), _quote(found.replacement, 40)
+    old_content = content(old_tokens)
+    a, c = quote(found.replaced, 40), quote(found.replacement, 40)
     # In "postgres was replaced by aurora" the words before the match are the replaced thing, not a subject.
-    subject_new = _subject(_tokens(new[: found.start])) - _content(_tokens(found.replaced))
+    subject_new = subject(tokens(new[: found.start])) - content(tokens(found.replaced))
     mention_index = next(
-        (i for i, t in enumerate(old_tokens) if t.key in _content(_tokens(found.replaced))), None
+        (i for i, t in enumerate(old_tokens) if t.key in content(tokens(found.replaced))), None
     )
-    subject_old = _subject(old_tokens[:mention_index]) if mention_index is not None else set()
-    if _clash(subject_new, subject_old):
+    subject_old = subject(old_tokens[:mention_index]) if mention_index is not None else set()
+    if clash(subject_new, subject_old):
         return Assessment(
-            "uncertain", f"replacement of '{a}' by '{c}', but the subjects differ from the old statement's"
+            "uncertain",
+            f"replacement of '{a}' by '{c}', but the subjects differ from the old statement's",
+            basis="subjects_differ",
         )
     mentions_a = _mentions(old_content, found.replaced)
     mentions_c = _mentions(old_content, found.replacement)
@@ -341,19 +197,31 @@ def _assess_replacement(new: str, old: str, old_tokens: list[_Token]) -> Assessm
             and _same_phrase(previous.replaced, found.replaced)
             and _same_phrase(previous.replacement, found.replacement)
         ):
-            return Assessment("none", f"both statements describe the same replacement of '{a}' by '{c}'")
+            return Assessment(
+                "none",
+                f"both statements describe the same replacement of '{a}' by '{c}'",
+                basis="replacement_same",
+            )
         return Assessment(
-            "supersedes", f"replacement: new statement replaces '{a}' with '{c}', which the old one states"
+            "supersedes",
+            f"replacement: new statement replaces '{a}' with '{c}', which the old one states",
+            basis="replacement",
         )
     if mentions_c:
         return Assessment(
-            "none", f"the old statement already names '{c}', the replacement the new one describes"
+            "none",
+            f"the old statement already names '{c}', the replacement the new one describes",
+            basis="replacement_known",
         )
-    return Assessment("uncertain", f"replacement of '{a}' by '{c}', but the old statement mentions neither")
+    return Assessment(
+        "uncertain",
+        f"replacement of '{a}' by '{c}', but the old statement mentions neither",
+        basis="replacement_unmentioned",
+    )
 
 
 def _same_phrase(first: str, second: str) -> bool:
-    return _content(_tokens(first)) == _content(_tokens(second))
+    return content(tokens(first)) == content(tokens(second))
 
 
 # --------------------------------------------------------------------------- 2. negation flip
@@ -405,10 +273,10 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
         return None  # same polarity
     scope_end = _SCOPE_END_RE.search(negated, cue.end)
     scope_text = negated[cue.end : scope_end.start() if scope_end else len(negated)]
-    scope_tokens = _tokens(scope_text, cue.end)
-    positive_tokens = _tokens(positive)
-    positive_content = _content(positive_tokens)
-    scope = _content(scope_tokens) or _content(_tokens(negated[: cue.start]))
+    scope_tokens = tokens(scope_text, cue.end)
+    positive_tokens = tokens(positive)
+    positive_content = content(positive_tokens)
+    scope = content(scope_tokens) or content(tokens(negated[: cue.start]))
     shared = scope & positive_content
     if not shared:
         # "likes coffee but not decaf" vs "likes coffee": the negation is about something the other statement
@@ -421,14 +289,16 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
     # "is not a morning person": the negated predicate is the copula itself, not the next content word.
     verb = None if _BE_NEGATION_RE.match(cue.cue) else _verb(scope_text, scope_tokens)
     verb_index = next((i for i, t in enumerate(positive_tokens) if verb and t.key == verb.key), None)
-    if _clash(
-        _subject(_tokens(negated[: cue.start])), _subject(positive_tokens[:verb_index] if verb_index else [])
+    if clash(
+        subject(tokens(negated[: cue.start])), subject(positive_tokens[:verb_index] if verb_index else [])
     ):
         return Assessment(
-            "uncertain", "opposite polarity, but the two statements are about different subjects"
+            "uncertain",
+            "opposite polarity, but the two statements are about different subjects",
+            basis="polarity_other_subject",
         )
 
-    negated_phrase = _quote(
+    negated_phrase = quote(
         negated[cue.start : verb.end if verb and verb_index is not None else cue.end].strip()
     )
     if verb is not None and verb_index is not None:
@@ -437,17 +307,17 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
             if verb.kind == "han" and verb.surface in positive
             else positive_tokens[verb_index].surface
         )
-        about_tokens = _strip_stop([t for t in scope_tokens if t.start >= verb.end])
-        about = _render(about_tokens) or _render(
-            [t for t in positive_tokens[verb_index + 1 :] if _is_content(t)]
+        about_tokens = strip_stop([t for t in scope_tokens if t.start >= verb.end])
+        about = render(about_tokens) or render(
+            [t for t in positive_tokens[verb_index + 1 :] if is_content(t)]
         )
     else:
-        positive_phrase = _quote(positive)
-        about = _render([t for t in scope_tokens if t.key in shared])
+        positive_phrase = quote(positive)
+        about = render([t for t in scope_tokens if t.key in shared])
     new_phrase, old_phrase = (
         (negated_phrase, positive_phrase) if new_is_negated else (positive_phrase, negated_phrase)
     )
-    about = _quote(about or "the same thing", 40)
+    about = quote(about or "the same thing", 40)
 
     implicit = _IMPLICIT_NEGATIVE_RE.search(positive)
     if implicit is not None:
@@ -456,9 +326,10 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
             "uncertain",
             f"'{new_phrase}' vs '{old_phrase}': the other statement is phrased negatively too "
             f"('{implicit.group()}'), so the polarity is unclear",
+            basis="implicit_negative",
         )
     scope_coverage = len(shared) / len(scope)
-    rest = _content(_tokens(_without_negations(negated)))
+    rest = content(tokens(_without_negations(negated)))
     positive_coverage = len(positive_content & rest) / len(positive_content) if positive_content else 0.0
     # "don't page for warnings" vs "page for outages": each side has a detail the other lacks.
     differing_detail = bool(scope - shared) and bool(positive_content - rest)
@@ -466,18 +337,22 @@ def _assess_negation(new: str, old: str) -> Assessment | None:
         return Assessment(
             "uncertain",
             f"opposite polarity ('{new_phrase}' vs '{old_phrase}') but the statements differ in what they are about",
+            basis="polarity_other_topic",
         )
     if positive_content - rest and _COORDINATION_RE.search(positive):
         return Assessment(
             "uncertain",
-            f"'{new_phrase}' contradicts only part of '{_quote(positive)}'"
+            f"'{new_phrase}' contradicts only part of '{quote(positive)}'"
             if new_is_negated
-            else f"'{new_phrase}' restores only part of what '{_quote(negated)}' negated",
+            else f"'{new_phrase}' restores only part of what '{quote(negated)}' negated",
+            basis="partial_negation",
         )
-    return Assessment("supersedes", f"negation: '{new_phrase}' contradicts '{old_phrase}' about '{about}'")
+    return Assessment(
+        "supersedes", f"negation: '{new_phrase}' contradicts '{old_phrase}' about '{about}'", basis="negation"
+    )
 
 
-def _verb(scope_text: str, scope_tokens: list[_Token]) -> _Token | None:
+def _verb(scope_text: str, scope_tokens: list[Token]) -> Token | None:
     """The negated predicate: the first content word of the scope when something follows it ("like" in "not
     like coffee"), or a known Chinese verb at the start of the scope (不再[喜欢]咖啡)."""
     stripped = scope_text.lstrip()
@@ -485,8 +360,8 @@ def _verb(scope_text: str, scope_tokens: list[_Token]) -> _Token | None:
     if zh is not None:
         first = next((t for t in scope_tokens if t.kind == "han"), None)
         if first is not None:
-            return _Token(zh.group(), zh.group()[0], "han", first.start, first.start + len(zh.group()))
-    content = [t for t in scope_tokens if _is_content(t)]
+            return Token(zh.group(), zh.group()[0], "han", first.start, first.start + len(zh.group()))
+    content = [t for t in scope_tokens if is_content(t)]
     if len(content) >= 2 and content[0].kind == "word":
         return content[0]
     return None
@@ -513,13 +388,13 @@ _TIME_WORDS = frozenset(
 )
 
 
-def _as_value_tokens(text: str) -> list[_Token]:
+def _as_value_tokens(text: str) -> list[Token]:
     canonical = _ZH_CHANGE_RE.sub("是", _EN_CHANGE_RE.sub(" is ", text))
-    tokens = _tokens(canonical)
-    return [t for t in tokens if t.surface not in _TIME_WORDS and t.surface not in ("the", "a", "an")]
+    found = tokens(canonical)
+    return [t for t in found if t.surface not in _TIME_WORDS and t.surface not in ("the", "a", "an")]
 
 
-def _cost(tokens: list[_Token]) -> float:
+def _cost(tokens: list[Token]) -> float:
     """How much text a token run is: a word counts 1, a Han character 0.5 (two characters ≈ one word)."""
     return sum(0.5 if t.kind == "han" else 1.0 for t in tokens)
 
@@ -537,10 +412,10 @@ def _assess_value(new: str, old: str) -> Assessment | None:
     old_mid = old_tokens[prefix : len(old_tokens) - suffix]
     if not new_mid or not old_mid or _cost(new_mid) > 6 or _cost(old_mid) > 6 or prefix + suffix < 2:
         return None
-    if not (_content(new_mid) and _content(old_mid)) or _content(new_mid) == _content(old_mid):
+    if not (content(new_mid) and content(old_mid)) or content(new_mid) == content(old_mid):
         return None  # only function words differ ("each month" / "every month"): a paraphrase
     copula = next((i for i in range(prefix - 1, -1, -1) if _is_copula(new_tokens[i])), None)
-    if copula is None or not _subject(new_tokens[:copula]):
+    if copula is None or not subject(new_tokens[:copula]):
         return None
     if copula and new_tokens[copula - 1].surface in _DEMONSTRATIVES:
         return None  # "wow, that is awesome" / "that is great": a reaction to something unnamed, no attribute
@@ -558,30 +433,32 @@ def _assess_value(new: str, old: str) -> Assessment | None:
     holder = (
         new_tokens[: copula + 1] if new_tokens[copula].key in _SINGLE_VALUED_VERBS else new_tokens[:copula]
     )
-    attribute = _render(holder)
-    old_value = _render(old_tokens[copula + 1 :])
-    new_value = _render(new_tokens[copula + 1 :])
+    attribute = render(holder)
+    old_value = render(old_tokens[copula + 1 :])
+    new_value = render(new_tokens[copula + 1 :])
     if _cost(new_tokens[copula + 1 : prefix]) > 1.5:
-        frame = _render(new_tokens[:prefix])
+        frame = render(new_tokens[:prefix])
         return Assessment(
             "uncertain",
-            f"same statement frame '{_quote(frame, 40)}' with a different detail ('{_quote(_render(old_mid), 30)}' "
-            f"vs '{_quote(_render(new_mid), 30)}'); it may be an additional fact rather than a replacement",
+            f"same statement frame '{quote(frame, 40)}' with a different detail ('{quote(render(old_mid), 30)}' "
+            f"vs '{quote(render(new_mid), 30)}'); it may be an additional fact rather than a replacement",
+            basis="value_detail",
         )
     return Assessment(
         "supersedes",
-        f"value change: '{_quote(attribute, 40)}' was '{_quote(old_value, 40)}', now '{_quote(new_value, 40)}'",
+        f"value change: '{quote(attribute, 40)}' was '{quote(old_value, 40)}', now '{quote(new_value, 40)}'",
+        basis="value",
     )
 
 
 _SHORT_VALUE_WORDS = 2
 
 
-def _different_topics(new_value: list[_Token], old_value: list[_Token]) -> bool:
+def _different_topics(new_value: list[Token], old_value: list[Token]) -> bool:
     """A verb like "prefers" holds one value per topic, not one value in all: "tabs" → "spaces" and "dark mode"
     → "light mode" replace a value, but two longer objects with no content word in common ("British English
     spelling in documentation", "short commit messages") are preferences about different things."""
-    new_content, old_content = _content(new_value), _content(old_value)
+    new_content, old_content = content(new_value), content(old_value)
     if new_content & old_content:
         return False
     return max(len(new_content), len(old_content)) > _SHORT_VALUE_WORDS
@@ -591,7 +468,7 @@ _CLAUSE_WORDS = frozenset({"and", "but", "because", "so", "or", "while", "though
 _DEMONSTRATIVES = frozenset({"that", "this", "it", "these", "those", "there", "which", "what"})
 
 
-def _is_copula(token: _Token) -> bool:
+def _is_copula(token: Token) -> bool:
     return token.surface in _COPULAS or token.key in _SINGLE_VALUED_VERBS
 
 
@@ -611,33 +488,41 @@ _USAGE_RE = lazy(
 )
 
 
-def _assess_switch(new: str, old: str, old_tokens: list[_Token]) -> Assessment | None:
+def _assess_switch(new: str, old: str, old_tokens: list[Token]) -> Assessment | None:
     match = _SWITCH_TO_RE.search(new)
     if match is None:
         return None
     target = next(g for g in (match.group("c"), match.group("c2"), match.group("c3"), match.group("c4")) if g)
     target = _LEADING_NOISE_RE.sub("", _trim_forward(target) + " ").strip()
-    if not _content(_tokens(target)):
+    if not content(tokens(target)):
         return None
-    c = _quote(target, 40)
-    if _clash(_subject(_tokens(new[: match.start()])), _subject(old_tokens[: _predicate_index(old_tokens)])):
+    c = quote(target, 40)
+    if clash(subject(tokens(new[: match.start()])), subject(old_tokens[: _predicate_index(old_tokens)])):
         return Assessment(
-            "uncertain", f"replacement by '{c}', but the subjects differ from the old statement's"
+            "uncertain",
+            f"replacement by '{c}', but the subjects differ from the old statement's",
+            basis="subjects_differ",
         )
-    if _mentions(_content(old_tokens), target):
+    if _mentions(content(old_tokens), target):
         return Assessment(
-            "uncertain", f"both statements name '{c}'; unclear whether the new one replaces the old"
+            "uncertain",
+            f"both statements name '{c}'; unclear whether the new one replaces the old",
+            basis="switch_known",
         )
     if _USAGE_RE.search(old):
         return Assessment(
-            "supersedes", f"replacement: new statement switches to '{c}'; the old one states '{_quote(old)}'"
+            "supersedes",
+            f"replacement: new statement switches to '{c}'; the old one states '{quote(old)}'",
+            basis="switch",
         )
     return Assessment(
-        "uncertain", f"the new statement switches to '{c}', but the old one states no use to replace"
+        "uncertain",
+        f"the new statement switches to '{c}', but the old one states no use to replace",
+        basis="switch_no_use",
     )
 
 
-def _predicate_index(tokens: list[_Token]) -> int:
+def _predicate_index(tokens: list[Token]) -> int:
     """Index of the first verb-like token (use, be, run, 用, 是 …): everything before it is the subject."""
     for index, token in enumerate(tokens):
         if token.key in ("use", "be", "run", "prefer", "have") or token.surface in ("用", "使", "是", "在"):
@@ -646,50 +531,6 @@ def _predicate_index(tokens: list[_Token]) -> int:
 
 
 # --------------------------------------------------------------------------- public API
-
-
-# --------------------------------------------------------------------------- speakers and claims
-
-_SPEAKER_RE = lazy(
-    r"^\s*(?P<name>[^\W\d_][\w'.-]{0,30}(?:\s+[^\W\d_][\w'.-]{0,30}){0,2})\s*:\s+(?P<body>\S.*)$", re.DOTALL
-)
-_BRACKET_SPEAKER_RE = lazy(r"^\s*\[(?P<name>[^\]\n]{1,60})\]\s*:?\s*(?P<body>\S.*)$", re.DOTALL)
-# A short body is still an utterance when it is addressed or exclaimed ("Maria: Sure thing, John!"), unlike a
-# field value ("Deadline: March 3").
-_UTTERANCE_CUE_RE = lazy(
-    r"[!?]|\b(?:i|i'm|i've|me|my|you|you're|your|we|we're|our|us|thanks?|thank|wow|sure|yeah|yes|yep|no|"
-    r"ok|okay|oh|hey|hi|hello|agree|glad|sounds|looks|love|lol|haha|cool|nice|great|awesome|totally)\b",
-    re.IGNORECASE,
-)
-_MIN_UTTERANCE_WORDS = 4
-_SENTENCE_BREAK_RE = lazy(r"[.!?。！？]+\s+\S|[。！？]\S")
-MAX_CLAIM_WORDS = 12
-"""A statement with more content words than this (or more than one sentence) is a passage, not one claim."""
-
-
-def speaker(text: str) -> tuple[str | None, str]:
-    """(speaker, utterance) of a transcript line "Name: utterance" (every word of the name capitalised, at least
-    four words said, or fewer that are addressed or exclaimed) or "[Name] utterance", else (None, text).
-    "Release date: June 5" and "Deadline: March 3" are not utterances."""
-    bracket = _BRACKET_SPEAKER_RE.match(text)
-    if bracket is not None:
-        return bracket.group("name").strip().casefold(), bracket.group("body")
-    match = _SPEAKER_RE.match(text)
-    if match is None:
-        return None, text
-    name, body = match.group("name"), match.group("body")
-    if not all(word[0].isupper() for word in name.split()):
-        return None, text
-    if len(body.split()) < _MIN_UTTERANCE_WORDS and not _UTTERANCE_CUE_RE.search(body):
-        return None, text
-    return name.casefold(), body
-
-
-def _single_claim(normalized: str) -> bool:
-    """One sentence of at most MAX_CLAIM_WORDS content words: the statements the cue rules are written for.
-    Chat turns and passages share polarity cues and frames with each other by chance far too often."""
-    body = normalized.strip()
-    return not _SENTENCE_BREAK_RE.search(body) and len(_content(_tokens(body))) <= MAX_CLAIM_WORDS
 
 
 def assess(new: str, old: str) -> Assessment:
@@ -708,15 +549,17 @@ def assess(new: str, old: str) -> Assessment:
     if new_speaker and old_speaker:
         if new_speaker != old_speaker:
             return Assessment(
-                "none", f"said by different speakers ('{new_speaker}' and '{old_speaker}'): both can hold"
+                "none",
+                f"said by different speakers ('{new_speaker}' and '{old_speaker}'): both can hold",
+                basis="speakers_differ",
             )
         new, old = new_body, old_body
-    new_norm, old_norm = _normalize(new), _normalize(old)
+    new_norm, old_norm = normalize(new), normalize(old)
     if new_norm == old_norm:
-        return Assessment("none", "same statement (a duplicate, not a contradiction)")
-    old_tokens = _tokens(old_norm)
+        return Assessment("none", "same statement (a duplicate, not a contradiction)", basis="same")
+    old_tokens = tokens(old_norm)
     # One speaker's chat lines share polarity cues and frames by chance as passages do: strong evidence only.
-    claims = not transcript and _single_claim(new_norm) and _single_claim(old_norm)
+    claims = not transcript and single_claim(new_norm) and single_claim(old_norm)
     for step in (
         lambda: _assess_replacement(new_norm, old_norm, old_tokens),
         lambda: _assess_negation(new_norm, old_norm),
@@ -727,14 +570,20 @@ def assess(new: str, old: str) -> Assessment:
         if assessment is not None:
             if assessment.kind == "uncertain" and not claims:
                 return Assessment(
-                    "none", f"weak evidence between passages, not a conflict ({assessment.reason})"
+                    "none",
+                    f"weak evidence between passages, not a conflict ({assessment.reason})",
+                    basis="weak_passage",
                 )
             return assessment
-    new_content = _content(_tokens(_without_negations(new_norm)))
-    old_content = _content(_tokens(_without_negations(old_norm)))
+    new_content = content(tokens(_without_negations(new_norm)))
+    old_content = content(tokens(_without_negations(old_norm)))
     if new_content and new_content == old_content:
-        return Assessment("none", "same claim with the same polarity (a duplicate, not a contradiction)")
-    return Assessment("none", "no negation, replacement or value change between the two statements")
+        return Assessment(
+            "none", "same claim with the same polarity (a duplicate, not a contradiction)", basis="same_claim"
+        )
+    return Assessment(
+        "none", "no negation, replacement or value change between the two statements", basis="none"
+    )
 
 
 RESTATEMENT_OVERLAP = 0.6
@@ -752,8 +601,13 @@ def restates(new: str, old: str) -> bool:
         if new_speaker != old_speaker:
             return False
         new, old = new_body, old_body
-    first = _content(_tokens(_normalize(new)))
-    second = _content(_tokens(_normalize(old)))
+    first = content(tokens(normalize(new)))
+    second = content(tokens(normalize(old)))
     if not first or not second:
-        return _normalize(new) == _normalize(old)
+        return normalize(new) == normalize(old)
     return len(first & second) >= RESTATEMENT_OVERLAP * len(first | second)
+
+
+def negation_cue(text: str) -> bool:
+    """Whether the statement carries a negation cue ("not", "never", "no longer", 不再 …)."""
+    return _negation(normalize(text)) is not None

@@ -230,6 +230,24 @@ def select_top(
     return kept[:k]
 
 
+def newer_first(results: list[ScoredRecord]) -> list[ScoredRecord]:
+    """Of two memories linked as "possibly supersedes" (write discipline, issue 27), the newer ranks first: when
+    both are in the results and the older scored higher, the newer moves to just above it. The older one stays
+    (it may still be true) and carries `possibly_superseded_by`, which marks it."""
+    ordered = list(results)
+    position = {item.record.id: index for index, item in enumerate(ordered)}
+    for item in list(ordered):
+        newer_id = item.record.possibly_superseded_by
+        if newer_id is None or newer_id not in position:
+            continue
+        older_at, newer_at = position[item.record.id], position[newer_id]
+        if newer_at > older_at:
+            newer = ordered.pop(newer_at)
+            ordered.insert(older_at, newer)
+            position = {entry.record.id: index for index, entry in enumerate(ordered)}
+    return ordered
+
+
 _pool_lock = threading.Lock()
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 

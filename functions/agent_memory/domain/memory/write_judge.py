@@ -2,7 +2,8 @@
 existing ones, ADD / UPDATE <id> / DELETE <id> / NONE, with a reason.
 
 The service applies the verdict (UPDATE: the new memory supersedes the target; DELETE: the target is archived,
-never deleted, and the new memory is added; NONE: folded into the target, as a merge) and writes the verdict,
+never deleted, and the new memory is added; NONE: folded into the target, as a merge, only when nothing is lost:
+see `plan`) and writes the verdict,
 its reason and the model's token usage into the change log. Any model error or timeout, and any answer that
 is not exactly the JSON contract below (unknown action, an id that was not offered, missing target), falls
 back to the rule-based discipline: the judge can only ever choose among the records it was shown.
@@ -17,16 +18,13 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..errors import Misconfigured
-from ..ports import RecordWrite, Vector
-from ..records import ChangeOperation, MemoryRecord, Status
-from . import transitions
-
-if TYPE_CHECKING:
-    from .service import MemoryService, RememberInput, RememberResult
+from ..records import MemoryRecord
+from .decide import Plan
+from .relation import relate
+from .slots import same_statement
 
 logger = logging.getLogger(__name__)
 
@@ -144,43 +142,24 @@ def judge(
     return Verdict(action, target, reason, completion.input_tokens, completion.output_tokens)
 
 
-def apply(
-    service: MemoryService,
-    record: MemoryRecord,
-    vector: Vector,
-    item: RememberInput,
-    verdict: Verdict,
-    actor: str,
-    now: datetime,
-) -> RememberResult:
-    """Carry out a verdict with the service's own write paths (one atomic commit each, as for the rules):
-    UPDATE supersedes the target, NONE merges into it, DELETE archives it (never deletes) beside the new
-    record, ADD adds. Every change-log entry's reason is `verdict.note` (verdict, reason, token usage)."""
-    from .service import Decision, RememberResult
-
+def plan(verdict: Verdict, rules: Plan, content: str) -> Plan:
+    """The verdict as a plan for the service's own write paths, under the rule every write obeys: nothing a
+    user gave is destroyed. UPDATE supersedes the target (kept, linked); DELETE archives it (never deletes)
+    beside the new record; ADD adds; NONE merges the new memory into the target only when the two hold the
+    same values, names, words and polarity (`slots.same_statement`) — a NONE that would fold a different value
+    away is refused and the rules' plan is kept, with the judge's answer in its reason."""
     target, note = verdict.target, verdict.note
     if verdict.action == "UPDATE" and target is not None:
-        return service._supersede(record, vector, target, actor, now, note)
-    if verdict.action == "NONE" and target is not None:
-        return service._merge(target, item, actor, now, reason=note)
+        return Plan("supersede", note, [target])
     if verdict.action == "DELETE" and target is not None:
-        archived = transitions.with_status(target, Status.ARCHIVED, note, now)
-        service._add_beside(
-            record,
-            vector,
-            archived,
-            target.version,
-            ChangeOperation.ARCHIVE,
-            actor,
-            target.public_dict(),
-            note,
-        )
-        return RememberResult(Decision.ADDED, note, record, related=[archived])
-    service._commit(
-        [RecordWrite(record, None)], [service._change(record, ChangeOperation.CREATE, actor, reason=note)]
-    )
-    service._index_record(record.tenant, record, vector)
-    return RememberResult(Decision.ADDED, note, record)
+        return Plan("archive", note, [target])
+    if verdict.action == "NONE" and target is not None:
+        check = same_statement(content, target.content)
+        if check.allowed and relate(content, target.content).kind in ("same", "compatible"):
+            return Plan("merge", note, [target])
+        refused = f"{note}; merge refused ({check.reason}), so both are kept: {rules.reason}"
+        return Plan("add" if rules.action == "merge" else rules.action, refused, rules.targets)
+    return Plan("add", note)
 
 
 def required(tenants: tuple[str, ...], model: JudgeModel | None) -> JudgeModel | None:

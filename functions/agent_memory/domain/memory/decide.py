@@ -1,0 +1,98 @@
+"""The write discipline's decision for one new memory among its neighbours (issue 27). Pure: no ports.
+
+Order of precedence, so that nothing a user gave is destroyed:
+
+1. **Update** — a current neighbour states the same subject and attribute with another value (`relation`):
+   the new memory supersedes every such neighbour (one atomic commit), or, when the new statement is older in
+   the world than all of them (`valid_from` earlier: an old note imported late), it is stored as history,
+   already superseded by the newest. Equal `valid_from` on both sides is the one irreconcilable case: both
+   are held for review.
+2. **Merge** — a neighbour says the same thing: similar enough for the embedder, the same values, names,
+   words and polarity (`slots.same_statement`) and no update between them. The newer wording stays reachable
+   in the change log.
+3. **Link** — weaker evidence of an update (`possible_update`): both stay current, linked newest first.
+4. **Add** — anything else, compatible facts included: nothing existing is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from ..records import MemoryRecord, MemoryType, Status
+from .policy import SimilarityProfile
+from .relation import Relation, relate
+from .slots import same_statement
+
+Action = Literal["add", "merge", "supersede", "outdated", "conflict", "link", "archive"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: Action
+    reason: str
+    targets: list[MemoryRecord] = field(default_factory=list)
+
+
+def _current(record: MemoryRecord) -> bool:
+    return record.status in (Status.ACTIVE, Status.PENDING) and not record.superseded_by
+
+
+def decide(
+    content: str,
+    valid_from: datetime,
+    memory_type: MemoryType,
+    neighbours: Sequence[tuple[MemoryRecord, float]],
+    thresholds: SimilarityProfile,
+    *,
+    dated: bool = False,
+) -> Plan:
+    """What to do with a new memory of `content`, given its neighbours (record, embedding similarity) sorted
+    by similarity, most similar first. `dated`: the caller gave `valid_from` explicitly."""
+    if memory_type is MemoryType.EPISODE:
+        return Plan("add", "new memory (an event: only an exact repeat is merged)")
+    relations = [(record, similarity, relate(content, record.content)) for record, similarity in neighbours]
+    updated = [(r, rel) for r, _, rel in relations if rel.kind == "update" and _current(r)]
+    if updated:
+        return _update(valid_from, updated, dated)
+    for record, similarity, rel in relations:
+        if record.type == memory_type and _mergeable(record, similarity, rel, content, thresholds):
+            check = same_statement(content, record.content)
+            return Plan("merge", f"same statement (similarity {similarity:.2f}; {check.reason})", [record])
+    linked = [
+        (r, rel) for r, _, rel in relations if rel.kind == "possible_update" and r.status is Status.ACTIVE
+    ]
+    if linked:
+        record, rel = linked[0]
+        return Plan("link", f"possibly supersedes {record.id}: {rel.reason}", [record])
+    return Plan("add", "new memory")
+
+
+def _update(valid_from: datetime, updated: list[tuple[MemoryRecord, Relation]], dated: bool) -> Plan:
+    targets = [record for record, _ in updated]
+    reason = updated[0][1].reason
+    if all(valid_from < record.valid_from for record in targets):
+        newest = max(targets, key=lambda r: (r.valid_from, r.id))
+        return Plan(
+            "outdated",
+            f"an older value: {newest.id} holds a newer one (valid from {newest.valid_from.date()}): {reason}",
+            [newest],
+        )
+    same_moment = [record for record in targets if record.valid_from == valid_from]
+    if dated and same_moment and len(same_moment) == len(targets):
+        return Plan("conflict", f"two values claimed for the same moment: {reason}", same_moment[:1])
+    return Plan("supersede", reason, [record for record in targets if record.valid_from <= valid_from])
+
+
+def _mergeable(
+    record: MemoryRecord, similarity: float, rel: Relation, content: str, thresholds: SimilarityProfile
+) -> bool:
+    if record.superseded_by or record.status not in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
+        return False
+    if record.type is MemoryType.EPISODE or rel.kind not in ("same", "compatible"):
+        return False
+    if rel.kind == "same":
+        return True
+    return similarity >= thresholds.near_duplicate and same_statement(content, record.content).allowed

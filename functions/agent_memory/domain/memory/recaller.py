@@ -1,0 +1,164 @@
+"""Reading memory: hybrid recall (ranked, the newer of two linked memories first), get, list, history, the
+change log and counts."""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..errors import TooLarge, ValidationFailed
+from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
+from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
+from ..text import query_terms
+from . import limits
+from .inputs import RecallInput, RecallResult
+from .parts import MemoryParts
+from .recall import (
+    ScoredRecord,
+    newer_first,
+    recall_log_entries,
+    reciprocal_rank_fusion,
+    record_recall,
+    score_fusion,
+    search_halves,
+    select_top,
+)
+
+MAX_QUERY_CHARS = 2000
+
+
+class Recaller:
+    def __init__(self, parts: MemoryParts) -> None:
+        self.parts = parts
+
+    def recall(self, tenant: str, query: RecallInput) -> RecallResult:
+        text = query.query.strip()
+        if not text:
+            raise ValidationFailed("query must not be empty")
+        if len(text) > MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        if not 1 <= query.k <= self.parts.policy.max_top_k:
+            raise ValidationFailed(f"k must be between 1 and {self.parts.policy.max_top_k}; got {query.k}")
+        if query.mode not in ("hybrid", "vector", "keyword"):
+            raise ValidationFailed(f"mode must be hybrid, vector or keyword; got {query.mode!r}")
+        for namespace in query.namespaces:
+            limits.check_namespace(namespace)
+        if not query.namespaces:
+            raise ValidationFailed("name at least one namespace to recall from")
+        now = self.parts.now()
+        statuses = query.statuses or (
+            (Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED) if query.as_of else (Status.ACTIVE,)
+        )
+        if Status.QUARANTINED in statuses:
+            raise ValidationFailed("quarantined memories are never recalled; list them instead")
+        where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
+        fetch = min(self.parts.policy.max_top_k, query.k * self.parts.policy.over_fetch)
+
+        def vector_half() -> list[Hit]:
+            self.parts.ensure_tenant(tenant)
+            embedder = self.parts.embedder_of(tenant)
+            vector = embedder.embed_query(text)
+            return self.parts.index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
+
+        vector_hits, keyword_hits = search_halves(
+            vector_half if query.mode in ("hybrid", "vector") else None,
+            (lambda: self.parts.index.query_keyword(tenant, text, k=fetch, where=where))
+            if query.mode in ("hybrid", "keyword")
+            else None,
+            overlap=self.parts.overlap_halves,
+        )
+        p = self.parts.policy
+        fused = (
+            score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
+            if p.fusion == "score"
+            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k)
+        )
+        threshold = query.min_score if query.min_score is not None else self.parts.policy.default_min_score
+
+        def load(ids: list[str]) -> dict[str, MemoryRecord]:
+            return {
+                record.id: record
+                for record in self.parts.store.get_many(tenant, ids)
+                if self._matches(record, query, statuses)
+            }
+
+        results = newer_first(select_top(fused, load, self.parts.policy, now, k=query.k, threshold=threshold))
+        query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
+        if results:
+            self._log_recall(tenant, text, query_hash, results, now)
+        return RecallResult(results=results, query_hash=query_hash)
+
+    def _matches(self, record: MemoryRecord, query: RecallInput, statuses: Sequence[Status]) -> bool:
+        """The store is the source of truth: re-check what the index filtered (its status may lag)."""
+        if record.namespace not in query.namespaces or record.status not in statuses:
+            return False
+        if query.types and record.type not in query.types:
+            return False
+        return query.as_of is None or record.is_valid_at(query.as_of)
+
+    def _log_recall(
+        self, tenant: str, text: str, query_hash: str, results: list[ScoredRecord], now: datetime
+    ) -> None:
+        entries = recall_log_entries(tenant, query_terms(text)[:32], query_hash, results, now)
+        ids = [item.record.id for item in results]
+        record_recall(self.parts.store, entries, tenant, ids, now, overlap=self.parts.overlap_halves)
+
+    def get(self, tenant: str, record_id: str) -> MemoryRecord:
+        return self.parts.get(tenant, record_id)
+
+    def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
+        for namespace in query.namespaces:
+            limits.check_namespace(namespace)
+        return self.parts.store.list(tenant, query)
+
+    def history(
+        self, tenant: str, record_id: str
+    ) -> tuple[builtins.list[MemoryRecord], builtins.list[ChangeEntry]]:
+        """The record's lineage (everything it superseded or was corrected from, and what replaced it,
+        oldest first) and the change-log entries of every record in that lineage."""
+        record = self.get(tenant, record_id)
+        chain = [record]
+        seen = {record.id}
+        cursor = record
+        while (previous_id := cursor.supersedes or cursor.corrected_from) and previous_id not in seen:
+            previous = self.parts.store.get(tenant, previous_id)
+            if previous is None:
+                break
+            chain.insert(0, previous)
+            seen.add(previous.id)
+            cursor = previous
+        cursor = record
+        while (next_id := cursor.superseded_by) and next_id not in seen:
+            following = self.parts.store.get(tenant, next_id)
+            if following is None:
+                break
+            chain.append(following)
+            seen.add(following.id)
+            cursor = following
+        changes: builtins.list[ChangeEntry] = []
+        for member in chain:
+            changes.extend(self._all_changes(tenant, member.id))
+        changes.sort(key=lambda entry: (entry.at, entry.id))
+        return chain, changes
+
+    def _all_changes(self, tenant: str, record_id: str) -> builtins.list[ChangeEntry]:
+        entries: builtins.list[ChangeEntry] = []
+        cursor: str | None = None
+        while True:
+            page = self.parts.store.list_changes(tenant, record_id=record_id, limit=100, cursor=cursor)
+            entries.extend(page.items)
+            if not page.next_cursor:
+                return entries
+            cursor = page.next_cursor
+
+    def changes(
+        self, tenant: str, namespace: str, *, limit: int = 100, cursor: str | None = None
+    ) -> Page[ChangeEntry]:
+        limits.check_namespace(namespace)
+        return self.parts.store.list_changes(tenant, namespace=namespace, limit=limit, cursor=cursor)
+
+    def counts(self, tenant: str, namespace: str) -> RecordCounts:
+        limits.check_namespace(namespace)
+        return self.parts.store.counts(tenant, namespace)

@@ -1,0 +1,279 @@
+"""The values a statement holds, in a canonical form two statements can be compared by (issue 27).
+
+A statement is read as a sequence of *terms*: its content words (light stems from `tokens`), with every value
+brought to one spelling — numbers and number words ("two" = "2"), times ("2 pm" = "14:00"), weekdays
+("Mondays" = "monday"), months, ISO dates, versions — and with a few predicate synonyms folded ("likes",
+"loves", "enjoys"). Each term has a kind: `value` (number, time, date, weekday, month, version), `entity` (a
+name written with a capital inside the sentence, or a token with digits or symbols such as `b@x.com`),
+`negation`, or `word`.
+
+Two uses:
+* `same_statement` — the merge guard. Two statements may be merged only when they hold the same terms (as a
+  multiset), the same polarity and the same order of compared items ("X over Y"); a difference in any value,
+  name or content word forbids it. Words that only soften or intensify ("really", "best") do not count.
+* `terms` and `ordered_pairs` — the material `relation.py` aligns to find an update.
+
+Pure string work over precompiled, bounded patterns; every function is memoised by its text because one
+remember compares the new statement with up to a dozen neighbours."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from ..patterns import lazy
+from .tokens import normalize, speaker, stem, tokens
+
+TermKind = Literal["value", "entity", "negation", "word"]
+
+
+@dataclass(frozen=True)
+class Term:
+    key: str
+    kind: TermKind
+    surface: str
+
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
+    "once": 1, "twice": 2, "single": 1, "double": 2, "pair": 2, "couple": 2,
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5,
+}  # fmt: skip
+_WEEKDAYS = {
+    "monday": "monday", "mon": "monday", "tuesday": "tuesday", "tue": "tuesday", "tues": "tuesday",
+    "wednesday": "wednesday", "wed": "wednesday", "thursday": "thursday", "thu": "thursday",
+    "thurs": "thursday", "friday": "friday", "fri": "friday", "saturday": "saturday", "sat": "saturday",
+    "sunday": "sunday", "sun": "sunday",
+    "montag": "monday", "dienstag": "tuesday", "mittwoch": "wednesday", "donnerstag": "thursday",
+    "freitag": "friday", "samstag": "saturday", "sonntag": "sunday", "lundi": "monday", "mardi": "tuesday",
+    "mercredi": "wednesday", "jeudi": "thursday", "vendredi": "friday", "samedi": "saturday",
+    "dimanche": "sunday", "lunes": "monday", "martes": "tuesday", "miércoles": "wednesday",
+    "jueves": "thursday", "viernes": "friday", "sábado": "saturday", "domingo": "sunday",
+}  # fmt: skip
+_MONTHS = {
+    "january": "jan", "jan": "jan", "february": "feb", "feb": "feb", "march": "mar", "mar": "mar",
+    "april": "apr", "apr": "apr", "may": "may", "june": "jun", "jun": "jun", "july": "jul", "jul": "jul",
+    "august": "aug", "aug": "aug", "september": "sep", "sept": "sep", "sep": "sep", "october": "oct",
+    "oct": "oct", "november": "nov", "nov": "nov", "december": "dec", "dec": "dec",
+}  # fmt: skip
+# Predicates that say the same thing: folded to one key so "likes X" and "loves X" can merge. Values never
+# appear here; a word missing from this table only makes a merge less likely, never wrong.
+_SYNONYMS = {
+    "love": "like", "enjoy": "like", "fond": "like", "favor": "prefer", "favour": "prefer",
+    "utilize": "use", "utilise": "use", "employ": "use", "leverage": "use", "rely": "use",
+    "ship": "deploy", "release": "deploy", "roll": "deploy", "begin": "start", "commence": "start",
+    "large": "big", "huge": "big", "small": "little", "tiny": "little", "quick": "fast", "rapid": "fast",
+    "hate": "dislike", "detest": "dislike", "loathe": "dislike", "every": "each", "weekly": "week",
+    "daily": "day", "monthly": "month", "yearly": "year", "annually": "year", "annual": "year",
+    "reside": "live", "residing": "live", "resid": "live", "mail": "email", "e-mail": "email",
+    "occur": "happen", "take": "happen", "held": "happen", "hold": "happen",
+}  # fmt: skip
+_SYNONYM_STEMS = {stem(word): stem(canonical) for word, canonical in _SYNONYMS.items()}
+# Words that soften, intensify or frame without adding a value: a difference in them alone is a paraphrase.
+_SOFT_TEXT = """
+    really very always usually generally typically best most mostly quite pretty just also too much strongly
+    definitely truly certainly absolutely kind sort rather lot lots please note remember keep mind that which
+    what user users person people team default normally basically actually literally simply only currently
+    now today nowadays these days moment time
+"""
+SOFT = frozenset(_SOFT_TEXT.split())
+_NEGATION_WORDS_TEXT = """
+    not no never none nothing nobody neither nor without cannot stop stopped quit
+    nicht kein keine nie niemals ne pas jamais non nunca nada 不 没 没有 别 不要 不再
+"""
+_NEGATION_WORDS = frozenset(_NEGATION_WORDS_TEXT.split())
+
+_TIME_RE = lazy(
+    r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<m24>\d{2})\b"
+    r"|\b(?P<word>noon|midday|midnight)\b"
+)
+_ISO_DATE_RE = lazy(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
+_NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|k\b|m\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_ORDINAL_RE = lazy(r"\b(\d+)(?:st|nd|rd|th)\b")
+_ORDERED_RE = lazy(
+    r"(?P<x>[\w#+.-]+(?:\s+[\w#+.-]+)?)\s+(?:over|rather\s+than|instead\s+of|more\s+than|before|to|vs\.?|versus)"
+    r"\s+(?P<y>[\w#+.-]+(?:\s+[\w#+.-]+)?)"
+)
+_PREFERENCE_RE = lazy(r"\b(?:prefer\w*|favou?r\w*|rather|like\w*\s+\w+\s+better|choose|chose|pick\w*)\b")
+_CAPITAL_RE = lazy(r"(?<![\w'’])([A-Z][\w&.-]*|[a-z]+[A-Z][\w.-]*)")
+_SENTENCE_START_RE = lazy(r"(?:^|[.!?:;]\s+|\n\s*[-*]?\s*|\*\*\s*|\(\s*)$")
+
+
+def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
+    if meridiem:
+        hour = hour % 12 + (12 if meridiem.startswith("p") else 0)
+    return f"t{hour:02d}:{minute:02d}"
+
+
+def _canonical_values(text: str) -> tuple[str, list[str]]:
+    """`text` (normalised) with times, ISO dates and versions replaced by placeholder words, and the values in
+    order. Placeholders keep the sentence's shape for alignment."""
+    values: list[str] = []
+
+    def keep(value: str) -> str:
+        values.append(value)
+        return f" zzv{len(values) - 1}zz "
+
+    def time(match: re.Match[str]) -> str:
+        if match.group("word"):
+            return keep("t00:00" if match.group("word") == "midnight" else "t12:00")
+        if match.group("h24") is not None:
+            return keep(_time_key(int(match.group("h24")), int(match.group("m24")), None))
+        meridiem = match.group("ap").replace(".", "")
+        return keep(_time_key(int(match.group("h")), int(match.group("m") or 0), meridiem))
+
+    text = _TIME_RE.sub(time, text)
+    text = _ISO_DATE_RE.sub(lambda m: keep(f"d{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"), text)
+    text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
+    text = _ORDINAL_RE.sub(lambda m: keep(f"n{int(m[1])}"), text)
+    text = _NUMBER_RE.sub(lambda m: keep(f"n{m[1].replace(',', '')}{m[2] or ''}"), text)
+    return text, values
+
+
+@functools.lru_cache(maxsize=8192)
+def entities(text: str) -> frozenset[str]:
+    """Casefolded words written with a capital where a sentence does not start (names: "Acme", "Berlin",
+    "Alice", "iOS"), plus words with digits or symbols ("b@x.com", "gpt-4")."""
+    found: set[str] = set()
+    for match in _CAPITAL_RE.finditer(text):
+        word = match.group(1).strip(".-")
+        if not word or word == "I":
+            continue
+        if _SENTENCE_START_RE.search(text[: match.start()]) and not _looks_like_name(word):
+            continue
+        found.add(word.casefold())
+    return frozenset(found)
+
+
+def _looks_like_name(word: str) -> bool:
+    """A sentence's first word is a name when it has inner capitals or digits ("iOS", "GitHub", "S3")."""
+    return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
+
+
+@functools.lru_cache(maxsize=8192)
+def terms(text: str) -> tuple[Term, ...]:
+    """The statement's terms in order (see the module docstring). A transcript line's speaker is left out."""
+    _, body = speaker(text)
+    names = entities(body)
+    canonical, values = _canonical_values(normalize(body))
+    out: list[Term] = []
+    for token in tokens(canonical):
+        surface = token.surface
+        if surface.startswith("zzv") and surface.endswith("zz"):
+            value = values[int(surface[3:-2])]
+            out.append(Term(value, "value", value))
+        elif surface in _NEGATION_WORDS or token.key in _NEGATION_WORDS:
+            out.append(Term("<not>", "negation", surface))
+        elif surface in _NUMBER_WORDS:
+            out.append(Term(f"n{_NUMBER_WORDS[surface]}", "value", surface))
+        elif surface in _WEEKDAYS or surface.rstrip("s") in _WEEKDAYS:
+            out.append(Term(_WEEKDAYS.get(surface) or _WEEKDAYS[surface.rstrip("s")], "value", surface))
+        elif surface in _MONTHS and (surface != "may" or "may" in names):
+            out.append(Term(_MONTHS[surface], "value", surface))
+        elif token.key.startswith("<"):
+            continue  # pronouns: who the statement is about is compared by `relation`, not here
+        elif token.kind == "sym":
+            continue
+        elif surface in names or any(c.isdigit() for c in surface) or "@" in surface:
+            out.append(Term(surface, "entity", surface))
+        elif token.surface in STOP_FOR_TERMS:
+            continue
+        else:
+            out.append(Term(_SYNONYM_STEMS.get(token.key, token.key), "word", surface))
+    return tuple(out)
+
+
+_STOP_FOR_TERMS_TEXT = """
+    a an the this that these those it its you your be is are was were am been being do does did have has had
+    will would can could should shall may might must to of for in on at by with and or but so as into from
+    over than then there here some any all about up out off via per also just still again 的 了 吧 呢 吗 啊
+    是 在 和 也 都 很 就 还 们 把 被 个 这 那 过 着 再
+"""
+STOP_FOR_TERMS = frozenset(_STOP_FOR_TERMS_TEXT.split())
+"""Function words dropped from terms; prepositions stay out because "runs on" and "runs in" are one frame."""
+
+
+@functools.lru_cache(maxsize=8192)
+def ordered_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """Compared items in order: "prefers tabs over spaces" → (("tab", "space"),). Only where the statement
+    expresses a preference or choice, so "moved to Munich" is not a pair."""
+    normalized = normalize(speaker(text)[1])
+    if not _PREFERENCE_RE.search(normalized) and " over " not in normalized and " vs" not in normalized:
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for match in _ORDERED_RE.finditer(normalized):
+        x = _last_content(match.group("x"))
+        y = _first_content(match.group("y"))
+        if x and y and x != y:
+            pairs.append((x, y))
+    return tuple(pairs)
+
+
+def _last_content(phrase: str) -> str:
+    keys = [t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")]
+    return keys[-1] if keys else ""
+
+
+def _first_content(phrase: str) -> str:
+    keys = [t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")]
+    return keys[0] if keys else ""
+
+
+def is_date(key: str) -> bool:
+    """Whether a value term is a date or time (ISO date, time of day, weekday, month)."""
+    if key[:1] in ("d", "t") and key[1:2].isdigit():
+        return True
+    return key in _WEEKDAYS.values() or key in _MONTHS.values()
+
+
+def negations(text: str) -> int:
+    return sum(1 for term in terms(text) if term.kind == "negation")
+
+
+def values(text: str) -> Counter[str]:
+    """Values and names of the statement, counted (two "3"s are not one)."""
+    return Counter(term.key for term in terms(text) if term.kind in ("value", "entity"))
+
+
+def meaning(text: str) -> Counter[str]:
+    """Every term but the soft words, counted: what two statements must share to be one statement."""
+    return Counter(
+        term.key
+        for term in terms(text)
+        if term.kind != "word" or (term.key not in SOFT and term.surface not in SOFT)
+    )
+
+
+@dataclass(frozen=True)
+class MergeCheck:
+    allowed: bool
+    reason: str
+
+
+def same_statement(new: str, old: str) -> MergeCheck:
+    """Whether merging `new` into `old` loses nothing: the same terms (values, names, content words, counted),
+    the same polarity and the same order of compared items. The speaker of a transcript line must match too."""
+    new_speaker, _ = speaker(new)
+    old_speaker, _ = speaker(old)
+    if (new_speaker or old_speaker) and new_speaker != old_speaker:
+        return MergeCheck(False, "said by different speakers")
+    if negations(new) % 2 != negations(old) % 2:
+        return MergeCheck(False, "opposite polarity")
+    new_values, old_values = values(new), values(old)
+    if new_values != old_values:
+        differing = sorted((new_values - old_values) + (old_values - new_values))
+        return MergeCheck(False, f"different values or names ({', '.join(differing[:4])})")
+    if ordered_pairs(new) != ordered_pairs(old) and (ordered_pairs(new) or ordered_pairs(old)):
+        return MergeCheck(False, "compared items in another order")
+    new_meaning, old_meaning = meaning(new), meaning(old)
+    if set(new_meaning) != set(old_meaning):
+        differing = sorted(set(new_meaning) ^ set(old_meaning))
+        return MergeCheck(False, f"different words ({', '.join(differing[:4])})")
+    return MergeCheck(True, "same values, names, words and polarity")

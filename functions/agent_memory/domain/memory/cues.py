@@ -1,0 +1,32 @@
+"""The words that tell how a new statement relates to an older one: a change ("now", "moved to", "left"), an
+addition ("also", "another"), the past ("used to", "back in 2019"), a role frame ("is the team lead")."""
+
+from __future__ import annotations
+
+from ..patterns import lazy
+
+CHANGE_CUE_RE = lazy(
+    r"\b(?:now|no\s+longer|any\s*more|moved|moving|relocated|switched|switching|changed|changing|upgraded|"
+    r"downgraded|migrated|rewritten|re-?written|left|leaving|joined|became|become|becomes|instead|replaced|"
+    r"replacing|from\s+now\s+on|as\s+of|these\s+days|nowadays|again|back\s+to|is\s+back|are\s+back|starting|"
+    r"effective|new|newly|renamed|rescheduled|bumped|raised|lowered|increased|decreased|reduced|extended|"
+    r"shortened|promoted|stepped\s+down|took\s+over|taken\s+over|handed\s+over|updated|turned|after\s+all|"
+    r"anymore|not\s+anymore|latest|currently|pushed|postponed|delayed|slipped|got|back|before|after|again|"
+    r"brought\s+forward|took\s+over|instead|quit|stopped|dropped|sold|traded|gave\s+up|ditched|gone|"
+    r"standardi[sz]ing|standardi[sz]ed|moving\s+to|going\s+forward|from\s+now)\b"
+    r"|现在|改|换|搬|已经|不再|jetzt|nun|maintenant|désormais|ahora|ya\s+no"
+)
+ADDITIVE_CUE_RE = lazy(
+    r"\b(?:also|too|as\s+well|another|additionally|in\s+addition|besides|plus|both|except|"
+    r"exception|unless|only\s+for|but\s+for|when|if)\b|也|还|auch|aussi|también"
+)
+PAST_RE = lazy(
+    r"\b(?:used\s+to|formerly|previously|back\s+in\s+(?:19|20)\d\d|back\s+in\s+the\s+day|as\s+a\s+kid|"
+    r"as\s+a\s+child|growing\s+up|grew\s+up|years\s+ago|in\s+the\s+past|when\s+i\s+was)\b"
+)
+NOW_RE = lazy(r"\b(?:now|nowadays|these\s+days|from\s+now\s+on|currently|today)\b")
+YEAR_RE = lazy(r"\b(19\d\d|20\d\d)\b")
+ROLE_FRAME_RE = lazy(
+    r"\b(?:is|are|was|'s)\s+(?:now\s+)?(?:the|our|my|their|his|her|its)\s+(?:new\s+)?\w+"
+    r"|\b(?:leads|owns|manages|runs|heads|maintains|chairs)\s+(?:the|our)\b"
+)

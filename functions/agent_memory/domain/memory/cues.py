@@ -30,3 +30,12 @@ ROLE_FRAME_RE = lazy(
     r"\b(?:is|are|was|'s)\s+(?:now\s+)?(?:the|our|my|their|his|her|its)\s+(?:new\s+)?\w+"
     r"|\b(?:leads|owns|manages|runs|heads|maintains|chairs)\s+(?:the|our)\b"
 )
+
+STRONG_CHANGE_RE = lazy(
+    r"\b(?:moved|moving|relocated|switched|switching|changed|upgraded|downgraded|migrated|rewritten|left|joined|"
+    r"replaced|now|no\s+longer|anymore|any\s+more|instead|rescheduled|postponed|pushed|delayed|stepped\s+down|"
+    r"took\s+over|quit|stopped|dropped|sold|traded|gave\s+up|from\s+now\s+on|starting|standardi[sz]ing|renamed|"
+    r"bumped|raised|lowered|increased|decreased|reduced|extended|shortened|promoted|became|volvió|umgezogen|"
+    r"jetzt|ahora|maintenant|désormais)\b|现在|改成|换成|搬到|不再"
+)
+"""The change cues that name a change by themselves (not "new", "again" or "back", which need a frame)."""

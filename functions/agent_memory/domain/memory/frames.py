@@ -402,3 +402,36 @@ _UNITS = frozenset(
         "the",
     ]
 )
+
+
+def changed_topic(new: str, old: str) -> Relation | None:
+    """A change named outright ("moved to", "rescheduled to", "now runs", "left … and joined") about what the
+    old statement is about: its subject (its first topic word) or most of its topic words, with something new.
+    Without the old subject in common, a weaker link."""
+    if not cues.STRONG_CHANGE_RE.search(normalize(new)) or not new_cue(new, old):
+        return None
+    old_topic, new_topic = _topic_words(old), _topic_words(new)
+    shared = [key for key in old_topic if key in new_topic]
+    if not shared or not set(new_topic) - set(old_topic):
+        return None
+    if old_topic[0] in shared or 2 * len(shared) >= len(old_topic):
+        return Relation("update", f"a change named outright about {', '.join(shared[:3])}")
+    return Relation("possible_update", f"a change named outright that mentions {', '.join(shared[:3])}")
+
+
+_GENERIC = frozenset(
+    stem(w) for w in ["use", "have", "do", "be", "go", "get", "make", "want", "need", "like", "prefer", "run"]
+)
+
+
+def _topic_words(text: str) -> list[str]:
+    """Content terms in order, without soft words, change cues and generic verbs."""
+    keys: list[str] = []
+    for term in terms(text):
+        if term.kind == "negation" or term.key in SOFT or term.surface in SOFT or term.key in _GENERIC:
+            continue
+        if cues.CHANGE_CUE_RE.fullmatch(term.surface) or cues.STRONG_CHANGE_RE.fullmatch(term.surface):
+            continue
+        if term.key not in keys:
+            keys.append(term.key)
+    return keys

@@ -66,6 +66,9 @@ def _relate(new: str, old: str) -> Relation:
     attribute = frames.same_attribute(normalize(new_body), normalize(old_body))
     if attribute is not None:
         return attribute
+    changed = frames.changed_topic(new_body, old_body)
+    if changed is not None:
+        return changed
     return Relation("compatible", "no shared attribute with a changed value")
 
 
@@ -151,8 +154,10 @@ def _topic(text: str) -> set[str]:
 def _swapped_order(new: str, old: str) -> Relation | None:
     new_pairs, old_pairs = ordered_pairs(new), ordered_pairs(old)
     for pair in new_pairs:
-        if (pair[1], pair[0]) in old_pairs:
+        if any(pair[0] & y and pair[1] & x and pair != (x, y) for x, y in old_pairs):
             return Relation(
-                "update", f"the order of compared items changed: now '{pair[0]}' over '{pair[1]}'"
+                "update",
+                f"the order of compared items changed: now '{' '.join(sorted(pair[0]))}' over "
+                f"'{' '.join(sorted(pair[1]))}'",
             )
     return None

@@ -98,8 +98,8 @@ _VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
 _NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|k\b|m\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
 _ORDINAL_RE = lazy(r"\b(\d+)(?:st|nd|rd|th)\b")
 _ORDERED_RE = lazy(
-    r"(?P<x>[\w#+.-]+(?:\s+[\w#+.-]+)?)\s+(?:over|rather\s+than|instead\s+of|more\s+than|before|to|vs\.?|versus)"
-    r"\s+(?P<y>[\w#+.-]+(?:\s+[\w#+.-]+)?)"
+    r"(?P<x>[\w#+.-]+(?:\s+[\w#+.-]+){0,2}?)\s+(?:over|rather\s+than|instead\s+of|more\s+than|before|to|vs\.?|"
+    r"versus)\s+(?P<y>[\w#+.-]+(?:\s+(?!for\b|in\b|on\b|at\b|when\b|with\b)[\w#+.-]+){0,2})"
 )
 _PREFERENCE_RE = lazy(r"\b(?:prefer\w*|favou?r\w*|rather|like\w*\s+\w+\s+better|choose|chose|pick\w*)\b")
 _CAPITAL_RE = lazy(r"(?<![\w'’])([A-Z][\w&.-]*|[a-z]+[A-Z][\w.-]*)")
@@ -203,29 +203,26 @@ STOP_FOR_TERMS = frozenset(_STOP_FOR_TERMS_TEXT.split())
 
 
 @functools.lru_cache(maxsize=8192)
-def ordered_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """Compared items in order: "prefers tabs over spaces" → (("tab", "space"),). Only where the statement
-    expresses a preference or choice, so "moved to Munich" is not a pair."""
+def ordered_pairs(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Compared items in order, each side as its content words: "prefers tabs over spaces" → (({"tab"},
+    {"spac"}),). Only where the statement expresses a preference or choice, so "moved to Munich" is no pair."""
     normalized = normalize(speaker(text)[1])
     if not _PREFERENCE_RE.search(normalized) and " over " not in normalized and " vs" not in normalized:
         return ()
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[frozenset[str], frozenset[str]]] = []
     for match in _ORDERED_RE.finditer(normalized):
-        x = _last_content(match.group("x"))
-        y = _first_content(match.group("y"))
+        x, y = _side(match.group("x")), _side(match.group("y"))
         if x and y and x != y:
             pairs.append((x, y))
     return tuple(pairs)
 
 
-def _last_content(phrase: str) -> str:
-    keys = [t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")]
-    return keys[-1] if keys else ""
+def _side(phrase: str) -> frozenset[str]:
+    keys = {t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")}
+    return frozenset(keys - _PREFERENCE_KEYS)
 
 
-def _first_content(phrase: str) -> str:
-    keys = [t.key for t in tokens(phrase) if t.surface not in STOP_FOR_TERMS and not t.key.startswith("<")]
-    return keys[0] if keys else ""
+_PREFERENCE_KEYS = frozenset({"prefer", "favor", "favour", "rather", "lik", "like", "choos", "chos", "pick"})
 
 
 _STATES = {

@@ -172,7 +172,10 @@ def parallel(new: str, old: str) -> Relation | None:
         return None  # two details differ: different scopes ("tabs in Go" / "spaces in YAML")
     if not replaced:
         return None  # one adds a detail to the other: a refinement, both hold
-    # One slot replaced; a few added or dropped words beside it ("got pushed back to") do not make a second.
+    # One slot replaced; a few added or dropped words beside it ("got pushed back to") do not make a second,
+    # unless they stand where the subject does ("I work at Acme" / "my wife works at Globex").
+    if any(d.at == 0 and not cue for d in extra):
+        return Relation("compatible", "about someone or something else")
     if any(len(d.old) + len(d.new) > 3 or d.kind in ("value", "entity") for d in extra):
         return None
     difference = replaced[0]

@@ -30,7 +30,7 @@ import functools
 
 from . import contradiction, cues, frames
 from .frames import Relation
-from .slots import SOFT, negations, ordered_pairs, terms
+from .slots import SOFT, meaning, negations, ordered_pairs, terms
 from .tokens import normalize, speaker, stem
 
 
@@ -155,6 +155,8 @@ def _swapped_order(new: str, old: str) -> Relation | None:
     new_pairs, old_pairs = ordered_pairs(new), ordered_pairs(old)
     for pair in new_pairs:
         if any(pair[0] & y and pair[1] & x and pair != (x, y) for x, y in old_pairs):
+            if set(meaning(new)) != set(meaning(old)):
+                return Relation("compatible", "the same comparison for another scope")
             return Relation(
                 "update",
                 f"the order of compared items changed: now '{' '.join(sorted(pair[0]))}' over "

@@ -74,8 +74,7 @@ def test_openclaw_workspace(runtime):
     ]
     assert {s.path for s in inv.skipped_files} == {"AGENTS.md", "DREAMS.md"}
     assert _decisions(report) == {
-        "added": 10,
-        "pending": 1,
+        "added": 11,
         "rejected": 1,
         "skipped_transient": 2,
         "skipped_expired": 1,
@@ -85,13 +84,15 @@ def test_openclaw_workspace(runtime):
     assert report.files.model_dump() == {"entries_added": 8, "duplicates": 0, "over_cap": 0, "refused": 0}
     [rejected] = report.rejected
     assert (rejected.path, rejected.line, rejected.rule) == ("MEMORY.md", 13, "secret")
-    # The service's contradiction rules put the daily log's pnpm decision in a conflict group with an older
-    # import item (the report shows the decision the service took; a person resolves the group).
-    pending = _records(runtime, "/imported/test", (Status.PENDING,))
-    assert len(pending) == 2 and len({r.conflict_group for r in pending}) == 1
-    assert "We decided to use pnpm instead of npm across the monorepo." in {r.content for r in pending}
-    # Preferences still active at the end are probed (the pending one is not recalled by design).
-    assert report.preference_recall.sampled == 3 and report.preference_recall.hits == 3
+    # The daily log's pnpm decision agrees with MEMORY.md's pnpm workspaces (the old statement already names
+    # pnpm): both are kept, nothing is superseded or held for review.
+    assert _records(runtime, "/imported/test", (Status.PENDING,)) == []
+    assert _records(runtime, "/imported/test", (Status.SUPERSEDED,)) == []
+    active = {r.content for r in _records(runtime, "/imported/test", (Status.ACTIVE,))}
+    assert "We decided to use pnpm instead of npm across the monorepo." in active
+    assert "We decided to keep the monorepo and use pnpm workspaces." in active
+    # Preferences still active at the end are probed.
+    assert report.preference_recall.sampled == 4 and report.preference_recall.hits == 4
     assert report.preference_recall.hit_rate == 1.0
     assert report.decay.ref and report.decay.ref.startswith("memory/2025-06-02.md#")
     assert report.decay.excluded is True
@@ -218,7 +219,7 @@ def test_rollback_archives_what_the_import_created(runtime):
     assert _records(runtime, "/imported/test", (Status.ACTIVE,)) == []
     assert _records(runtime, "/imported/test", (Status.PENDING,)) == []
     archived = _records(runtime, "/imported/test", (Status.ARCHIVED,))
-    assert len(archived) == 10  # memory is archived, never deleted (the pending pair: one superseded)
+    assert len(archived) == 11  # memory is archived, never deleted
     changes = runtime.store.list_changes(TENANT, record_id=archived[0].id).items
     assert changes[-1].reason == f"rollback of import {report.id}"
     assert runtime.services.files.read(TENANT, "/imported/test", "memory").entries == [
@@ -343,7 +344,7 @@ def test_archive_with_a_top_level_folder_imports_like_the_directory(runtime):
     tree = ArchiveSourceTree(_tar(_workspace_files(), prefix="workspace/"), name="ws.tar.gz")
     report = _run(runtime, tree)
     assert report.format == "openclaw" and report.inventory.items == 16
-    assert report.decisions.added == 10
+    assert report.decisions.added == 11
     zipped = ArchiveSourceTree(_zip(_workspace_files()), name="ws.zip")
     assert detect(zipped) == "openclaw"
 
@@ -445,9 +446,10 @@ def test_large_synthetic_workspace(runtime, tmp_path):
     assert d.skipped_transient == 80  # 40 "right now" notes and 40 "ok thanks"
     # Notes of Nov 1 (two logs, 4 lines each) are 30 days old at NOW and decayed below the threshold.
     assert d.skipped_expired == 8
-    # 10 exact repeats of USER.md preferences, plus 12 facts the hashing embedder scores as near duplicates
-    # of an earlier one (same template, one word apart): the service merges them with a score boost.
-    assert (d.added, d.merged, d.superseded, d.pending, d.rejected, d.skipped_seen) == (490, 22, 0, 0, 0, 0)
+    # 10 exact repeats of USER.md preferences are merged. The facts the hashing embedder scores as near
+    # duplicates (same template, another service number, store or team) are kept apart: merging them would
+    # fold a value away (issue 27).
+    assert (d.added, d.merged, d.superseded, d.pending, d.rejected, d.skipped_seen) == (502, 10, 0, 0, 0, 0)
     assert d.total() == 600
     outcomes = runtime.services.imports._store.outcomes(TENANT, report.id)
     assert {o.decision for o in outcomes if o.ref.endswith("~2")} == {"merged"}
@@ -481,13 +483,17 @@ def test_rollback_reinstates_what_the_import_superseded(runtime):
 
     before = runtime.services.memory.remember(
         TENANT,
-        RememberInput(content="We use npm for the frontend build.", namespace="/imported/test"),
+        RememberInput(
+            content="We use npm for the frontend build.",
+            namespace="/imported/test",
+            valid_from=datetime(2026, 11, 1, tzinfo=UTC),  # true since before the chat log's sessions
+        ),
         actor="me",
     ).record
     report = _run(runtime, "jsonl")
     assert (
         report.decisions.merged == 1 and report.decisions.superseded == 1
-    )  # m5 merged into it, m7 supersedes
+    )  # m5 merged into it, m7 (said on Nov 25, after the memory was remembered) supersedes it
     assert runtime.services.memory.get(TENANT, before.id).status is Status.SUPERSEDED
     rolled = runtime.services.imports.rollback(TENANT, report.id, actor="admin")
     assert (rolled.rollback.archived, rolled.rollback.reinstated, rolled.rollback.left_in_place) == (4, 1, 1)

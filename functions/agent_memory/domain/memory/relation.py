@@ -60,6 +60,9 @@ def _relate(new: str, old: str) -> Relation:
         found = rule(new_body, old_body)
         if found is not None:
             return found
+    known = contradiction.assess(new, old)
+    if known.basis in ("replacement_known", "switch_known"):
+        return Relation("compatible", known.reason)  # the old statement already names the new value
     parallel = frames.parallel(new_body, old_body)
     if parallel is not None:
         return parallel

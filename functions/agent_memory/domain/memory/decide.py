@@ -56,7 +56,9 @@ def decide(
     relations = [(record, similarity, relate(content, record.content)) for record, similarity in neighbours]
     updated = [(r, rel) for r, _, rel in relations if rel.kind == "update" and _current(r)]
     if updated:
-        return _update(valid_from, updated, dated)
+        # An earlier copy of the new value ("A" in A → B → A) retires with B: one value stays current.
+        same = [(r, rel) for r, _, rel in relations if rel.kind == "same" and r.status is Status.ACTIVE]
+        return _update(valid_from, updated + same, dated)
     for record, similarity, rel in relations:
         if record.type == memory_type and _mergeable(record, similarity, rel, content, thresholds):
             check = same_statement(content, record.content)

@@ -52,7 +52,7 @@ class SimilarityProfile(Model):
 
 
 DEFAULT_SIMILARITY_PROFILES: dict[str, SimilarityProfile] = {
-    "multilingual-e5-small-q4": SimilarityProfile(near_duplicate=0.965, contradiction=0.88),
+    "multilingual-e5-small-q4": SimilarityProfile(near_duplicate=0.965, contradiction=0.8),
     "use-multilingual-v3": SimilarityProfile(near_duplicate=0.93, contradiction=0.6),
     "hashing-v1": SimilarityProfile(near_duplicate=0.92, contradiction=0.5),
 }

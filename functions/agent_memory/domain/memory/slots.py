@@ -73,8 +73,27 @@ _SYNONYMS = {
     "daily": "day", "monthly": "month", "yearly": "year", "annually": "year", "annual": "year",
     "reside": "live", "residing": "live", "resid": "live", "mail": "email", "e-mail": "email",
     "occur": "happen", "take": "happen", "held": "happen", "hold": "happen",
+    "repository": "repo", "licence": "license", "child": "kid", "children": "kid", "postgresql": "postgres",
+    "study": "learn", "studying": "learn", "relocate": "move", "relocated": "move", "nightly": "night",
+    "employed": "work", "home": "live", "girl": "daughter", "boy": "son",
+    "began": "start", "concise": "short", "brief": "short", "response": "answer", "reply": "answer",
 }  # fmt: skip
 _SYNONYM_STEMS = {stem(word): stem(canonical) for word, canonical in _SYNONYMS.items()}
+_DERIVATIONS = ("ation", "ment", "ness", "ity", "er", "or", "ic", "y", "ly")
+
+
+@functools.lru_cache(maxsize=65536)
+def _fold(key: str) -> str:
+    """One key for a word's family: synonyms folded ("loves" = "likes"), then derivational endings dropped
+    ("deployment" = "deploy", "teacher" = "teach", "allergic" = "allergy"); only for words of 6+ letters."""
+    key = _SYNONYM_STEMS.get(key, key)
+    if len(key) >= 6 and key.isalpha():
+        for ending in _DERIVATIONS:
+            if key.endswith(ending) and len(key) - len(ending) >= 4:
+                return _SYNONYM_STEMS.get(key[: -len(ending)], key[: -len(ending)])
+    return key
+
+
 # Words that soften, intensify or frame without adding a value: a difference in them alone is a paraphrase.
 _SOFT_TEXT = """
     really very always usually generally typically best most mostly quite pretty just also too much strongly
@@ -184,11 +203,11 @@ def terms(text: str) -> tuple[Term, ...]:
         elif token.kind == "sym":
             continue
         elif surface in names or any(c.isdigit() for c in surface) or "@" in surface:
-            out.append(Term(surface, "entity", surface))
+            out.append(Term(_fold(token.key), "entity", surface))
         elif token.surface in STOP_FOR_TERMS:
             continue
         else:
-            out.append(Term(_SYNONYM_STEMS.get(token.key, token.key), "word", surface))
+            out.append(Term(_fold(token.key), "word", surface))
     return tuple(out)
 
 
@@ -232,8 +251,16 @@ _STATES = {
 _STATE_BEFORE_RE = lazy(r"(?:\b(?:is|are|was|were|be|turned|switched|set|stays?|remains?|now|flag)\s+)$")
 
 
+_STATE_AFTER_RE = lazy(
+    r"^\s*(?:$|[.,;!?)]|(?:in|for|at|during|since|until|now|again|by|everywhere|across|globally)\b)"
+)
+
+
 def _state_position(text: str, start: int, end: int) -> bool:
-    """ "on"/"off" as a state ("the flag is off", "turned on", "… is on in staging"), not a preposition."""
+    """ "on"/"off" as a state ("the flag is off", "turned on", "… is on in staging"), not a preposition ("is on
+    March 10")."""
+    if not _STATE_AFTER_RE.match(text[end:]):
+        return False
     return bool(_STATE_BEFORE_RE.search(text[:start])) or not text[end:].strip(" .!;")
 
 
@@ -262,6 +289,26 @@ def meaning(text: str) -> Counter[str]:
     )
 
 
+def _negated(text: str) -> frozenset[str]:
+    """The first content term after each negation: what is negated ("use pnpm, not npm" negates npm)."""
+    found: set[str] = set()
+    listed = terms(text)
+    for index, term in enumerate(listed):
+        if term.kind == "negation":
+            following = next(
+                (t.key for t in listed[index + 1 :] if t.kind != "negation" and t.key not in SOFT), ""
+            )
+            found.add(following)
+    return frozenset(found)
+
+
+_PASSIVE_RE = lazy(r"\bby\b")
+
+
+def _names_in_order(text: str) -> tuple[str, ...]:
+    return tuple(t.key for t in terms(text) if t.kind == "entity")
+
+
 @dataclass(frozen=True)
 class MergeCheck:
     allowed: bool
@@ -283,6 +330,10 @@ def same_statement(new: str, old: str) -> MergeCheck:
         return MergeCheck(False, f"different values or names ({', '.join(differing[:4])})")
     if ordered_pairs(new) != ordered_pairs(old) and (ordered_pairs(new) or ordered_pairs(old)):
         return MergeCheck(False, "compared items in another order")
+    if _negated(new) != _negated(old):
+        return MergeCheck(False, "a different thing negated")
+    if _names_in_order(new) != _names_in_order(old) and not _PASSIVE_RE.search(normalize(new + " " + old)):
+        return MergeCheck(False, "names in another order (who does what to whom)")
     new_meaning, old_meaning = meaning(new), meaning(old)
     if set(new_meaning) != set(old_meaning):
         differing = sorted(set(new_meaning) ^ set(old_meaning))

@@ -247,9 +247,13 @@ def serve_api(
     if sessions is not None:
         overrides["sessions"] = sessions
     if runtime == "local":
-        yield from _local_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder)
+        yield from _local_api(
+            tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder
+        )
     else:
-        yield from _aws_api(tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder)
+        yield from _aws_api(
+            tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder
+        )
 
 
 MIGRATION_ARCHIVE_BUCKET = "agent-memory-migration-archive"

@@ -338,9 +338,23 @@ def assert_index_follows_store(service: MemoryService, tenant: str, namespace: s
 
 
 def _open_conflict(client: Any, namespace: str) -> tuple[str, list[str]]:
-    first = remember(client, "The user likes coffee and tea", namespace)
+    """Two values both callers dated to the same moment: the one case the write discipline holds for review."""
+    moment = "2026-11-02T09:00:00+00:00"
+    first = client.post(
+        "/v1/memories",
+        json={
+            "content": "The release train leaves on Thursdays",
+            "namespace": namespace,
+            "valid_from": moment,
+        },
+    ).json()["memory"]
     second = client.post(
-        "/v1/memories", json={"content": "The user no longer likes tea", "namespace": namespace}
+        "/v1/memories",
+        json={
+            "content": "The release train leaves on Tuesdays",
+            "namespace": namespace,
+            "valid_from": moment,
+        },
     ).json()
     assert second["decision"] == "pending", second
     return second["memory"]["conflict_group"], [first["id"], second["memory"]["id"]]

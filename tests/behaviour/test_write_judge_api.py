@@ -70,13 +70,25 @@ def test_delete_verdict_archives_the_target_and_keeps_both(judged):
     assert archived.status_code == 200 and archived.json()["status"] == "archived"  # archived, not deleted
 
 
-def test_none_verdict_merges_into_the_target(judged):
+def test_none_verdict_merges_a_restatement_into_the_target(judged):
     client, namespace, old = seed(judged)
     answer["next"] = "```json\n" + verdict("NONE", old["id"], "already known") + "\n```"
-    new = client.post("/v1/memories", json={"content": NEW, "namespace": namespace})
+    restated = "Invoices of the billing service are stored in Postgres"
+    new = client.post("/v1/memories", json={"content": restated, "namespace": namespace})
     assert new.status_code == 200, new.text  # nothing new was created
     assert new.json()["decision"] == "merged" and new.json()["memory"]["id"] == old["id"]
     assert new.json()["reason"].startswith(f"write judge: NONE {old['id']}: already known")
+
+
+def test_a_none_verdict_that_would_fold_a_new_value_away_keeps_both(judged):
+    """A judge that answers badly: NONE for Postgres → DynamoDB. The never-lose rule refuses the merge."""
+    client, namespace, old = seed(judged)
+    answer["next"] = verdict("NONE", old["id"], "already known")
+    new = client.post("/v1/memories", json={"content": NEW, "namespace": namespace})
+    assert new.status_code == 201, new.text
+    body = new.json()
+    assert body["decision"] != "merged" and body["memory"]["id"] != old["id"]
+    assert body["memory"]["content"] == NEW and "merge refused" in body["reason"]
 
 
 @pytest.mark.parametrize(

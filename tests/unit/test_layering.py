@@ -162,6 +162,6 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     sample = DOMAIN / "memory" / "service.py"
     resolved = {t for module, name, _ in _imports(sample) for t in _targets(module, name)}
     assert "agent_memory.domain.records" in resolved
-    assert "agent_memory.domain.memory.recall" in resolved
+    assert "agent_memory.domain.memory.recaller" in resolved
     assert "agent_memory.domain.safety" in resolved  # `from .. import safety`
     assert _wing_of("agent_memory.domain.dreaming.sweep") == "dreaming"

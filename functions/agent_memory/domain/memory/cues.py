@@ -39,3 +39,11 @@ STRONG_CHANGE_RE = lazy(
     r"jetzt|ahora|maintenant|désormais)\b|现在|改成|换成|搬到|不再"
 )
 """The change cues that name a change by themselves (not "new", "again" or "back", which need a frame)."""
+
+CHANGE_VERB_RE = lazy(
+    r"\b(?:moved|relocated|switched|changed|upgraded|downgraded|migrated|rewritten|left|joined|replaced|"
+    r"rescheduled|postponed|pushed|delayed|stepped\s+down|took\s+over|quit|stopped|dropped|sold|traded|"
+    r"gave\s+up|renamed|bumped|raised|lowered|increased|decreased|reduced|extended|shortened|promoted|became|"
+    r"no\s+longer|anymore|instead)\b"
+)
+"""A change verb: stronger than "now" alone, which may only date a statement."""

@@ -95,6 +95,6 @@ def _mergeable(
         return False
     if record.type is MemoryType.EPISODE or rel.kind not in ("same", "compatible"):
         return False
-    if rel.kind == "same":
-        return True
-    return similarity >= thresholds.near_duplicate and same_statement(content, record.content).allowed
+    if similarity < thresholds.near_duplicate:
+        return False
+    return rel.kind == "same" or same_statement(content, record.content).allowed

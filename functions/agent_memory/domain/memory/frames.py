@@ -208,7 +208,8 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("compatible", f"two events ({what})")
     if difference.at == 0 and difference.kind != "value" and not role and not cue:
         return Relation("compatible", f"about different things with the same predicate ({what})")
-    if difference.kind != "value" and _other_topic(difference) and not cue:
+    named = cues.CHANGE_VERB_RE.search(normalize(new)) is not None
+    if difference.kind != "value" and _other_topic(difference) and not named:
         return Relation("compatible", f"a value about another topic ({what})")
     multi = bool(frame & _MULTI) and not (frame & _SINGLE) and not role
     if difference.kind == "value":
@@ -417,7 +418,8 @@ def changed_topic(new: str, old: str) -> Relation | None:
     shared = [key for key in old_topic if key in new_topic]
     if not shared or not set(new_topic) - set(old_topic):
         return None
-    if old_topic[0] in shared or 2 * len(shared) >= len(old_topic):
+    named = cues.CHANGE_VERB_RE.search(normalize(new)) is not None
+    if (old_topic[0] in shared and (named or len(shared) >= 2)) or 2 * len(shared) >= len(old_topic):
         return Relation("update", f"a change named outright about {', '.join(shared[:3])}")
     return Relation("possible_update", f"a change named outright that mentions {', '.join(shared[:3])}")
 

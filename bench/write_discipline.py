@@ -93,7 +93,9 @@ def run_case(client: Any, case: dict[str, Any], run: str) -> Outcome:
         r["status"] == "active" and not r.get("possibly_superseded_by") and not r.get("superseded_by")
         for r in records.values()
     )
-    why = "" if untouched else next((w["reason"][:100] for w in written if w["decision"] != "added"), "changed")
+    why = (
+        "" if untouched else next((w["reason"][:100] for w in written if w["decision"] != "added"), "changed")
+    )
     return Outcome(case, decisions, untouched, pending="pending" in decisions, why=why)
 
 
@@ -121,7 +123,11 @@ def _judge_update(
     unlinked = [r for r in stale if not r.get("possibly_superseded_by")]
     if unlinked:
         return Outcome(
-            case, decisions, False, pending=pending, why=f"old value still current: {unlinked[0]['content'][:60]!r}"
+            case,
+            decisions,
+            False,
+            pending=pending,
+            why=f"old value still current: {unlinked[0]['content'][:60]!r}",
         )
     if stale:  # linked: recall must rank the newer first
         hits = _check(
@@ -130,7 +136,9 @@ def _judge_update(
         )["results"]
         order = [h["memory"]["id"] for h in hits]
         for old in stale:
-            if old["id"] in order and (current["id"] not in order or order.index(old["id"]) < order.index(current["id"])):
+            if old["id"] in order and (
+                current["id"] not in order or order.index(old["id"]) < order.index(current["id"])
+            ):
                 return Outcome(case, decisions, False, why="linked, but recall ranks the older first")
     return Outcome(case, decisions, True, pending=pending)
 
@@ -167,12 +175,18 @@ def verdict(tally: Tally) -> list[str]:
     merged, paraphrases = tally.share("paraphrase")
     checks = [
         (lost <= TARGETS["lost"], f"updates lost in a merge: {lost} (target 0)"),
-        (_ratio(resolved, updates) >= TARGETS["resolved"], f"updates resolved: {resolved}/{updates} (target ≥ 90 %)"),
+        (
+            _ratio(resolved, updates) >= TARGETS["resolved"],
+            f"updates resolved: {resolved}/{updates} (target ≥ 90 %)",
+        ),
         (
             _ratio(untouched, compatible) >= TARGETS["untouched"],
             f"compatible untouched: {untouched}/{compatible} (target ≥ 95 %)",
         ),
-        (_ratio(merged, paraphrases) >= TARGETS["merged"], f"paraphrases merged: {merged}/{paraphrases} (target ≥ 75 %)"),
+        (
+            _ratio(merged, paraphrases) >= TARGETS["merged"],
+            f"paraphrases merged: {merged}/{paraphrases} (target ≥ 75 %)",
+        ),
     ]
     return [("met     " if ok else "MISSED  ") + text for ok, text in checks]
 
@@ -221,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(f"  {line}" for line in checks))
                 print("\n".join(misses(tally, args.misses)))
                 failed |= any(line.startswith("MISSED") for line in checks)
-    print(f"split {args.split}, embedder {args.embedder}; cases by category: {dict(Counter(c['category'] for c in cases))}")
+    print(
+        f"split {args.split}, embedder {args.embedder}; cases by category: {dict(Counter(c['category'] for c in cases))}"
+    )
     return 1 if failed else 0
 
 

@@ -140,8 +140,8 @@ def build_server(client: AsyncClient, default_namespace: str | None = None) -> M
             raise ToolError(str(exc)) from exc
         return result
 
-    _memory_tools(tool, client, ns, call)
-    _file_tools(tool, client, ns, call)
+    for group in (_memory_tools, _edit_tools, _conflict_tools, _file_tools):
+        group(tool, client, ns, call)
     return MCPServer(name="agent-memory", version=__version__, instructions=INSTRUCTIONS, tools=tools)
 
 
@@ -187,6 +187,8 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
         answer = await call(client.recall(query, chosen, k=k, types=types))
         return answer if verbose else shape.recall(answer, with_namespace=len(chosen) > 1)
 
+
+def _edit_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
     @tool(_WRITE)
     async def correct(
         memory_id: MemoryId,
@@ -212,6 +214,8 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
         answer = await call(client.history(memory_id))
         return answer if verbose else shape.history(answer)
 
+
+def _conflict_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
     @tool(_READ)
     async def conflicts_list(namespace: OptionalNamespace = None, verbose: Verbose = False) -> dict[str, Any]:
         """Open conflicts: groups of memories that contradict each other, held `pending` (not recalled as

@@ -68,3 +68,19 @@ def test_cli_export_and_snapshot_of_a_parent_include_its_children(tmp_path, caps
     assert "/me/users/bob  s1" in capsys.readouterr().out
     assert main([*data, "snapshot", "list", "-n", "/nobody"]) == 1
     assert "no snapshot of /nobody" in capsys.readouterr().err
+
+
+def test_cli_list_of_a_parent_lists_its_children_and_an_empty_listing_says_where(tmp_path, capsys) -> None:
+    from agent_memory.cli.main import main
+
+    data = ["--data-dir", str(tmp_path / "data"), "--embedder", "hashing"]
+    assert main([*data, "remember", "Alice prefers tea in the morning", "-n", "/me/users/alice"]) == 0
+    assert main([*data, "remember", "The mean team meets on Mondays", "-n", "/mean"]) == 0
+    capsys.readouterr()
+    assert main([*data, "list", "-n", "/me"]) == 0
+    listed = capsys.readouterr()
+    assert listed.out.startswith("/me/users/alice  mem_") and "Alice prefers tea" in listed.out
+    assert "The mean team" not in listed.out and listed.err == ""
+    assert main([*data, "list", "-n", "/me", "--no-children"]) == 0
+    alone = capsys.readouterr()
+    assert alone.out == "" and "/me/users/alice" in alone.err and "--no-children" in alone.err

@@ -193,8 +193,10 @@ class Operations(Generic[R]):
         tier: Tier | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        include_children: bool | None = None,
     ) -> R:
-        """One page of a namespace's memories (`items`, `next_cursor`); see `iter_memories`."""
+        """One page of a namespace's memories (`items`, `next_cursor`); see `iter_memories`.
+        `include_children=True`: of the namespaces below it too."""
         params = {
             "namespace": namespace,
             "type": type,
@@ -202,6 +204,7 @@ class Operations(Generic[R]):
             "tier": tier,
             "limit": limit,
             "cursor": cursor,
+            "include_children": include_children,
         }
         return self._send(Call("GET", "/v1/memories", params=params))
 

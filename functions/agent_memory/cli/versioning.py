@@ -24,6 +24,9 @@ from typing import Any
 
 from ..domain.errors import ValidationFailed
 from ..domain.interop import bundle as bundles
+from ..domain.memory.service import MemoryService
+from ..domain.ports import RecordQuery
+from ..domain.records import Status
 from ..domain.versioning.diff import Diff
 from ..domain.versioning.service import VersioningService
 from ..domain.versioning.tree import Scope, TreeVersioning
@@ -131,6 +134,35 @@ def _diff_lines(diff: Diff) -> list[str]:
         lines += [f"            + {entry[:80]}" for entry in file.entries_added]
         lines += [f"            - {entry[:80]}" for entry in file.entries_removed]
     return lines
+
+
+def list_memories(
+    args: argparse.Namespace, memory: MemoryService, versioning: VersioningService, tenant: str
+) -> None:
+    """`agent-memory list -n NS`: the memories of NS and of the namespaces below it (each line names its
+    namespace when there are several); an empty listing says where memories are when the tenant holds any."""
+    tree = TreeVersioning(versioning)
+    scope = tree.scope(tenant, args.namespace, include_children=not args.no_children)
+    page = memory.list(
+        tenant,
+        RecordQuery(
+            namespaces=tuple(scope.namespaces),
+            statuses=(Status(args.status),) if args.status else (),
+            limit=args.limit,
+        ),
+    )
+    several = len(scope.namespaces) > 1
+    for record in page.items:
+        where = f"{record.namespace}  " if several else ""
+        print(f"{where}{record.id}  {record.status.value:<10} [{record.type.value}] {record.content}")
+    if page.skipped:
+        print(
+            f"-- {page.skipped} stored memories could not be read and were skipped; "
+            "see `agent-memory repair --dry-run`",
+            file=sys.stderr,
+        )
+    if not page.items and not page.skipped and versioning.namespaces(tenant):
+        print(f"agent-memory: no memories listed: {tree.empty_note(tenant, scope)}", file=sys.stderr)
 
 
 def _empty(note: str) -> int:

@@ -183,7 +183,7 @@ def _service(ctx: RequestContext) -> VersioningService:
     return ctx.services.versioning
 
 
-def _tree(ctx: RequestContext, scope: Scope, namespace: str, include_children: bool) -> TreeScope:
+def tree_scope(ctx: RequestContext, scope: Scope, namespace: str, include_children: bool) -> TreeScope:
     """The namespaces a tree operation covers for this key: `namespace` and (with `include_children`) the
     namespaces below it, only those the key may use. A parent the key may not use itself is accepted when the
     key may use something below it (a `/me/a/*` key exporting `/me` gets `/me/a/...`, never `/me/b`)."""
@@ -244,7 +244,7 @@ def export(
     namespace: Annotated[str, Query(max_length=520)], include_children: IncludeChildren = True
 ) -> InlineBundle:
     ctx = current()
-    scope = _tree(ctx, Scope.READ, namespace, include_children)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
     tree = TreeVersioning(_service(ctx))
     if not scope.namespaces:
         raise NotFound(
@@ -288,7 +288,7 @@ def import_bundle(body: ImportBundleRequest) -> ImportBundleResponse:
 def create_snapshot(body: SnapshotRequest) -> SnapshotTaken:
     ctx = current()
     ctx.allow(Scope.WRITE, body.namespace)  # the parent's snapshot is the one named in every later call
-    scope = _tree(ctx, Scope.WRITE, body.namespace, body.include_children)
+    scope = tree_scope(ctx, Scope.WRITE, body.namespace, body.include_children)
     tree = TreeVersioning(_service(ctx))
     parent, *children = tree.create_snapshot(
         ctx.principal.tenant, scope, body.name, actor=ctx.principal.actor, note=body.note
@@ -307,7 +307,7 @@ def list_snapshots(
     namespace: Annotated[str, Query(max_length=520)], include_children: IncludeChildren = True
 ) -> SnapshotList:
     ctx = current()
-    scope = _tree(ctx, Scope.READ, namespace, include_children)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
     return SnapshotList(items=TreeVersioning(_service(ctx)).list_snapshots(ctx.principal.tenant, scope))
 
 
@@ -340,7 +340,7 @@ def diff_snapshot(
 ) -> DiffResponse:
     ctx = current()
     ctx.allow(Scope.READ, namespace)  # the snapshot named is the parent's
-    scope = _tree(ctx, Scope.READ, namespace, include_children)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
     diff = TreeVersioning(_service(ctx)).diff_snapshots(ctx.principal.tenant, scope, snapshot, to)
     return _fits(_diff(scope, snapshot, to, diff), "diff")
 
@@ -372,7 +372,7 @@ def diff_times(
     include_children: IncludeChildren = True,
 ) -> DiffResponse:
     ctx = current()
-    scope = _tree(ctx, Scope.READ, namespace, include_children)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
     for moment in (from_, to):
         if moment is not None and moment.utcoffset() is None:
             raise ValidationFailed("'from' and 'to' need a time zone: add 'Z' (UTC) or a UTC offset")

@@ -76,7 +76,7 @@ def test_every_tool_parameter_is_described_bounded_and_strict(mcp: Tools) -> Non
     assert set(tools) == set(TOOL_NAMES)
     for name, tool in tools.items():
         schema = tool.input_schema
-        assert len(tool.description or "") > 40, name
+        assert len(tool.description or "") > 40 and "  " not in (tool.description or ""), name
         assert schema.get("additionalProperties") is False, name
         for param, prop in schema.get("properties", {}).items():
             assert len(prop.get("description", "")) >= 15, f"{name}.{param} has no description"

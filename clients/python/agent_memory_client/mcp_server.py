@@ -98,7 +98,8 @@ _DESTRUCTIVE = ToolAnnotations(
 def strict_tool(fn: Any, annotations: ToolAnnotations) -> Tool:
     """A tool whose arguments are checked strictly: its JSON schema says `additionalProperties: false` and
     a call with an argument the tool does not take is refused, naming the arguments it takes."""
-    tool = Tool.from_function(fn, annotations=annotations)
+    description = " ".join((fn.__doc__ or "").split())  # one paragraph, without the source's indentation
+    tool = Tool.from_function(fn, description=description, annotations=annotations)
     loose = tool.fn_metadata.arg_model
     strict = cast("type[ArgModelBase]", create_model(loose.__name__, __base__=(loose, StrictArguments)))
     tool.fn_metadata.arg_model = strict
@@ -181,7 +182,7 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
         verbose: Verbose = False,
     ) -> dict[str, Any]:
         """Find the memories most relevant to `query` (hybrid vector + keyword search), best first. Each hit
-        is {id, content, score 0-1, time (UTC)}, at most 300 bytes: longer content is cut with '…' (verbose=true
+        is {id, content, score 0-1, time: when the fact became true, UTC}, at most 300 bytes: longer content is cut with '…' (verbose=true
         gives whole records)."""
         chosen = namespaces or [await ns(None)]
         answer = await call(client.recall(query, chosen, k=k, types=types))
@@ -218,8 +219,8 @@ def _edit_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
 def _conflict_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
     @tool(_READ)
     async def conflicts_list(namespace: OptionalNamespace = None, verbose: Verbose = False) -> dict[str, Any]:
-        """Open conflicts: groups of memories that contradict each other, held `pending` (not recalled as
-        settled) until conflict_resolve keeps the true one(s)."""
+        """Open conflicts: groups of memories that contradict each other, each held `pending` until
+        conflict_resolve keeps the true one(s). Check it when a remember answered `pending`."""
         answer = await call(client.list_conflicts(await ns(namespace)))
         return answer if verbose else shape.conflicts(answer)
 

@@ -35,7 +35,10 @@ def test_export_of_a_parent_includes_its_children_and_the_opt_out_says_where_the
 ) -> None:
     with Client(server.url, server.keys["admin"]) as admin:
         bundle = admin.export(tree)
-        assert bundle["manifest"]["namespaces"] == [tree, f"{tree}/users/alice", f"{tree}/users/bob"]
+        assert bundle["manifest"]["namespaces"] == [
+            f"{tree}/users/alice",
+            f"{tree}/users/bob",
+        ]  # /me is empty
         assert sorted(r["content"] for r in _records(bundle)) == [
             "Alice prefers tea in the morning",
             "Bob ships the billing service on Fridays",

@@ -37,7 +37,7 @@ def test_cli_export_and_snapshot_of_a_parent_include_its_children(tmp_path, caps
     assert main([*data, "export", "-n", "/me", "--out", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["counts"]["records"] == 2
-    assert summary["namespaces"] == ["/me", "/me/users/alice", "/me/users/bob"]
+    assert summary["namespaces"] == ["/me/users/alice", "/me/users/bob"]  # /me itself holds nothing
     with tarfile.open(out) as archive:
         records = archive.extractfile("records.jsonl").read().decode()  # type: ignore[union-attr]
     assert "Alice prefers tea" in records and "The mean team" not in records

@@ -174,7 +174,7 @@ def _export(args: argparse.Namespace, versioning: VersioningService, tenant: str
     tree = TreeVersioning(versioning)
     if args.namespace:
         scopes = [tree.scope(tenant, ns, include_children=not args.no_children) for ns in args.namespace]
-        chosen = sorted({name for scope in scopes for name in scope.namespaces})
+        chosen = sorted({name for scope in scopes for name in tree.exported(scope)})
     else:
         scopes, chosen = [], versioning.namespaces(tenant)
     bundle = versioning.export(tenant, chosen) if chosen else None

@@ -56,12 +56,13 @@ def pattern_reaches(pattern: str, parent: str) -> bool:
 
 @dataclass(frozen=True)
 class Scope:
-    """What a tree operation covers: the namespaces (parent first when visible, then its children) and a
-    note for a person when that holds nothing (where the data is instead), else None."""
+    """What a tree operation covers: the namespaces (the parent first when the key may use it, then the
+    children that hold data), and whether the parent itself holds data (None: not looked up)."""
 
     parent: str
     namespaces: list[str]
     include_children: bool
+    parent_holds_data: bool | None = None
 
 
 class TreeVersioning:
@@ -86,7 +87,10 @@ class TreeVersioning:
             raise ValidationFailed(f"invalid namespace {parent!r}: use a path like /projects/billing")
         known = self._service.namespaces(tenant) if include_children else []
         chosen = subtree(parent, known, include_children=include_children, visible=visible)
-        return Scope(parent=parent, namespaces=chosen, include_children=include_children)
+        held = (parent in known) if include_children else None
+        return Scope(
+            parent=parent, namespaces=chosen, include_children=include_children, parent_holds_data=held
+        )
 
     def empty_note(self, tenant: str, scope: Scope, visible: Callable[[str], bool] | None = None) -> str:
         """Why a result is empty, naming the namespaces (the key may see) that do hold data."""
@@ -101,10 +105,18 @@ class TreeVersioning:
         where = f"; namespaces that hold data: {', '.join(held[:20])}" if held else ""
         return f"{scope.parent} and the namespaces below it hold no records or memory files{where}"
 
+    @staticmethod
+    def exported(scope: Scope) -> list[str]:
+        """The namespaces an export of the scope carries: those that hold data (a parent holding nothing is
+        left out, so the bundle imports with a key for the children alone), or the parent alone when none
+        does."""
+        empty_parent = scope.parent_holds_data is False and scope.namespaces[:1] == [scope.parent]
+        return scope.namespaces[1:] if empty_parent and len(scope.namespaces) > 1 else scope.namespaces
+
     def export(self, tenant: str, scope: Scope, *, max_bytes: int | None = None) -> bundles.Bundle:
         if not scope.namespaces:
             raise ValidationFailed(f"no namespace to export under {scope.parent}")
-        return self._service.export(tenant, scope.namespaces, max_bytes=max_bytes)
+        return self._service.export(tenant, self.exported(scope), max_bytes=max_bytes)
 
     def create_snapshot(
         self, tenant: str, scope: Scope, name: str, *, actor: str, note: str = ""

@@ -84,3 +84,22 @@ def test_cli_list_of_a_parent_lists_its_children_and_an_empty_listing_says_where
     assert main([*data, "list", "-n", "/me", "--no-children"]) == 0
     alone = capsys.readouterr()
     assert alone.out == "" and "/me/users/alice" in alone.err and "--no-children" in alone.err
+
+
+def test_erasing_a_child_removes_its_part_of_a_tree_snapshot_and_keeps_the_others(tmp_path, capsys) -> None:
+    """A tree snapshot is one snapshot per namespace, so a purge of a child finds the child's part where it
+    always looks (its own namespace) and leaves the siblings' parts."""
+    from agent_memory.cli.main import main
+
+    data = ["--data-dir", str(tmp_path / "data"), "--embedder", "hashing"]
+    assert main([*data, "remember", "Alice prefers tea in the morning", "-n", "/me/users/alice"]) == 0
+    assert main([*data, "remember", "Bob ships billing on Fridays", "-n", "/me/users/bob"]) == 0
+    assert main([*data, "snapshot", "create", "s1", "-n", "/me"]) == 0
+    capsys.readouterr()
+    assert main([*data, "purge", "plan", "--namespace", "/me/users/alice"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert main([*data, "purge", "execute", plan["id"], "--reason", "erasure request"]) == 0
+    capsys.readouterr()
+    assert main([*data, "snapshot", "list", "-n", "/me"]) == 0
+    listed = capsys.readouterr().out
+    assert "/me/users/bob  s1" in listed and "/me/users/alice" not in listed

@@ -167,3 +167,16 @@ def test_a_skill_outcome_is_reported(server: Server, mcp: Tools, namespace: str)
     assert (second["outcomes"].get("misled"), second["outcomes"].get("helped")) == (1, 1)
     with pytest.raises(ToolError, match="pattern"):
         _run(mcp, "skill_report_outcome", {"name": "Release Check", "outcome": "helped"})
+
+
+def test_a_hit_is_cut_to_300_bytes_on_character_boundaries() -> None:
+    from agent_memory_client import _mcp_shapes as shape
+
+    for unit in ("a", "é", "✋", "🙂"):
+        content = "Start " + unit * 400
+        hit = shape.fit(
+            {"id": "mem_" + "0" * 32, "content": content, "time": "2026-03-31T09:15:02Z", "score": 0.5}
+        )
+        size = len(json.dumps(hit, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        assert 280 <= size <= 300, (unit, size)  # cut, but not far below the budget
+        assert hit["content"].endswith("…") and content.startswith(hit["content"][:-1])

@@ -179,15 +179,19 @@ def _size(item: dict[str, Any]) -> int:
 
 
 def fit(item: dict[str, Any], limit: int = HIT_MAX_BYTES) -> dict[str, Any]:
-    """`item` with its `content` cut (ending '…') so that it is at most `limit` bytes as compact JSON."""
+    """`item` with its `content` cut (ending '…') so that it is at most `limit` bytes as compact JSON: the
+    longest prefix that fits, found by bisection on characters (a character may take 1-4 bytes)."""
     if _size(item) <= limit:
         return item
     content = str(item.get("content", ""))
-    overflow = _size(item) - limit
-    cut = max(0, len(content) - overflow - len(_CUT))
-    while cut > 0 and _size({**item, "content": content[:cut] + _CUT}) > limit:
-        cut -= max(1, (_size({**item, "content": content[:cut] + _CUT}) - limit) // 4)
-    return {**item, "content": content[: max(cut, 0)] + _CUT}
+    low, high = 0, len(content)  # content[:low] + '…' fits (or low is 0); content[:high + 1] does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _size({**item, "content": content[:middle] + _CUT}) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return {**item, "content": content[:low].rstrip() + _CUT}
 
 
 def memory(record: dict[str, Any]) -> dict[str, Any]:

@@ -72,6 +72,11 @@ def test_snapshot_list_and_diff_of_a_parent_cover_its_children(server: Server, t
         assert sorted(s["namespace"] for s in listed) == [tree, f"{tree}/users/alice", f"{tree}/users/bob"]
         assert [s["namespace"] for s in admin.list_snapshots(tree, include_children=False)["items"]] == [tree]
 
+        planned = admin.restore_snapshot("before", tree, dry_run=True)
+        assert [c["namespace"] for c in planned["children"]] == [f"{tree}/users/alice", f"{tree}/users/bob"]
+        assert planned["untouched"] == [f"{tree}/users/carol"]
+        assert admin.restore_snapshot("before", tree, dry_run=True, include_children=False)["children"] == []
+
         since = taken["created_at"]
         by_time = admin.diff(tree, since)
         assert added in {item["id"] for item in by_time["records"]}

@@ -103,3 +103,23 @@ def test_erasing_a_child_removes_its_part_of_a_tree_snapshot_and_keeps_the_other
     assert main([*data, "snapshot", "list", "-n", "/me"]) == 0
     listed = capsys.readouterr().out
     assert "/me/users/bob  s1" in listed and "/me/users/alice" not in listed
+
+
+def test_cli_restore_of_a_tree_snapshot_restores_each_child_and_names_those_it_left(tmp_path, capsys) -> None:
+    from agent_memory.cli.main import main
+
+    data = ["--data-dir", str(tmp_path / "data"), "--embedder", "hashing"]
+    assert main([*data, "remember", "Alice prefers tea in the morning", "-n", "/me/users/alice"]) == 0
+    assert main([*data, "snapshot", "create", "s1", "-n", "/me"]) == 0
+    assert main([*data, "remember", "The quarterly report is due on the fifth", "-n", "/me/users/alice"]) == 0
+    assert main([*data, "remember", "Carol reviews every refund", "-n", "/me/users/carol"]) == 0
+    capsys.readouterr()
+    assert main([*data, "snapshot", "restore", "s1", "-n", "/me"]) == 0
+    restored = json.loads(capsys.readouterr().out)
+    assert restored["namespace"] == "/me" and restored["untouched"] == ["/me/users/carol"]
+    (alice,) = restored["children"]
+    assert alice["namespace"] == "/me/users/alice" and alice["counts"] == {"unchanged": 1, "archived": 1}
+    assert main([*data, "list", "-n", "/me/users/alice", "--status", "active"]) == 0
+    assert "quarterly report" not in capsys.readouterr().out
+    assert main([*data, "snapshot", "restore", "s1", "-n", "/me", "--no-children", "--dry-run"]) == 0
+    assert json.loads(capsys.readouterr().out)["children"] == []

@@ -414,10 +414,12 @@ class Operations(Generic[R]):
         namespace: str,
         *,
         dry_run: bool | None = None,
+        include_children: bool | None = None,
         idempotency_key: str | None = None,
     ) -> R:
-        """Restore a namespace to a snapshot as new versions (history kept)."""
-        body = _body(namespace=namespace, dry_run=dry_run)
+        """Restore a namespace to a snapshot as new versions (history kept), and (unless
+        `include_children=False`) each namespace below it that has a snapshot of this name (`children`)."""
+        body = _body(namespace=namespace, dry_run=dry_run, include_children=include_children)
         return self._send(
             Call(
                 "POST",

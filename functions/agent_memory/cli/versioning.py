@@ -7,7 +7,7 @@ agent-memory snapshot create NAME -n NS [--no-children] [--note TEXT]
 agent-memory snapshot list -n NS [--no-children]
 agent-memory snapshot diff FROM [TO] -n NS [--no-children]   (TO omitted: to the current state)
 agent-memory snapshot diff --since TIME [--until TIME] -n NS (two points in time, from the change log)
-agent-memory snapshot restore NAME -n NS [--dry-run]         (one namespace: its children are restored one by one)
+agent-memory snapshot restore NAME -n NS [--no-children] [--dry-run]
 
 A namespace is a tree: `-n /me` covers /me and every namespace below it (/me/users/u-1, ...) unless
 --no-children is given. A result that holds nothing says so and where the data is, and exits 1.
@@ -85,8 +85,9 @@ def add_versioning_parsers(commands: Any) -> None:
         )
         parser.add_argument("--no-children", action="store_true", help=NO_CHILDREN)
     restore.add_argument(
-        "--namespace", "-n", required=True, help="the namespace (only this one: not those below it)"
+        "--namespace", "-n", required=True, help="the namespace (and, by default, those below it)"
     )
+    restore.add_argument("--no-children", action="store_true", help=NO_CHILDREN)
 
 
 def _print(value: Any) -> None:
@@ -245,8 +246,9 @@ def run_versioning(
         return 1 if report.conflicts or report.rejected or report.file_conflicts else 0
     if args.snapshot_command != "restore":
         return _snapshot(args, versioning, tenant)
-    restored = versioning.restore_snapshot(
-        tenant, args.namespace, args.name, actor=ACTOR, dry_run=args.dry_run
-    )
-    _print({"counts": restored.counts(), **restored.__dict__})
+    tree = TreeVersioning(versioning)
+    scope = tree.scope(tenant, args.namespace, include_children=not args.no_children)
+    reports, untouched = tree.restore_snapshot(tenant, scope, args.name, actor=ACTOR, dry_run=args.dry_run)
+    parent, *children = [{"counts": r.counts(), **r.__dict__} for r in reports]
+    _print({**parent, "children": children, "untouched": untouched})
     return 0

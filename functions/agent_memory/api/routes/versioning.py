@@ -155,6 +155,11 @@ class RestoreRequest(Model):
 
     namespace: Namespace
     dry_run: bool = False
+    include_children: bool = Field(
+        True,
+        description="Also restore each namespace below `namespace` that has a snapshot of this name (a tree "
+        "snapshot); those without one (created after it) are listed in `untouched`",
+    )
 
 
 class RestoreResponse(Model):
@@ -164,6 +169,13 @@ class RestoreResponse(Model):
     safety_snapshot: str | None
     counts: dict[str, int]
     actions: list[dict[str, Any]]
+    children: list[RestoreResponse] = Field(
+        default_factory=list, description="The restores of the namespaces below it"
+    )
+    untouched: list[str] = Field(
+        default_factory=list,
+        description="Namespaces below it without a snapshot of this name, left as they are",
+    )
 
 
 class ReusedItem(Model):
@@ -348,16 +360,19 @@ def diff_snapshot(
 @router.post(
     "/snapshots/<snapshot>/restore",
     summary="Restore a namespace to a snapshot as new versions (restore, correct, archive; history kept), after "
-    "taking a snapshot of the current state",
+    "taking a snapshot of the current state; unless include_children is false, each namespace below it that "
+    "has a snapshot of this name too",
     tags=["versioning"],
 )
 def restore_snapshot(snapshot: Annotated[str, Path(max_length=64)], body: RestoreRequest) -> RestoreResponse:
     ctx = current()
-    ctx.allow(Scope.WRITE, body.namespace)
-    report = _service(ctx).restore_snapshot(
-        ctx.principal.tenant, body.namespace, snapshot, actor=ctx.principal.actor, dry_run=body.dry_run
+    ctx.allow(Scope.WRITE, body.namespace)  # the snapshot named is the parent's
+    scope = tree_scope(ctx, Scope.WRITE, body.namespace, body.include_children)
+    reports, untouched = TreeVersioning(_service(ctx)).restore_snapshot(
+        ctx.principal.tenant, scope, snapshot, actor=ctx.principal.actor, dry_run=body.dry_run
     )
-    return RestoreResponse(counts=report.counts(), **report.__dict__)
+    parent, *children = [RestoreResponse(counts=r.counts(), **r.__dict__) for r in reports]
+    return parent.model_copy(update={"children": children, "untouched": untouched})
 
 
 @router.get(

@@ -13,7 +13,7 @@ from ..interop import bundle as bundles
 from ..records import is_valid_namespace
 from . import diff as diffs
 from .ports import SnapshotMeta
-from .service import VersioningService
+from .service import RestoreReport, VersioningService
 
 
 def within(parent: str, namespace: str) -> bool:
@@ -174,6 +174,22 @@ class TreeVersioning:
             records=diffs.diff_records({}, state, changes, since=since, until=until),
             files=diffs.diff_files({}, texts),
         )
+
+    def restore_snapshot(
+        self, tenant: str, scope: Scope, name: str, *, actor: str, dry_run: bool = False
+    ) -> tuple[list[RestoreReport], list[str]]:
+        """Restore every namespace of the scope that has a snapshot `name` (the parent first, which must have
+        it), each as `VersioningService.restore_snapshot` does (its own safety snapshot first). Returns the
+        reports and the namespaces left untouched because they have no such snapshot (created after it)."""
+        self._service.get_snapshot(tenant, scope.parent, name)  # NotFound names it
+        reports: list[RestoreReport] = []
+        untouched: list[str] = []
+        for ns in scope.namespaces:
+            if not self._service.has_snapshot(tenant, ns, name):
+                untouched.append(ns)
+                continue
+            reports.append(self._service.restore_snapshot(tenant, ns, name, actor=actor, dry_run=dry_run))
+        return reports, untouched
 
     def diff_times(self, tenant: str, scope: Scope, since: datetime, until: datetime | None) -> diffs.Diff:
         records: list[diffs.RecordDiff] = []

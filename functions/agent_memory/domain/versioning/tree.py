@@ -69,8 +69,9 @@ class TreeVersioning:
     """Export, snapshots and diff of a namespace and the namespaces below it, over `VersioningService`.
 
     A snapshot of a tree is one snapshot per namespace, all of the same name: each namespace keeps its own
-    (so an erasure of a child finds the child's snapshots where it always looked, and restore stays per
-    namespace). Children are found among the tenant's namespaces that hold records or memory files."""
+    (so an erasure of a child finds the child's snapshots where it always looked), and a restore restores
+    each part with the namespace's own restore. Children are found among the tenant's namespaces that hold
+    records or memory files."""
 
     def __init__(self, service: VersioningService) -> None:
         self._service = service

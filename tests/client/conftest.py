@@ -29,6 +29,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "writer": runtime.keys.create("sdk", ["/projects/*"], ["read", "write"]).key,
         "reader": runtime.keys.create("sdk", ["/projects/*"], ["read"]).key,
         "solo": runtime.keys.create("sdk", ["/projects/solo"], ["read", "write"]).key,
+        "me-a": runtime.keys.create("sdk", ["/me/a/*"], ["read", "write"]).key,  # below /me/a only
         "other-tenant": runtime.keys.create("other", ["*"], ["read", "write", "admin"]).key,
     }
     uvicorn_server, thread, url = start_server(settings, runtime)

@@ -51,7 +51,11 @@ def test_tools_over_stdio_remember_recall_correct_history(server: Server) -> Non
             added = _result(
                 await client.call_tool(
                     "remember",
-                    {"content": "The user prefers pytest over unittest", "type": "user_preference"},
+                    {
+                        "content": "The user prefers pytest over unittest",
+                        "type": "user_preference",
+                        "verbose": True,
+                    },
                 )
             )
             assert added["decision"] == "added"
@@ -61,7 +65,7 @@ def test_tools_over_stdio_remember_recall_correct_history(server: Server) -> Non
             hits = _result(
                 await client.call_tool("recall", {"query": "which test framework does the user like"})
             )
-            assert hits["results"][0]["memory"]["id"] == memory_id
+            assert hits["results"][0]["id"] == memory_id
 
             corrected = _result(
                 await client.call_tool(
@@ -129,7 +133,11 @@ def test_without_namespace_the_keys_own_namespace_is_used_or_the_choice_is_expla
         async with Client(_params(server, "solo", namespace=None)) as client:
             me = _result(await client.call_tool("whoami", {}))
             assert me["namespaces"] == ["/projects/solo"]
-            added = _result(await client.call_tool("remember", {"content": "The solo project ships weekly"}))
+            added = _result(
+                await client.call_tool(
+                    "remember", {"content": "The solo project ships weekly", "verbose": True}
+                )
+            )
             assert added["memory"]["namespace"] == "/projects/solo"
         async with Client(_params(server, "writer", namespace=None)) as client:
             unclear = await client.call_tool("remember", {"content": "Where would this go"})

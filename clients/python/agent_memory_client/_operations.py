@@ -193,8 +193,10 @@ class Operations(Generic[R]):
         tier: Tier | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        include_children: bool | None = None,
     ) -> R:
-        """One page of a namespace's memories (`items`, `next_cursor`); see `iter_memories`."""
+        """One page of a namespace's memories (`items`, `next_cursor`); see `iter_memories`.
+        `include_children=True`: of the namespaces below it too."""
         params = {
             "namespace": namespace,
             "type": type,
@@ -202,6 +204,7 @@ class Operations(Generic[R]):
             "tier": tier,
             "limit": limit,
             "cursor": cursor,
+            "include_children": include_children,
         }
         return self._send(Call("GET", "/v1/memories", params=params))
 
@@ -337,9 +340,11 @@ class Operations(Generic[R]):
 
     # ------------------------------------------------------------------- export, import, snapshots, diff
 
-    def export(self, namespace: str) -> R:
-        """A namespace as an export bundle (`manifest`, `members`); `import_bundle` reads it back."""
-        return self._send(Call("GET", "/v1/export", params={"namespace": namespace}))
+    def export(self, namespace: str, *, include_children: bool | None = None) -> R:
+        """A namespace and the namespaces below it (`include_children=False`: it alone) as an export bundle
+        (`manifest`, `members`); `import_bundle` reads it back."""
+        params = {"namespace": namespace, "include_children": include_children}
+        return self._send(Call("GET", "/v1/export", params=params))
 
     def import_bundle(
         self, bundle: Mapping[str, Any], *, dry_run: bool | None = None, idempotency_key: str | None = None
@@ -374,22 +379,33 @@ class Operations(Generic[R]):
             Call("POST", f"/v1/imports/{_seg(import_id)}/rollback", idempotency_key=idempotency_key)
         )
 
-    def list_snapshots(self, namespace: str) -> R:
-        return self._send(Call("GET", "/v1/snapshots", params={"namespace": namespace}))
+    def list_snapshots(self, namespace: str, *, include_children: bool | None = None) -> R:
+        """The snapshots of a namespace and (unless `include_children=False`) of those below it."""
+        params = {"namespace": namespace, "include_children": include_children}
+        return self._send(Call("GET", "/v1/snapshots", params=params))
 
     def create_snapshot(
-        self, namespace: str, name: str, *, note: str | None = None, idempotency_key: str | None = None
+        self,
+        namespace: str,
+        name: str,
+        *,
+        note: str | None = None,
+        include_children: bool | None = None,
+        idempotency_key: str | None = None,
     ) -> R:
-        """Take a named snapshot of a namespace (records + memory files)."""
-        body = _body(namespace=namespace, name=name, note=note)
+        """Take a named snapshot of a namespace (records + memory files) and, unless
+        `include_children=False`, of each namespace below it that holds data (`children`)."""
+        body = _body(namespace=namespace, name=name, note=note, include_children=include_children)
         return self._send(Call("POST", "/v1/snapshots", json=body, idempotency_key=idempotency_key))
 
     def get_snapshot(self, snapshot: str, namespace: str) -> R:
         return self._send(Call("GET", f"/v1/snapshots/{_seg(snapshot)}", params={"namespace": namespace}))
 
-    def snapshot_diff(self, snapshot: str, namespace: str, *, to: str | None = None) -> R:
-        """What changed from `snapshot` to snapshot `to` (or to now)."""
-        params = {"namespace": namespace, "to": to}
+    def snapshot_diff(
+        self, snapshot: str, namespace: str, *, to: str | None = None, include_children: bool | None = None
+    ) -> R:
+        """What changed from `snapshot` to snapshot `to` (or to now), in the namespace and those below it."""
+        params = {"namespace": namespace, "to": to, "include_children": include_children}
         return self._send(Call("GET", f"/v1/snapshots/{_seg(snapshot)}/diff", params=params))
 
     def restore_snapshot(
@@ -398,10 +414,12 @@ class Operations(Generic[R]):
         namespace: str,
         *,
         dry_run: bool | None = None,
+        include_children: bool | None = None,
         idempotency_key: str | None = None,
     ) -> R:
-        """Restore a namespace to a snapshot as new versions (history kept)."""
-        body = _body(namespace=namespace, dry_run=dry_run)
+        """Restore a namespace to a snapshot as new versions (history kept), and (unless
+        `include_children=False`) each namespace below it that has a snapshot of this name (`children`)."""
+        body = _body(namespace=namespace, dry_run=dry_run, include_children=include_children)
         return self._send(
             Call(
                 "POST",
@@ -411,10 +429,12 @@ class Operations(Generic[R]):
             )
         )
 
-    def diff(self, namespace: str, since: str, *, until: str | None = None) -> R:
-        """What changed in a namespace between two date-times (ISO 8601 with a zone; `until` defaults to
-        now). Sent as the API's `from` / `to`."""
-        params = {"namespace": namespace, "from": since, "to": until}
+    def diff(
+        self, namespace: str, since: str, *, until: str | None = None, include_children: bool | None = None
+    ) -> R:
+        """What changed in a namespace (and those below it) between two date-times (ISO 8601 with a zone;
+        `until` defaults to now). Sent as the API's `from` / `to`."""
+        params = {"namespace": namespace, "from": since, "to": until, "include_children": include_children}
         return self._send(Call("GET", "/v1/diff", params=params))
 
     # ------------------------------------------------------------------------- memory files, daily log

@@ -66,12 +66,20 @@ class Client(Operations[JSON]):
         status: Status | None = None,
         tier: Tier | None = None,
         page_size: int | None = None,
+        include_children: bool | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Every memory of a namespace (matching the filters), page after page."""
+        """Every memory of a namespace (and, with `include_children=True`, of those below it) matching the
+        filters, page after page."""
         cursor: str | None = None
         while True:
             page = self.list_memories(
-                namespace, type=type, status=status, tier=tier, limit=page_size, cursor=cursor
+                namespace,
+                type=type,
+                status=status,
+                tier=tier,
+                limit=page_size,
+                cursor=cursor,
+                include_children=include_children,
             )
             yield from page.get("items", [])
             cursor = page.get("next_cursor")
@@ -134,12 +142,20 @@ class AsyncClient(Operations[Awaitable[JSON]]):
         status: Status | None = None,
         tier: Tier | None = None,
         page_size: int | None = None,
+        include_children: bool | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Every memory of a namespace (matching the filters), page after page."""
+        """Every memory of a namespace (and, with `include_children=True`, of those below it) matching the
+        filters, page after page."""
         cursor: str | None = None
         while True:
             page = await self.list_memories(
-                namespace, type=type, status=status, tier=tier, limit=page_size, cursor=cursor
+                namespace,
+                type=type,
+                status=status,
+                tier=tier,
+                limit=page_size,
+                cursor=cursor,
+                include_children=include_children,
             )
             for item in page.get("items", []):
                 yield item

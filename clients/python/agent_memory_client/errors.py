@@ -168,6 +168,8 @@ class CapExceeded(Conflict):
 
 
 class DuplicateEntry(Conflict):
+    """The memory file already holds this exact entry; nothing was added (the file is as wanted)."""
+
     default_code = "duplicate_entry"
 
 

@@ -17,14 +17,41 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import ToolAnnotations
+from pydantic import Field, create_model
 
 from . import __version__
-from ._operations import FileKind, MemoryType, Tier
+from . import _mcp_shapes as shape
+from ._mcp_shapes import (
+    Content,
+    Context,
+    Date,
+    EntryMatch,
+    Group,
+    K,
+    Keep,
+    Kind,
+    LogLine,
+    MemoryId,
+    Namespaces,
+    Note,
+    OptionalNamespace,
+    Outcome,
+    Query,
+    Reason,
+    SkillName,
+    StrictArguments,
+    TierArg,
+    TypeArg,
+    Types,
+    Verbose,
+)
 from .client import KEY_ENV, URL_ENV, AsyncClient
 from .errors import ApiError
 
@@ -37,19 +64,24 @@ TOOL_NAMES = (
     "correct",
     "archive",
     "history",
+    "conflicts_list",
+    "conflict_resolve",
     "memory_file_read",
     "memory_file_add",
     "memory_file_replace",
     "memory_file_remove",
     "daily_log_append",
     "daily_log_read",
+    "skill_report_outcome",
 )
 
 INSTRUCTIONS = (
     "Long-term memory shared across agent tools. `recall` before answering anything that may depend on the "
     "user's preferences or the project's state; `remember` durable facts (preferences, decisions, project "
     "state), not transient chatter; `correct` a memory that turned out wrong instead of adding a second one. "
-    "MEMORY.md / USER.md entries (memory_file_*) are always in the agent's prompt: keep them short."
+    "A memory that contradicts another is held `pending` until `conflicts_list` / `conflict_resolve` settle "
+    "it. MEMORY.md / USER.md entries (memory_file_*) are always in the agent's prompt: keep them short. "
+    "Answers are compact; pass verbose=true only when you need a record's full fields."
 )
 
 _READ = ToolAnnotations(
@@ -63,11 +95,30 @@ _DESTRUCTIVE = ToolAnnotations(
 )
 
 
+def strict_tool(fn: Any, annotations: ToolAnnotations) -> Tool:
+    """A tool whose arguments are checked strictly: its JSON schema says `additionalProperties: false` and
+    a call with an argument the tool does not take is refused, naming the arguments it takes."""
+    description = " ".join((fn.__doc__ or "").split())  # one paragraph, without the source's indentation
+    tool = Tool.from_function(fn, description=description, annotations=annotations)
+    loose = tool.fn_metadata.arg_model
+    strict = cast("type[ArgModelBase]", create_model(loose.__name__, __base__=(loose, StrictArguments)))
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
+
+
 def build_server(client: AsyncClient, default_namespace: str | None = None) -> MCPServer:
     """An MCP server whose tools call the API through `client`. A tool call that names no namespace uses
     `default_namespace`, else the key's one namespace when the key is bound to exactly one (`GET /v1/whoami`)."""
-    server: MCPServer = MCPServer(name="agent-memory", version=__version__, instructions=INSTRUCTIONS)
     key_namespace: list[str] = []
+    tools: list[Tool] = []
+
+    def tool(annotations: ToolAnnotations) -> Any:
+        def register(fn: Any) -> Any:
+            tools.append(strict_tool(fn, annotations))
+            return fn
+
+        return register
 
     async def ns(namespace: str | None) -> str:
         if namespace or default_namespace:
@@ -90,87 +141,154 @@ def build_server(client: AsyncClient, default_namespace: str | None = None) -> M
             raise ToolError(str(exc)) from exc
         return result
 
-    @server.tool(annotations=_READ)
-    async def whoami() -> dict[str, Any]:
-        """What this server's API key may do: its tenant, namespace patterns and scopes."""
-        return await call(client.whoami())
+    for group in (_memory_tools, _edit_tools, _conflict_tools, _file_tools):
+        group(tool, client, ns, call)
+    return MCPServer(name="agent-memory", version=__version__, instructions=INSTRUCTIONS, tools=tools)
 
-    @server.tool(annotations=_WRITE)
+
+def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
+    @tool(_READ)
+    async def whoami() -> dict[str, Any]:
+        """What this server's API key may do: its namespace patterns (`*` = any; `/projects/*` = every
+        namespace below /projects) and scopes (read, write, admin)."""
+        answer = await call(client.whoami())
+        return {key: answer.get(key) for key in ("namespaces", "scopes") if key in answer}
+
+    @tool(_WRITE)
     async def remember(
-        content: str,
-        namespace: str | None = None,
-        type: MemoryType | None = None,
-        tier: Tier | None = None,
-        context: str | None = None,
+        content: Annotated[Content, Field(description="One durable fact in plain language (1-4,000 chars)")],
+        namespace: OptionalNamespace = None,
+        type: TypeArg = None,
+        tier: TierArg = None,
+        context: Context = None,
+        verbose: Verbose = False,
     ) -> dict[str, Any]:
-        """Remember one durable fact (a preference, a decision, project state). The service decides: added,
-        merged with a near-duplicate, superseding, pending a conflict, or rejected; unsafe content is refused."""
-        return await call(
+        """Remember one durable fact (a preference, a decision, project state). The service decides and says
+        why: added, merged (same fact already known), superseded (replaces an older value), pending (contradicts
+        a memory: see conflicts_list), or rejected; content holding a secret or an injection is refused."""
+        answer = await call(
             client.remember(
                 content, await ns(namespace), type=type, tier=tier, context=context, source_kind="tool"
             )
         )
+        return answer if verbose else shape.remembered(answer)
 
-    @server.tool(annotations=_READ)
+    @tool(_READ)
     async def recall(
-        query: str, namespaces: list[str] | None = None, k: int = 8, types: list[MemoryType] | None = None
+        query: Query,
+        namespaces: Namespaces = None,
+        k: K = 8,
+        types: Types = None,
+        verbose: Verbose = False,
     ) -> dict[str, Any]:
-        """Find memories relevant to `query` (hybrid vector + keyword search), best first."""
+        """Find the memories most relevant to `query` (hybrid vector + keyword search), best first. Each hit
+        is {id, content, score 0-1, time: when the fact became true, UTC}, at most 300 bytes: longer content is cut with '…' (verbose=true
+        gives whole records)."""
         chosen = namespaces or [await ns(None)]
-        return await call(client.recall(query, chosen, k=k, types=types))
+        answer = await call(client.recall(query, chosen, k=k, types=types))
+        return answer if verbose else shape.recall(answer, with_namespace=len(chosen) > 1)
 
-    @server.tool(annotations=_WRITE)
-    async def correct(memory_id: str, content: str, reason: str = "") -> dict[str, Any]:
+
+def _edit_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
+    @tool(_WRITE)
+    async def correct(
+        memory_id: MemoryId,
+        content: Annotated[Content, Field(description="The corrected fact, in full (1-4,000 chars)")],
+        reason: Reason = "",
+        verbose: Verbose = False,
+    ) -> dict[str, Any]:
         """Correct a memory that is wrong: the new content supersedes it (both stay in its history)."""
-        return await call(client.correct(memory_id, content, reason=reason or None))
+        answer = await call(client.correct(memory_id, content, reason=reason or None))
+        if verbose:
+            return answer
+        return {"previous": shape.memory(answer["previous"]), "memory": shape.memory(answer["memory"])}
 
-    @server.tool(annotations=_DESTRUCTIVE)
-    async def archive(memory_id: str, reason: str = "") -> dict[str, Any]:
-        """Archive a memory that no longer holds (never deleted; it can be restored)."""
-        return await call(client.archive(memory_id, reason=reason or None))
+    @tool(_DESTRUCTIVE)
+    async def archive(memory_id: MemoryId, reason: Reason = "", verbose: Verbose = False) -> dict[str, Any]:
+        """Archive a memory that no longer holds: it stops being recalled (never deleted; restorable)."""
+        answer = await call(client.archive(memory_id, reason=reason or None))
+        return answer if verbose else shape.memory(answer)
 
-    @server.tool(annotations=_READ)
-    async def history(memory_id: str) -> dict[str, Any]:
-        """A memory's lineage (the versions it corrected or merged) and its change log."""
-        return await call(client.history(memory_id))
+    @tool(_READ)
+    async def history(memory_id: MemoryId, verbose: Verbose = False) -> dict[str, Any]:
+        """A memory's lineage (the versions it corrected, merged or superseded) and its change log."""
+        answer = await call(client.history(memory_id))
+        return answer if verbose else shape.history(answer)
 
-    @server.tool(annotations=_READ)
-    async def memory_file_read(kind: FileKind = "memory", namespace: str | None = None) -> dict[str, Any]:
-        """Read MEMORY.md (kind=memory) or USER.md (kind=user): its entries and usage against its cap."""
-        return await call(client.read_file(kind, await ns(namespace)))
 
-    @server.tool(annotations=_WRITE)
+def _conflict_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
+    @tool(_READ)
+    async def conflicts_list(namespace: OptionalNamespace = None, verbose: Verbose = False) -> dict[str, Any]:
+        """Open conflicts: groups of memories that contradict each other, each held `pending` until
+        conflict_resolve keeps the true one(s). Check it when a remember answered `pending`."""
+        answer = await call(client.list_conflicts(await ns(namespace)))
+        return answer if verbose else shape.conflicts(answer)
+
+    @tool(_WRITE)
+    async def conflict_resolve(
+        group: Group, keep: Keep, reason: Reason = "", verbose: Verbose = False
+    ) -> dict[str, Any]:
+        """Settle a conflict: the memories in `keep` become active, the group's others are superseded by them
+        (kept in history). Ask the user when it is not clear which is true."""
+        answer = await call(client.resolve_conflict(group, keep, reason=reason or None))
+        return answer if verbose else {"memories": [shape.memory(m) for m in answer.get("memories", [])]}
+
+    @tool(_WRITE)
+    async def skill_report_outcome(
+        name: SkillName, outcome: Outcome, note: Note = "", namespace: OptionalNamespace = None
+    ) -> dict[str, Any]:
+        """Report how using a skill (skills/<name>/SKILL.md) went, so skills that help are kept and those
+        that fail or mislead are reviewed."""
+        answer = await call(
+            client.report_skill_outcome(name, await ns(namespace), outcome, note=note or None)
+        )
+        return {key: answer.get(key) for key in ("uses", "outcomes", "last_used_at") if key in answer}
+
+
+def _file_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
+    @tool(_READ)
+    async def memory_file_read(kind: Kind = "memory", namespace: OptionalNamespace = None) -> dict[str, Any]:
+        """Read MEMORY.md or USER.md: its entries and its usage (`used` of `limit` characters)."""
+        return shape.memory_file(await call(client.read_file(kind, await ns(namespace))))
+
+    @tool(_WRITE)
     async def memory_file_add(
-        content: str, kind: FileKind = "memory", namespace: str | None = None
+        content: Annotated[Content, Field(description="The new entry: one short line or paragraph")],
+        kind: Kind = "memory",
+        namespace: OptionalNamespace = None,
     ) -> dict[str, Any]:
-        """Add an entry to MEMORY.md (kind=memory) or USER.md (kind=user); refused over the file's cap."""
-        return await call(client.add_file_entry(kind, content, await ns(namespace)))
+        """Add an entry to MEMORY.md or USER.md. Refused when the file would pass its character cap (the
+        error gives used/limit: replace or remove an entry first) or when the same entry is already there."""
+        return shape.memory_file(await call(client.add_file_entry(kind, content, await ns(namespace))))
 
-    @server.tool(annotations=_WRITE)
+    @tool(_WRITE)
     async def memory_file_replace(
-        match: str, content: str, kind: FileKind = "memory", namespace: str | None = None
+        match: EntryMatch,
+        content: Annotated[Content, Field(description="The entry's new text, in full")],
+        kind: Kind = "memory",
+        namespace: OptionalNamespace = None,
     ) -> dict[str, Any]:
-        """Replace the one entry of MEMORY.md / USER.md that contains `match`."""
-        return await call(client.replace_file_entry(kind, match, content, await ns(namespace)))
+        """Replace the one entry of MEMORY.md / USER.md that contains `match` with `content`."""
+        return shape.memory_file(
+            await call(client.replace_file_entry(kind, match, content, await ns(namespace)))
+        )
 
-    @server.tool(annotations=_DESTRUCTIVE)
+    @tool(_DESTRUCTIVE)
     async def memory_file_remove(
-        match: str, kind: FileKind = "memory", namespace: str | None = None
+        match: EntryMatch, kind: Kind = "memory", namespace: OptionalNamespace = None
     ) -> dict[str, Any]:
         """Remove the one entry of MEMORY.md / USER.md that contains `match`."""
-        return await call(client.remove_file_entry(kind, match, await ns(namespace)))
+        return shape.memory_file(await call(client.remove_file_entry(kind, match, await ns(namespace))))
 
-    @server.tool(annotations=_WRITE)
-    async def daily_log_append(text: str, namespace: str | None = None) -> dict[str, Any]:
-        """Append a line to today's daily log (memory/YYYY-MM-DD.md)."""
+    @tool(_WRITE)
+    async def daily_log_append(text: LogLine, namespace: OptionalNamespace = None) -> dict[str, Any]:
+        """Append a line to today's daily log (memory/YYYY-MM-DD.md, UTC): what happened, for later review."""
         return await call(client.append_daily_log(text, await ns(namespace)))
 
-    @server.tool(annotations=_READ)
-    async def daily_log_read(date: str, namespace: str | None = None) -> dict[str, Any]:
-        """Read one day's log (`date` as YYYY-MM-DD)."""
+    @tool(_READ)
+    async def daily_log_read(date: Date, namespace: OptionalNamespace = None) -> dict[str, Any]:
+        """Read one day's log (memory/YYYY-MM-DD.md): the lines appended that day, oldest first."""
         return await call(client.read_daily_log(await ns(namespace), date))
-
-    return server
 
 
 def _parser() -> argparse.ArgumentParser:

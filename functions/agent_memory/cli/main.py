@@ -14,7 +14,6 @@ from typing import Any
 from ..domain.errors import DomainError, ValidationFailed
 from ..domain.memory.policy import MemoryPolicy
 from ..domain.memory.service import RecallInput, RememberInput
-from ..domain.ports import RecordQuery
 from ..domain.records import MemoryType, Metadata, Source, SourceKind, Status, Tier, is_valid_namespace
 from ..settings.service import Settings
 from .dream import add_dream_parser, run_dream
@@ -22,7 +21,7 @@ from .imports import add_import_parser, run_import
 from .migrate import add_migrate_parser, run_migrate
 from .purge import add_purge_parser, run_purge
 from .skills import add_skills_parsers, run_skills
-from .versioning import add_versioning_parsers, run_versioning
+from .versioning import NO_CHILDREN, add_versioning_parsers, list_memories, run_versioning
 
 ACTOR = "cli"
 
@@ -158,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         "--status", choices=[s.value for s in Status], help="only memories in this status (default: any)"
     )
     listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    listing.add_argument("--no-children", action="store_true", help=NO_CHILDREN)
 
     conflicts = commands.add_parser("conflicts", help="open conflict groups")
     conflicts.add_argument("--namespace", "-n", required=True, help="namespace path, e.g. /projects/billing")
@@ -326,22 +326,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         action = memory.archive if command == "archive" else memory.restore
         _print(action(tenant, args.memory_id, actor=ACTOR, reason=args.reason))
     elif command == "list":
-        page = memory.list(
-            tenant,
-            RecordQuery(
-                namespaces=(args.namespace,),
-                statuses=(Status(args.status),) if args.status else (),
-                limit=args.limit,
-            ),
-        )
-        for record in page.items:
-            print(f"{record.id}  {record.status.value:<10} [{record.type.value}] {record.content}")
-        if page.skipped:
-            print(
-                f"-- {page.skipped} stored memories could not be read and were skipped; "
-                "see `agent-memory repair --dry-run`",
-                file=sys.stderr,
-            )
+        if runtime.services.versioning is None:  # pragma: no cover - the local runtime wires it
+            raise ValidationFailed("listing needs the versioning service")
+        list_memories(args, memory, runtime.services.versioning, tenant)
     elif command == "conflicts":
         for group in memory.conflicts(tenant, args.namespace):
             print(group.group)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from ...domain.errors import NotFound
+from ...domain.errors import NotFound, ValidationFailed
 from ...domain.identity import Scope
 from ...domain.memory.service import Decision, RecallInput, RememberInput, RememberResult
 from ...domain.ports import RecordQuery
@@ -35,11 +35,14 @@ from ..models import (
     ResolveResponse,
     UpdateRequest,
 )
+from .versioning import tree_scope
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 router = Router()
+MAX_LISTED_NAMESPACES = 100
+"""Namespaces one listing with `include_children` reads (each is one index query in DynamoDB)."""
 
 _CREATED = {
     Decision.ADDED,
@@ -200,13 +203,32 @@ def list_memories(
     tier: Annotated[Tier | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=2000)] = None,
+    include_children: Annotated[
+        bool,
+        Query(
+            description="Also list the namespaces below `namespace` (/me covers /me/users/u-1, ...) that this "
+            "key may read; each page then reads the tenant's namespaces first, so it is off by default"
+        ),
+    ] = False,
 ) -> MemoryPage:
     ctx = current()
-    ctx.allow(Scope.READ, namespace)
+    if include_children:
+        names = tuple(tree_scope(ctx, Scope.READ, namespace, True).namespaces)
+        if not names:  # an empty tuple would mean "every namespace"
+            return MemoryPage(items=[], skipped=0)
+        if len(names) > MAX_LISTED_NAMESPACES:
+            raise ValidationFailed(
+                f"{namespace} has {len(names)} namespaces below it, over the {MAX_LISTED_NAMESPACES} one "
+                "listing reads: list a namespace further down, or export the tree (GET /v1/export)",
+                namespaces=len(names),
+            )
+    else:
+        ctx.allow(Scope.READ, namespace)
+        names = (namespace,)
     page = ctx.services.memory.list(
         ctx.principal.tenant,
         RecordQuery(
-            namespaces=(namespace,),
+            namespaces=names,
             types=(type,) if type else (),
             statuses=(status,) if status else (),
             tiers=(tier,) if tier else (),

@@ -8,6 +8,7 @@ their own ids and history, outside the write discipline)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
@@ -23,6 +24,8 @@ from ...domain.records import MemoryRecord
 from ...domain.versioning.diff import Diff
 from ...domain.versioning.ports import SNAPSHOT_NAME_PATTERN, SnapshotMeta
 from ...domain.versioning.service import Reuse, VersioningService
+from ...domain.versioning.tree import Scope as TreeScope
+from ...domain.versioning.tree import TreeVersioning, pattern_reaches
 from ..context import RequestContext, current
 from ..models import Namespace
 
@@ -35,6 +38,13 @@ of the records and files. Larger exports go through the CLI (`agent-memory expor
 MAX_IMPORT_MEMBERS = 10_000
 
 SnapshotName = Annotated[str, Field(pattern=SNAPSHOT_NAME_PATTERN, examples=["before-cleanup"])]
+IncludeChildren = Annotated[
+    bool,
+    Query(
+        description="Include the namespaces below `namespace` (/me covers /me/users/u-1, ...), those this key "
+        "may use; false: the namespace alone"
+    ),
+]
 
 
 def _zoned(value: datetime) -> datetime:
@@ -81,6 +91,22 @@ class SnapshotRequest(Model):
     namespace: Namespace
     name: SnapshotName
     note: Annotated[str, Field(max_length=500)] = ""
+    include_children: bool = Field(
+        True,
+        description="Also snapshot each namespace below `namespace` that holds data (one snapshot of this name "
+        "per namespace)",
+    )
+
+
+class SnapshotTaken(SnapshotMeta):
+    """The snapshot of `namespace`, and those taken of the namespaces below it."""
+
+    children: list[SnapshotMeta] = Field(
+        default_factory=list, description="The snapshots of this name taken of the namespaces below it"
+    )
+    empty_reason: str | None = Field(
+        None, description="Set when the snapshots hold nothing: why, and which namespaces hold data"
+    )
 
 
 class SnapshotList(Model):
@@ -114,6 +140,7 @@ class FileChange(Model):
 
 class DiffResponse(Model):
     namespace: str
+    namespaces: list[str] = Field(description="The namespaces compared: `namespace` and those below it")
     from_: str = Field(alias="from", serialization_alias="from")
     to: str | None
     counts: dict[str, int]
@@ -128,6 +155,11 @@ class RestoreRequest(Model):
 
     namespace: Namespace
     dry_run: bool = False
+    include_children: bool = Field(
+        True,
+        description="Also restore each namespace below `namespace` that has a snapshot of this name (a tree "
+        "snapshot); those without one (created after it) are listed in `untouched`",
+    )
 
 
 class RestoreResponse(Model):
@@ -137,6 +169,13 @@ class RestoreResponse(Model):
     safety_snapshot: str | None
     counts: dict[str, int]
     actions: list[dict[str, Any]]
+    children: list[RestoreResponse] = Field(
+        default_factory=list, description="The restores of the namespaces below it"
+    )
+    untouched: list[str] = Field(
+        default_factory=list,
+        description="Namespaces below it without a snapshot of this name, left as they are",
+    )
 
 
 class ReusedItem(Model):
@@ -156,10 +195,24 @@ def _service(ctx: RequestContext) -> VersioningService:
     return ctx.services.versioning
 
 
-def _diff(namespace: str, source: str, target: str | None, diff: Diff) -> DiffResponse:
+def tree_scope(ctx: RequestContext, scope: Scope, namespace: str, include_children: bool) -> TreeScope:
+    """The namespaces a tree operation covers for this key: `namespace` and (with `include_children`) the
+    namespaces below it, only those the key may use. A parent the key may not use itself is accepted when the
+    key may use something below it (a `/me/a/*` key exporting `/me` gets `/me/a/...`, never `/me/b`)."""
+    ctx.principal.require_scope(scope)
+    reaches = include_children and any(pattern_reaches(p, namespace) for p in ctx.principal.namespaces)
+    if not reaches:
+        ctx.allow(scope, namespace)
+    return TreeVersioning(_service(ctx)).scope(
+        ctx.principal.tenant, namespace, include_children=include_children, visible=ctx.principal.allows
+    )
+
+
+def _diff(scope: TreeScope, source: str, target: str | None, diff: Diff) -> DiffResponse:
     return DiffResponse.model_validate(
         {
-            "namespace": namespace,
+            "namespace": scope.parent,
+            "namespaces": scope.namespaces,
             "from": source,
             "to": target,
             "counts": diff.counts(),
@@ -199,10 +252,21 @@ def _reused(item: Reuse) -> ReusedItem:
     f"Over {EXPORT_MAX_BYTES:,} bytes: 413, use `agent-memory export`",
     tags=["versioning"],
 )
-def export(namespace: Annotated[str, Query(max_length=520)]) -> InlineBundle:
+def export(
+    namespace: Annotated[str, Query(max_length=520)], include_children: IncludeChildren = True
+) -> InlineBundle:
     ctx = current()
-    ctx.allow(Scope.READ, namespace)
-    bundle = _service(ctx).export(ctx.principal.tenant, [namespace], max_bytes=EXPORT_MAX_BYTES)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
+    tree = TreeVersioning(_service(ctx))
+    if not scope.namespaces:
+        raise NotFound(
+            tree.empty_note(ctx.principal.tenant, scope, ctx.principal.allows), namespace=namespace
+        )
+    bundle = tree.export(ctx.principal.tenant, scope, max_bytes=EXPORT_MAX_BYTES)
+    source = {**bundle.source, "namespace": namespace, "include_children": include_children}
+    if not (bundle.records or bundle.files):
+        source["note"] = tree.empty_note(ctx.principal.tenant, scope, ctx.principal.allows)
+    bundle = dataclasses.replace(bundle, source=source)
     return _fits(InlineBundle.model_validate(bundles.to_inline(bundle)), "export")
 
 
@@ -227,25 +291,36 @@ def import_bundle(body: ImportBundleRequest) -> ImportBundleResponse:
 
 @router.post(
     "/snapshots",
-    summary="Take a named snapshot of a namespace (records + memory files)",
+    summary="Take a named snapshot of a namespace (records + memory files) and, unless include_children is "
+    "false, of each namespace below it that holds data (one snapshot of this name per namespace)",
     tags=["versioning"],
     status_code=201,
-    response_description="The snapshot was taken",
+    response_description="The snapshots were taken",
 )
-def create_snapshot(body: SnapshotRequest) -> SnapshotMeta:
+def create_snapshot(body: SnapshotRequest) -> SnapshotTaken:
     ctx = current()
-    ctx.allow(Scope.WRITE, body.namespace)
-    meta = _service(ctx).create_snapshot(
-        ctx.principal.tenant, body.namespace, body.name, actor=ctx.principal.actor, note=body.note
+    ctx.allow(Scope.WRITE, body.namespace)  # the parent's snapshot is the one named in every later call
+    scope = tree_scope(ctx, Scope.WRITE, body.namespace, body.include_children)
+    tree = TreeVersioning(_service(ctx))
+    parent, *children = tree.create_snapshot(
+        ctx.principal.tenant, scope, body.name, actor=ctx.principal.actor, note=body.note
     )
-    return meta
+    empty = not any(meta.counts.get("records") or meta.counts.get("files") for meta in (parent, *children))
+    reason = tree.empty_note(ctx.principal.tenant, scope, ctx.principal.allows) if empty else None
+    return SnapshotTaken(**parent.model_dump(), children=children, empty_reason=reason)
 
 
-@router.get("/snapshots", summary="The snapshots of a namespace, oldest first", tags=["versioning"])
-def list_snapshots(namespace: Annotated[str, Query(max_length=520)]) -> SnapshotList:
+@router.get(
+    "/snapshots",
+    summary="The snapshots of a namespace and of the namespaces below it, oldest first",
+    tags=["versioning"],
+)
+def list_snapshots(
+    namespace: Annotated[str, Query(max_length=520)], include_children: IncludeChildren = True
+) -> SnapshotList:
     ctx = current()
-    ctx.allow(Scope.READ, namespace)
-    return SnapshotList(items=_service(ctx).list_snapshots(ctx.principal.tenant, namespace))
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
+    return SnapshotList(items=TreeVersioning(_service(ctx)).list_snapshots(ctx.principal.tenant, scope))
 
 
 @router.get("/snapshots/<snapshot>", summary="One snapshot: its records and files", tags=["versioning"])
@@ -273,26 +348,31 @@ def diff_snapshot(
     snapshot: Annotated[str, Path(max_length=64)],
     namespace: Annotated[str, Query(max_length=520)],
     to: Annotated[str | None, Query(max_length=64)] = None,
+    include_children: IncludeChildren = True,
 ) -> DiffResponse:
     ctx = current()
-    ctx.allow(Scope.READ, namespace)
-    diff = _service(ctx).diff_snapshots(ctx.principal.tenant, namespace, snapshot, to)
-    return _fits(_diff(namespace, snapshot, to, diff), "diff")
+    ctx.allow(Scope.READ, namespace)  # the snapshot named is the parent's
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
+    diff = TreeVersioning(_service(ctx)).diff_snapshots(ctx.principal.tenant, scope, snapshot, to)
+    return _fits(_diff(scope, snapshot, to, diff), "diff")
 
 
 @router.post(
     "/snapshots/<snapshot>/restore",
     summary="Restore a namespace to a snapshot as new versions (restore, correct, archive; history kept), after "
-    "taking a snapshot of the current state",
+    "taking a snapshot of the current state; unless include_children is false, each namespace below it that "
+    "has a snapshot of this name too",
     tags=["versioning"],
 )
 def restore_snapshot(snapshot: Annotated[str, Path(max_length=64)], body: RestoreRequest) -> RestoreResponse:
     ctx = current()
-    ctx.allow(Scope.WRITE, body.namespace)
-    report = _service(ctx).restore_snapshot(
-        ctx.principal.tenant, body.namespace, snapshot, actor=ctx.principal.actor, dry_run=body.dry_run
+    ctx.allow(Scope.WRITE, body.namespace)  # the snapshot named is the parent's
+    scope = tree_scope(ctx, Scope.WRITE, body.namespace, body.include_children)
+    reports, untouched = TreeVersioning(_service(ctx)).restore_snapshot(
+        ctx.principal.tenant, scope, snapshot, actor=ctx.principal.actor, dry_run=body.dry_run
     )
-    return RestoreResponse(counts=report.counts(), **report.__dict__)
+    parent, *children = [RestoreResponse(counts=r.counts(), **r.__dict__) for r in reports]
+    return parent.model_copy(update={"children": children, "untouched": untouched})
 
 
 @router.get(
@@ -304,14 +384,15 @@ def diff_times(
     namespace: Annotated[str, Query(max_length=520)],
     from_: Annotated[datetime, Query(alias="from")],
     to: Annotated[datetime | None, Query()] = None,
+    include_children: IncludeChildren = True,
 ) -> DiffResponse:
     ctx = current()
-    ctx.allow(Scope.READ, namespace)
+    scope = tree_scope(ctx, Scope.READ, namespace, include_children)
     for moment in (from_, to):
         if moment is not None and moment.utcoffset() is None:
             raise ValidationFailed("'from' and 'to' need a time zone: add 'Z' (UTC) or a UTC offset")
-    diff = _service(ctx).diff_times(ctx.principal.tenant, namespace, from_, to)
-    return _fits(_diff(namespace, from_.isoformat(), to.isoformat() if to else None, diff), "diff")
+    diff = TreeVersioning(_service(ctx)).diff_times(ctx.principal.tenant, scope, from_, to)
+    return _fits(_diff(scope, from_.isoformat(), to.isoformat() if to else None, diff), "diff")
 
 
 # --------------------------------------------------------------------------- references

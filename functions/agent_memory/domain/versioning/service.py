@@ -326,6 +326,11 @@ class VersioningService:
         _check_namespace(namespace)
         return self._snapshots.list(tenant, namespace)
 
+    def has_snapshot(self, tenant: str, namespace: str, name: str) -> bool:
+        _check_namespace(namespace)
+        _check_name(name)
+        return self._snapshots.get(tenant, namespace, name) is not None
+
     def get_snapshot(self, tenant: str, namespace: str, name: str) -> tuple[SnapshotMeta, bundles.Bundle]:
         _check_namespace(namespace)
         _check_name(name)

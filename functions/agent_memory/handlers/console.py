@@ -12,19 +12,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from . import initialization
 
 with initialization():  # the service's own modules: see initialization()
     from ..api.routes.console import pages
+    from ..domain.errors import NotFound
     from ._runtime import powertools
 
 logger, tracer, _ = powertools("console")
 
 app = APIGatewayRestResolver()
 app.include_router(pages)
+
+
+@app.exception_handler(NotFound)
+def _not_found(error: NotFound) -> Response[str]:
+    body = '{"error": {"code": "not_found", "message": "no such console asset"}}'
+    return Response(status_code=404, content_type="application/json", body=body)
+
+
+@app.not_found
+def _no_route(_: Exception) -> Response[str]:
+    return _not_found(NotFound("no route"))
 
 
 @logger.inject_lambda_context

@@ -411,6 +411,8 @@ class FunctionsConfig(_Model):
     files: FunctionSizing = FunctionSizing(memory_mb=512, timeout_seconds=20)
     """The `lean` profile's file function: small NFS reads and writes; its file-lock wait (10 s) and timeout
     stay under the API function's 29 s, so a busy file comes back as 409, not as a timeout."""
+    console: FunctionSizing = FunctionSizing(memory_mb=128, timeout_seconds=5)
+    """The review console's static page: the API's only unauthenticated methods, kept off the API function."""
     """Each Step Functions task of the sweep (one stage of one namespace) runs within this timeout."""
 
     @model_validator(mode="after")
@@ -420,6 +422,10 @@ class FunctionsConfig(_Model):
             raise ValueError("functions.api.timeout_seconds must be <= 29 (API Gateway integration limit)")
         if self.authorizer.timeout_seconds > 29:
             raise ValueError("functions.authorizer.timeout_seconds must be <= 29")
+        if self.console.timeout_seconds > 29:
+            raise ValueError(
+                "functions.console.timeout_seconds must be <= 29 (API Gateway integration limit)"
+            )
         if self.chat.timeout_seconds > 29:
             raise ValueError(
                 "functions.chat.timeout_seconds must be <= 29 (API Gateway integration limit); lower the chat "

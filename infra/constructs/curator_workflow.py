@@ -54,6 +54,7 @@ class CuratorWorkflow(Construct):
             function_label="dreaming",
             log_retention_days=log_retention_days,
             retain_logs=retain_logs,
+            distributed_map=True,  # each namespace is a child execution (workflows/_asl.py paged_sweep)
         )
         self.dead_letter_queue, self.scheduler_role, self.schedules = tenant_schedules(
             self,

@@ -60,12 +60,19 @@ _ERROR_BODY = (
 """The application's ErrorBody shape; `error` is API Gateway's response type (UNAUTHORIZED, THROTTLED, …)."""
 
 
+CONSOLE_METHOD_PATHS = ("/console/GET", "/console/{asset}/GET")
+CONSOLE_THROTTLE_RATE, CONSOLE_THROTTLE_BURST = 5, 20
+"""Requests per second (and burst) of the unauthenticated console methods, below the stage's limit: a page
+load is about a dozen small files."""
+
+
 class MemoryApi(Construct):
     """REST API whose every method (including `/swagger`) runs the Lambda token authorizer first, except the
     review console's static page.
 
     Routes: `ANY /v1/{proxy+}` and `GET /swagger`, both proxied to the API function. The only unauthenticated
-    methods are `GET /console` and `GET /console/{asset}`, the review console's static page (same origin as the
+    methods are `GET /console` and `GET /console/{asset}`, the review console's static page, served by its own
+    small console function (never the API function) under a tighter method throttle (same origin as the
     API, so no CORS preflight is served; OPTIONS has no method at all). Limits: stage throttling for everyone, plus a usage plan
     with per-tenant throttle and daily quota when `enforce_usage_plan` is on. Request bodies are capped
     by API Gateway at 10 MB; the precise content limits (characters per record, file caps, batch sizes)
@@ -78,6 +85,7 @@ class MemoryApi(Construct):
         *,
         api_function: lambda_.IFunction,
         authorizer_function: lambda_.IFunction,
+        console_function: lambda_.IFunction,
         chat_function: lambda_.IFunction | None = None,
         config: ApiConfig,
         access_log_retention_days: int,
@@ -119,6 +127,14 @@ class MemoryApi(Construct):
                 throttling_burst_limit=config.throttle_burst,
                 access_log_destination=apigw.LogGroupLogDestination(self.access_log_group),
                 access_log_format=apigw.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FIELDS)),
+                # The unauthenticated console methods get their own, much lower limit.
+                method_options={
+                    path: apigw.MethodDeploymentOptions(
+                        throttling_rate_limit=CONSOLE_THROTTLE_RATE,
+                        throttling_burst_limit=CONSOLE_THROTTLE_BURST,
+                    )
+                    for path in CONSOLE_METHOD_PATHS
+                },
             ),
         )
 
@@ -151,17 +167,21 @@ class MemoryApi(Construct):
         # The review console's page and assets (GET /console, GET /console/{asset}) are the only methods without
         # the authorizer: a browser must load them before the person types a key. They hold no data; every call
         # the page makes goes to the /v1 methods above with the key. The function serves a fixed list of files.
+        # They run a function of their own (128 MB, no grant, no data), never the API function: an
+        # unauthenticated flood can neither bill nor starve the 1 GB function that serves the data, and
+        # method throttling (below) bounds it further.
         console = self.rest_api.root.add_resource("console")
+        console_integration = apigw.LambdaIntegration(console_function, proxy=True, allow_test_invoke=False)
         self.console_methods = [
             console.add_method(
                 "GET",
-                integration,
+                console_integration,
                 authorization_type=apigw.AuthorizationType.NONE,
                 request_validator=self.request_validator,
             ),
             console.add_resource("{asset}").add_method(
                 "GET",
-                integration,
+                console_integration,
                 authorization_type=apigw.AuthorizationType.NONE,
                 request_validator=self.request_validator,
                 request_parameters={"method.request.path.asset": True},

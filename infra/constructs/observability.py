@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_iam as iam
@@ -47,12 +47,34 @@ class Observability(Construct):
         functions: Mapping[str, ServiceFunction],
         dead_letter_queues: Sequence[sqs.IQueue],
         dreaming_state_machine: sfn.IStateMachine | None = None,
+        curator_state_machine: sfn.IStateMachine | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
 
         self.topic = sns.Topic(
             self, "AlarmTopic", display_name="Agent memory service alarms", master_key=key, enforce_ssl=True
+        )
+        # A topic policy replaces SNS's default one: `enforce_ssl` leaves only its deny of plain HTTP, and
+        # then nothing may publish. CloudWatch must be allowed explicitly, for this account's alarms only.
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowCloudWatchAlarmsToPublish",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(
+                            service="cloudwatch",
+                            resource="alarm",
+                            resource_name="*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    },
+                },
+            )
         )
         # CloudWatch publishes to the encrypted topic with the key, so the key policy must let it.
         key.add_to_resource_policy(
@@ -188,6 +210,16 @@ class Observability(Construct):
                 dreaming_metric("DreamFailures", _PERIOD),
                 1,
                 "The dreaming sweep of a namespace failed; see .dreams/<day>/failure.json in its files.",
+            )
+
+        if curator_state_machine is not None:
+            # A namespace's curator failure ends its Map item as `failed`; the execution fails when listing its
+            # targets fails, a page's Map exceeds its tolerated failures, or the state machine itself breaks.
+            alarm(
+                "CuratorExecutionsFailed",
+                curator_state_machine.metric_failed(period=_PERIOD, statistic="Sum"),
+                1,
+                "A skills curator execution failed; open the execution in the Step Functions console.",
             )
 
         self.dashboard = cloudwatch.Dashboard(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, TimeZone, Validations
+from aws_cdk import Acknowledgment, ArnFormat, Duration, RemovalPolicy, Stack, TimeZone, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -34,6 +34,7 @@ def logged_state_machine(
     function_label: str,
     log_retention_days: int,
     retain_logs: bool,
+    distributed_map: bool = False,
 ) -> tuple[logs.LogGroup, sfn.StateMachine]:
     """A STANDARD state machine from the ASL `definition` whose only task target is `function`: every event
     logged to its own log group but never the state data (it carries summaries taken from memory content),
@@ -71,7 +72,48 @@ def logged_state_machine(
             "support no resource-level permissions.",
         ),
     )
+    if distributed_map:
+        _allow_child_executions(scope, state_machine)
     return log_group, state_machine
+
+
+def _allow_child_executions(scope: Construct, state_machine: sfn.StateMachine) -> None:
+    """A Distributed Map runs each item as a child execution of its own state machine: the role must start
+    the state machine and describe and stop its executions (AWS's documented minimum for Distributed Map).
+    A separate policy (not the role's default one, on which the state machine depends) avoids a cycle."""
+    stack = Stack.of(scope)
+    executions = stack.format_arn(
+        service="states",
+        resource="execution",
+        resource_name=f"{state_machine.state_machine_name}/*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    policy = iam.Policy(
+        scope,
+        "ChildExecutionsPolicy",
+        roles=[state_machine.role],
+        statements=[
+            iam.PolicyStatement(
+                sid="StartChildExecutions",
+                actions=["states:StartExecution"],
+                resources=[state_machine.state_machine_arn],
+            ),
+            iam.PolicyStatement(
+                sid="WatchChildExecutions",
+                actions=["states:DescribeExecution", "states:StopExecution"],
+                resources=[executions],
+            ),
+        ],
+    )
+    sm_logical_id = stack.get_logical_id(cast(sfn.CfnStateMachine, state_machine.node.default_child))
+    Validations.of(policy).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+            f"execution:<{sm_logical_id}.Name>/*]",
+            reason="The Distributed Map's child executions of this state machine only (their names are "
+            "generated per map run).",
+        )
+    )
 
 
 def tenant_schedules(

@@ -56,6 +56,7 @@ AUTHORIZER_HANDLER = "agent_memory.handlers.authorizer.handler"
 DECAY_JOB_HANDLER = "agent_memory.handlers.jobs.archive_decayed_handler"
 CHAT_HANDLER = "agent_memory.handlers.chat.handler"
 FILES_HANDLER = "agent_memory.handlers.files.handler"
+CONSOLE_HANDLER = "agent_memory.handlers.console.handler"
 
 
 _IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
@@ -223,6 +224,18 @@ class MemoryStack(Stack):
             **unmounted_network,
             **function_options,
         )
+        # The review console's static page (the API's only unauthenticated methods): its own small function
+        # with no environment and no grant, so an unauthenticated request never runs the 1 GB API function.
+        self.console_function = ServiceFunction(
+            self,
+            "ConsoleFunction",
+            handler=CONSOLE_HANDLER,
+            description="Review console static page and assets (no data, no AWS calls)",
+            sizing=config.functions.console,
+            environment={},
+            **unmounted_network,
+            **function_options,
+        )
         self.decay_job_function = ServiceFunction(
             self,
             "DecayJobFunction",
@@ -347,6 +360,8 @@ class MemoryStack(Stack):
         tenant_functions.append(self.migration.function)
         if self.chat_function is not None:
             tenant_functions.append(self.chat_function)
+        self.tenant_functions = tuple(tenant_functions)
+        """The functions the tenant role trusts: each works on tenant records and vectors."""
         if self.file_function is not None:
             # Exactly the functions that work on memory files may invoke the file function, and only its
             # unqualified ARN (the callers invoke it by name, i.e. $LATEST): no version or alias wildcard.
@@ -450,6 +465,7 @@ class MemoryStack(Stack):
             "Api",
             api_function=self.api_function.function,
             chat_function=self.chat_function.function if self.chat_function else None,
+            console_function=self.console_function.function,
             authorizer_function=self.authorizer_function.function,
             config=config.api,
             access_log_retention_days=config.retention.access_log_days,
@@ -509,6 +525,7 @@ class MemoryStack(Stack):
             functions={
                 "Api": self.api_function,
                 "Authorizer": self.authorizer_function,
+                "Console": self.console_function,
                 "DecayJob": self.decay_job_function,
                 "Dreaming": self.dreaming_function,
                 **({"Chat": self.chat_function} if self.chat_function else {}),
@@ -520,6 +537,7 @@ class MemoryStack(Stack):
                 self.curator.dead_letter_queue,
             ],
             dreaming_state_machine=self.dreaming.state_machine,
+            curator_state_machine=self.curator.state_machine,
         )
 
         self._migration_wiring()
@@ -535,11 +553,13 @@ class MemoryStack(Stack):
         self.api_function.add_environment(
             "AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN", migration.state_machine.state_machine_arn
         )
-        # The API and dreaming functions both write vectors (remember; dreaming's promotions and merges) and run
-        # purges (inline, or the purge workflow's steps): with the archive bucket set, their wiring routes
-        # vectors through the tenant's migration (both indexes during one) and the purge rewrites the tenant's
-        # archive parts (with the tenant role: OwnTenantArchive*).
-        for function in (self.api_function, self.dreaming_function):
+        # Every function that may assume the tenant role writes records and vectors: the API (remember), chat
+        # (the `remember` tool), the decay job (status changes re-put vectors), dreaming (promotions, merges,
+        # purge steps) and the backfill itself. With the archive bucket set, their wiring routes vectors through
+        # the tenant's migration (both indexes during one, never an archived index) and the purge rewrites the
+        # tenant's archive parts (with the tenant role: OwnTenantArchive*). A writer without it would write
+        # only to `mem-<tenant>`, recreating an index the migration archived.
+        for function in self.tenant_functions:
             function.add_environment(
                 "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", migration.archive_bucket.bucket_name
             )

@@ -129,7 +129,9 @@ def sleeps(monkeypatch) -> list[float]:
     return recorded
 
 
-def execute(definition: dict[str, Any], execution_input: dict[str, Any], name: str) -> dict[str, Any]:
+def execute(
+    definition: dict[str, Any], execution_input: dict[str, Any], name: str, timeout_seconds: float = 240
+) -> dict[str, Any]:
     """Start and wait. The name is explicit: moto leaves `$$.Execution.Name` null without one (AWS and the
     scheduler always set one)."""
     with mock_aws(config={"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}):
@@ -142,7 +144,7 @@ def execute(definition: dict[str, Any], execution_input: dict[str, Any], name: s
         started = client.start_execution(
             stateMachineArn=machine["stateMachineArn"], name=name, input=json.dumps(execution_input)
         )
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + timeout_seconds
         while True:
             described = client.describe_execution(executionArn=started["executionArn"])
             if described["status"] != "RUNNING" or time.monotonic() > deadline:
@@ -209,26 +211,37 @@ def assert_input_error(event: dict[str, Any], message: str) -> None:
     assert error_type not in (*UPSTREAM_ERRORS, *LAMBDA_TRANSIENT_ERRORS)
 
 
-def test_given_long_namespace_names_under_the_count_cap_then_the_byte_budget_refuses_them(handler_env):
-    """The count cap (AGENT_MEMORY_DREAMING_MAX_TARGETS) does not bound the bytes: 800 namespaces with long
-    names would pass it and then fail the execution with States.DataLimitExceeded."""
+def list_every_page(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """ListTargets called as the state machine calls it: cursor 0, then each answer's next_cursor, with the
+    first page's day handed back."""
+    pages, cursor, day = [], 0, None
+    while cursor is not None:
+        page = dreaming_handlers.handler({**event, "cursor": cursor, "day": day}, FakeContext())
+        pages.append(page)
+        cursor, day = page["next_cursor"], page["day"]
+    return pages
+
+
+def test_given_long_namespace_names_then_pages_get_shorter_and_none_exceeds_the_byte_budget(handler_env):
+    """The count per page does not bound the bytes: 800 namespaces with long names in one page would fail the
+    execution with States.DataLimitExceeded. Pages then hold fewer targets, and every target is listed once."""
     long_names = [f"/projects/{'x' * 400}/{n:04d}" for n in range(800)]
     service = SimpleNamespace(namespaces=lambda tenant, extra=(): long_names)
     dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[TENANT]))
     try:
-        assert len(long_names) < DreamingSettings().max_targets
-        with pytest.raises(ValidationFailed, match="start one execution per tenant") as refused:
-            dreaming_handlers.handler({"task": "list_targets", "input": {"tenants": [TENANT]}}, FakeContext())
-        assert refused.value.details["bytes"] > dreaming_handlers.TARGETS_MAX_BYTES
-        # ... while the same number of ordinary names fits
+        pages = list_every_page({"task": "list_targets", "input": {"tenants": [TENANT]}})
+        assert len(pages) >= 2
+        for page in pages:
+            encoded = len(json.dumps(page, separators=(",", ":")).encode())
+            assert encoded <= dreaming_handlers.TARGETS_MAX_BYTES
+        listed = [t["namespace"] for page in pages for t in page["targets"]]
+        assert listed == long_names
+        assert len({page["day"] for page in pages}) == 1
+        # ... while the same number of ordinary names fits one page
         short = [f"/projects/p{n:04d}" for n in range(800)]
         service.namespaces = lambda tenant, extra=(): short
-        listed = dreaming_handlers.handler(
-            {"task": "list_targets", "input": {"tenants": [TENANT]}}, FakeContext()
-        )
-        assert len(listed["targets"]) == 800
-        encoded = len(json.dumps(listed, separators=(",", ":")).encode())
-        assert encoded <= dreaming_handlers.TARGETS_MAX_BYTES
+        (only,) = list_every_page({"task": "list_targets", "input": {"tenants": [TENANT]}})
+        assert len(only["targets"]) == 800 and only["next_cursor"] is None
     finally:
         dreaming_handlers.configure(None)
 
@@ -376,15 +389,21 @@ def _reuse_lambda_clients(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-@pytest.mark.slow  # 1,500 Map iterations in moto's interpreter: about a minute
-def test_given_the_namespace_cap_when_swept_then_no_state_payload_nears_the_256_kib_limit(
-    monkeypatch, sleeps
-):
-    # Given as many namespaces as ListTargets allows (AGENT_MEMORY_DREAMING_MAX_TARGETS, 1500 by default),
-    # every 25th of which fails, and Deep summaries of realistic size
-    cap = DreamingSettings().max_targets
-    assert cap == 1500
-    sweep = StubbedSweep(cap, fail_every=25)
+SWEEP_NAMESPACES = 2_500
+"""Three pages (1,000 + 1,000 + 500): enough to cross page boundaries; bench/sweep_scale.py runs 10,000."""
+
+
+def run_paged_sweep(
+    monkeypatch: pytest.MonkeyPatch,
+    namespaces: int,
+    *,
+    fail_every: int = 25,
+    max_concurrency: int = 40,
+    timeout_seconds: float = 600,
+) -> tuple[dict[str, Any], StubbedSweep, PayloadSizes]:
+    """The dreaming definition executed by moto over `namespaces` stubbed namespaces, as the schedule starts it
+    (a UUID execution name, `{"tenants", "time_zone"}`): (DescribeExecution, the stub, the payload sizes)."""
+    sweep = StubbedSweep(namespaces, fail_every=fail_every)
     monkeypatch.setattr(
         LambdaSimpleBackend,
         "invoke",
@@ -396,41 +415,40 @@ def test_given_the_namespace_cap_when_swept_then_no_state_payload_nears_the_256_
     payloads = PayloadSizes(monkeypatch)
     service = SimpleNamespace(namespaces=sweep.namespaces_of)
     dreaming_handlers.configure(lambda tenant: service, DreamingSettings(tenants=[TENANT]))
-    definition = build_definition(DreamingFunctions.single(FUNCTION), max_concurrency=40)
-
-    # When the nightly execution runs (the scheduler names executions with a UUID)
+    definition = build_definition(DreamingFunctions.single(FUNCTION), max_concurrency=max_concurrency)
     try:
         described = execute(
             definition,
             {"tenants": [TENANT], "time_zone": "UTC"},
             "6f1c2b7e-0d4a-4b8e-9c3f-1a2b3c4d5e6f",
+            timeout_seconds,
         )
     finally:
         dreaming_handlers.configure(None)
+    return described, sweep, payloads
 
-    # Then it succeeds, and its output is three numbers
+
+@pytest.mark.slow  # 2,500 child executions in moto's interpreter: a few minutes
+def test_given_several_pages_of_namespaces_when_swept_then_every_one_is_counted_and_no_state_nears_256_kib(
+    monkeypatch, sleeps
+):
+    # Given three pages of namespaces, every 25th of which fails, and Deep summaries of realistic size
+    described, sweep, payloads = run_paged_sweep(monkeypatch, SWEEP_NAMESPACES)
+
+    # Then the execution succeeds, and its output is three numbers over every page
     assert described["status"] == "SUCCEEDED", described.get("error")
     failed = len(sweep.failing)
     output = json.loads(described["output"])
-    assert output == {"day": output["day"], "completed": cap - failed, "failed": failed}
+    assert output == {"day": output["day"], "completed": SWEEP_NAMESPACES - failed, "failed": failed}
     assert len(described["output"].encode()) < 1024
-    assert len(sweep.deep_summaries) == cap - failed and min(sweep.deep_summaries) > 400
-    # And the sweep's results never pile up: the Map leaves less state than it was given (the targets)
-    (listed,) = payloads.of("TaskStateExited", "ListTargets")
-    (map_in,) = payloads.of("MapStateEntered", "SweepNamespaces")
-    (map_out,) = payloads.of("MapStateExited", "SweepNamespaces")
-    assert map_in == listed and map_out < map_in // 20
-    # And apart from the target list itself (ListTargets' Lambda result, its output, the Map's input), which
-    # the ListTargets cap keeps under the limit, no input or output anywhere in the execution is even 1/20th
-    # of it: not a namespace's states, not the Map's result, not the summary
-    assert len(payloads.of("TaskStateExited", "Deep")) == cap - failed
-    (lambda_result,) = [
-        size for kind, name, size in payloads.sizes if kind == "TaskSucceeded" and size >= listed
-    ]
-    assert lambda_result < STATE_PAYLOAD_LIMIT, (
-        "the ListTargets cap no longer fits the target list in one state"
-    )
-    target_list = sorted([lambda_result, listed, map_in])
-    others = sorted(payloads.sizes, key=lambda item: item[2])[:-3]
-    assert sorted(size for *_, size in payloads.sizes)[-3:] == target_list
-    assert max(size for *_, size in others) < STATE_PAYLOAD_LIMIT // 20, others[-5:]
+    assert len(sweep.deep_summaries) == SWEEP_NAMESPACES - failed and min(sweep.deep_summaries) > 400
+    # And it listed three pages, each run as one Map whose result is far smaller than its targets
+    listed = payloads.of("TaskStateExited", "ListTargets")
+    maps_in = payloads.of("MapStateEntered", "SweepNamespaces")
+    maps_out = payloads.of("MapStateExited", "SweepNamespaces")
+    assert len(listed) == len(maps_in) == len(maps_out) == 3
+    assert all(out < entered for out, entered in zip(maps_out, maps_in, strict=True))
+    # And no input or output anywhere in the execution nears the 256 KiB limit: a page stays within the
+    # handler's byte budget, and the state after a page is as small as before the first
+    assert max(size for *_, size in payloads.sizes) < STATE_PAYLOAD_LIMIT
+    assert max(payloads.of("PassStateExited", "Tally")) < 2_048

@@ -33,8 +33,9 @@ tests/behaviour/conftest.py). A suite that names a resource differently is judge
 template does not grant, and fails: give it these names."""
 
 
-NO_AWS_CALLS = frozenset({"files"})
-"""Functions that make no AWS API call (the `lean` file function: only its S3 Files mount)."""
+NO_AWS_CALLS = frozenset({"files", "console"})
+"""Functions that make no AWS API call (the `lean` file function: only its S3 Files mount; the console
+function: only the static page's files)."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Every process records the AWS calls its tests make (tests/iam/recorder.py); xdis
 directory the controller chose. When the whole run is over, the controller synthesizes the CDK app once
 (exactly as the infra suite does), judges every call against the template's policies and fails the run
 with one line per denied authorization. A partial run (`pytest tests/unit/...`) is judged the same way on
-what it recorded; set AGENT_MEMORY_SKIP_IAM_CONTRACT=1 to skip the synth while iterating.
+what it recorded, against the `lean` and the `isolated` templates; set AGENT_MEMORY_SKIP_IAM_CONTRACT=1 to skip
+the synth while iterating.
 """
 
 from __future__ import annotations
@@ -73,18 +74,25 @@ def session_finish(session: pytest.Session) -> None:
     if not calls:
         return
     from tests.iam.contract import check
-    from tests.iam.synth import synthesized_template
+    from tests.iam.synth import PROFILES, synthesized_template
 
-    try:
-        lines = check(calls, synthesized_template(), "us-east-1")
-    except Exception as error:  # a template that does not synthesize cannot be judged: that fails the run
-        lines = [f"the IAM contract could not judge the calls: {type(error).__name__}: {error}"]
+    lines: list[str] = []
+    for profile in PROFILES:  # `isolated` puts every function behind VPC endpoint policies: judged per action
+        try:
+            lines += [
+                f"[{profile}] {line}" for line in check(calls, synthesized_template(profile), "us-east-1")
+            ]
+        except Exception as error:  # a template that does not synthesize cannot be judged: that fails the run
+            lines.append(
+                f"[{profile}] the IAM contract could not judge the calls: {type(error).__name__}: {error}"
+            )
     if reporter is not None:
         exempt = sum(1 for call in calls if call["principal"]["kind"] == "exempt")
         operator = sum(1 for call in calls if call["principal"]["kind"] == "operator")
         reporter.write_sep(
             "=",
-            f"IAM contract: {len(calls) - exempt - operator} AWS calls judged against the synthesized template "
+            f"IAM contract: {len(calls) - exempt - operator} AWS calls judged against the synthesized templates "
+            f"({', '.join(PROFILES)}) "
             f"({operator} operator calls and {exempt} from exempt tests recorded, not judged)",
         )
         for line in lines:

@@ -8,8 +8,9 @@ principal: an explicit Deny wins, then any Allow, else implicit deny. Supported:
 Resource/NotResource with `*` and `?` wildcards (actions case-insensitively), policy variables
 (`${aws:PrincipalTag/...}`, `${aws:username}`... from the request context; `${*}`, `${?}`, `${$}` escapes), and
 the condition operators String(Not)Equals(IgnoreCase), String(Not)Like, ArnEquals/ArnLike (and Not),
-Bool, Null, each with `...IfExists` and the `ForAllValues:` / `ForAnyValue:` set prefixes; resource policies
-(VPC endpoint policies) with `Principal: "*"` narrowed by conditions. Anything else raises
+Bool, Null, Numeric(LessThan|GreaterThan|Equals...), each with `...IfExists` and the `ForAllValues:` / `ForAnyValue:` set prefixes; resource policies
+(VPC endpoint, trust, key, topic, bucket and Lambda permission policies) with `Principal: "*"` narrowed by
+conditions or naming IAM and service principals (`Request.principal`). Anything else raises
 `Unsupported`, so a statement it cannot read never silently allows or denies.
 """
 
@@ -34,6 +35,10 @@ class Request:
     action: str
     resource: str
     context: Context = field(default_factory=dict)
+    principal: str = ""
+    """Who asks, for resource policies that name principals (trust, key, topic, Lambda permission policies):
+    an IAM ARN (`arn:aws:iam::<account>:role/...`, or the account's `...:root`) or a service principal
+    (`cloudwatch.amazonaws.com`). Empty: only `Principal: "*"` statements apply."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,18 @@ def _compare(base: str, policy_value: str, request_value: str) -> bool:
         return _glob(policy_value, request_value)
     if base == "Bool":
         return request_value.lower() == policy_value.lower()
+    if base in _NUMERIC:
+        return _NUMERIC[base](float(request_value), float(policy_value))
     raise Unsupported(f"condition operator {base}")
+
+
+_NUMERIC = {
+    "NumericEquals": lambda a, b: a == b,
+    "NumericLessThan": lambda a, b: a < b,
+    "NumericLessThanEquals": lambda a, b: a <= b,
+    "NumericGreaterThan": lambda a, b: a > b,
+    "NumericGreaterThanEquals": lambda a, b: a >= b,
+}
 
 
 _NEGATED = {
@@ -134,7 +150,14 @@ def _condition_holds(operator: str, key: str, policy_values: list[Any], context:
         return (not request_values) == wanted_null
     negated = operator in _NEGATED
     base = _NEGATED.get(operator, operator)
-    if base not in ("StringEquals", "StringEqualsIgnoreCase", "StringLike", "ArnEquals", "ArnLike", "Bool"):
+    if base not in (
+        "StringEquals",
+        "StringEqualsIgnoreCase",
+        "StringLike",
+        "ArnEquals",
+        "ArnLike",
+        "Bool",
+    ) and (base not in _NUMERIC):
         raise Unsupported(f"condition operator {operator}")
     values = [v for v in (substitute(str(p), context) for p in policy_values) if v is not None]
 
@@ -165,6 +188,17 @@ def _conditions_hold(conditions: Mapping[str, Mapping[str, Any]], context: Conte
     )
 
 
+def _principal_matches(principal: Any, who: str) -> bool:
+    """`Principal: "*"` (everyone, narrowed by conditions) or `{"AWS": [...], "Service": [...]}` naming `who`
+    exactly (an account's `:root` names the account, which then delegates to its identity policies: the caller
+    evaluates that case with `who` set to the root ARN). Federated and CanonicalUser are not used here."""
+    if principal in ("*", {"AWS": "*"}):
+        return True
+    if not isinstance(principal, dict) or set(principal) - {"AWS", "Service"}:
+        raise Unsupported(f"Principal {principal!r}")
+    return any(who in _as_list(names) for names in principal.values())
+
+
 def statement_applies(
     statement: Mapping[str, Any], request: Request, *, resource_policy: bool = False
 ) -> bool:
@@ -173,9 +207,8 @@ def statement_applies(
     if "Principal" in statement:
         if not resource_policy:
             raise Unsupported("Principal in an identity policy")
-        # Only "everyone" (narrowed by conditions such as aws:PrincipalArn), the form VPC endpoint policies use.
-        if statement["Principal"] not in ("*", {"AWS": "*"}):
-            raise Unsupported(f"Principal {statement['Principal']!r}")
+        if not _principal_matches(statement["Principal"], request.principal):
+            return False
     elif resource_policy:
         raise Unsupported("a resource policy statement without Principal")
     if "Action" in statement:
@@ -192,7 +225,7 @@ def statement_applies(
     elif "NotResource" in statement:
         if _resource_matches(_as_list(statement["NotResource"]), request.resource, request.context):
             return False
-    else:
+    elif not resource_policy:  # a trust policy names no Resource: it is the role it is attached to
         raise Unsupported("statement without Resource or NotResource")
     return _conditions_hold(statement.get("Condition", {}), request.context)
 

@@ -1,4 +1,5 @@
-"""Synthesize the CDK app once per process, with the infra suite's test context (no PyPI, no bundling)."""
+"""Synthesize the CDK app once per process and profile, with the infra suite's test context (no PyPI, no
+bundling)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@lru_cache(maxsize=1)
-def synthesized_template() -> dict[str, Any]:
+PROFILES = ("lean", "isolated")
+"""infra.config.PROFILES: the contract judges every call against each profile's template."""
+
+
+@lru_cache(maxsize=2)
+def synthesized_template(profile: str = "lean") -> dict[str, Any]:
     for path in (str(ROOT), str(ROOT / "tests" / "infra")):
         if path not in sys.path:
             sys.path.insert(0, path)
@@ -24,7 +29,7 @@ def synthesized_template() -> dict[str, Any]:
     from app import build_app
 
     outdir = tempfile.mkdtemp(prefix="iam-cdk-out-")
-    app = cdk.App(context=infra_test_context(), outdir=outdir)
+    app = cdk.App(context=infra_test_context(profile), outdir=outdir)
     build_app(app)
     # cdk-nag findings fail synth: the infra suite reports them; the template is written all the same
     with contextlib.suppress(RuntimeError):

@@ -23,6 +23,7 @@ HANDLER_FUNCTIONS = {
     "jobs": "agent_memory.handlers.jobs.archive_decayed_handler",
     "dreaming": "agent_memory.handlers.dreaming.handler",
     "files": "agent_memory.handlers.files.handler",
+    "console": "agent_memory.handlers.console.handler",
     "migration": "agent_memory.handlers.migration.handler",
 }
 

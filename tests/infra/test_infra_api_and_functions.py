@@ -88,6 +88,7 @@ def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_cha
     resources = {k: v["Properties"] for k, v in synthesized.of_type("AWS::ApiGateway::Resource").items()}
     api_function = synthesized.logical_id("AWS::Lambda::Function", "ApiFunction")
     chat_function = synthesized.logical_id("AWS::Lambda::Function", "ChatFunction")
+    console_function = synthesized.logical_id("AWS::Lambda::Function", "ConsoleFunction")
 
     def path(resource_id: str) -> str:
         props = resources[resource_id]
@@ -99,7 +100,15 @@ def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_cha
         props = method["Properties"]
         assert props["Integration"]["Type"] == "AWS_PROXY"
         uri = json.dumps(props["Integration"]["Uri"])
-        target = "chat" if chat_function in uri else "api" if api_function in uri else "other"
+        target = (
+            "chat"
+            if chat_function in uri
+            else "api"
+            if api_function in uri
+            else "console"
+            if console_function in uri
+            else "other"
+        )
         routes[(props["HttpMethod"], path(props["ResourceId"]["Ref"]))] = target
     assert routes == {
         ("ANY", "/v1/{proxy+}"): "api",
@@ -107,8 +116,9 @@ def test_routes_are_v1_proxy_and_swagger_to_the_api_function_and_sessions_to_cha
         ("ANY", "/v1/sessions"): "chat",
         ("ANY", "/v1/sessions/{proxy+}"): "chat",
         ("ANY", "/iam/v1/{proxy+}"): "api",
-        ("GET", "/console"): "api",
-        ("GET", "/console/{asset}"): "api",
+        # the unauthenticated static page never runs the API function (issue 30, defect 6)
+        ("GET", "/console"): "console",
+        ("GET", "/console/{asset}"): "console",
     }
 
 
@@ -118,7 +128,7 @@ def test_stage_is_throttled_traced_and_access_logged_without_bodies(synthesized:
     props = stage["Properties"]
     assert props["StageName"] == config.stage_name
     assert props["TracingEnabled"] is True
-    (method_settings,) = props["MethodSettings"]
+    (method_settings,) = [m for m in props["MethodSettings"] if m["ResourcePath"] == "/*"]
     assert method_settings["ThrottlingRateLimit"] == config.throttle_rate_per_second
     assert method_settings["ThrottlingBurstLimit"] == config.throttle_burst
     assert method_settings["DataTraceEnabled"] is False

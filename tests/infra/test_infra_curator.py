@@ -35,8 +35,11 @@ def test_the_curator_state_machine_runs_curate_per_namespace_on_the_dreaming_fun
     definition = cast(dict[str, Any], json.loads(render(props["DefinitionString"])))
     dreaming_fn = synthesized.logical_id("AWS::Lambda::Function", "DreamingFunction")
     states = definition["States"]
-    assert definition["StartAt"] == "ListTargets"
+    assert definition["StartAt"] == "Begin" and states["Begin"]["Next"] == "ListTargets"
     assert states["ListTargets"]["Parameters"]["Payload"]["task"] == "curator_targets"
+    # each namespace a child execution of a Distributed Map, page after page (issue 30, defect 3)
+    processor = states["CurateNamespaces"]["ItemProcessor"]["ProcessorConfig"]
+    assert processor == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     curate = states["CurateNamespaces"]["ItemProcessor"]["States"]["Curate"]
     assert curate["Parameters"]["Payload"]["task"] == "curate"
     for task in (states["ListTargets"], curate):
@@ -90,6 +93,10 @@ def test_the_schedule_input_is_what_the_curator_targets_task_reads(synthesized: 
             # the dreaming function's dispatcher runs the curator's task
             result = dreaming.TASKS["curator_targets"]({"task": "curator_targets", "input": execution_input})
             (tenant,) = execution_input["tenants"]
-            assert result == {"targets": [{"tenant": tenant, "namespace": f"/projects/{tenant}"}]}
+            assert result == {
+                "targets": [{"tenant": tenant, "namespace": f"/projects/{tenant}"}],
+                "next_cursor": None,
+                "day": None,
+            }
     finally:
         curator.configure(None)

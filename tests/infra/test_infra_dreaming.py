@@ -70,12 +70,15 @@ def test_state_machine_sweeps_namespaces_with_the_configured_concurrency(synthes
     definition = _definition(synthesized)
     states = definition["States"]
 
-    # Then it lists the targets, then maps over them with the concurrency from config (7, not the default)
-    assert definition["StartAt"] == "ListTargets"
+    # Then it lists a page of targets, then maps over them with the concurrency from config (7, not the
+    # default), each namespace a child execution, and lists the next page until there is none
+    assert definition["StartAt"] == "Begin" and states["Begin"]["Next"] == "ListTargets"
     assert states["ListTargets"]["Next"] == "SweepNamespaces"
     sweep = states["SweepNamespaces"]
     assert sweep["Type"] == "Map"
-    assert sweep["ItemsPath"] == "$.targets"
+    assert sweep["ItemsPath"] == "$.listed.targets"
+    assert sweep["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert states["MorePages"]["Choices"][0]["Next"] == "ListTargets"
     assert sweep["MaxConcurrency"] == TEST_DREAMING["max_concurrency"]
     # And each namespace runs Light -> REM -> Deep
     items = sweep["ItemProcessor"]["States"]
@@ -166,8 +169,18 @@ def test_state_machine_role_may_invoke_only_the_dreaming_function(synthesized: S
     lambda_statements = [s for s in statements if any(a.startswith("lambda:") for a in as_list(s["Action"]))]
     assert [as_list(s["Action"]) for s in lambda_statements] == [["lambda:InvokeFunction"]]
     assert sorted(as_list(lambda_statements[0]["Resource"])) == [function_arn, f"{function_arn}:*"]
+    # And its Distributed Map may start this state machine (the child executions) and watch their executions
+    sm_id, _ = _state_machine(synthesized)
+    states_statements = [s for s in statements if any(a.startswith("states:") for a in as_list(s["Action"]))]
+    assert {(tuple(as_list(s["Action"])), str(s["Resource"])) for s in states_statements} == {
+        (("states:StartExecution",), f"<{sm_id}>"),
+        (
+            ("states:DescribeExecution", "states:StopExecution"),
+            f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<{sm_id}.Name>/*",
+        ),
+    }
     # And everything else is log delivery and tracing (no data access, no other service)
-    others = {a for a in actions_of(statements) if not a.startswith("lambda:")}
+    others = {a for a in actions_of(statements) if not a.startswith(("lambda:", "states:"))}
     assert others and all(a.startswith(("logs:", "xray:")) for a in others), others
 
 
@@ -486,5 +499,6 @@ def test_the_map_keeps_only_counts_so_the_execution_state_stays_small(synthesize
     items = sweep["ItemProcessor"]["States"]
     assert items["ItemDone"]["Result"] == {"completed": 1} and items["ItemFailed"]["Result"] == {"failed": 1}
     assert sweep["ResultSelector"] == {"completed.$": "$[*].completed", "failed.$": "$[*].failed"}
-    assert sweep["ResultPath"] == "$.targets"
-    assert sweep["Next"] == "Summarize" and states["Summarize"]["Next"] == "Done"
+    assert sweep["ResultPath"] == "$.listed.targets"
+    assert sweep["Next"] == "Tally" and states["Tally"]["Next"] == "MorePages"
+    assert states["MorePages"]["Default"] == "Summarize" and states["Summarize"]["Next"] == "Done"

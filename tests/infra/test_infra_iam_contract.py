@@ -133,8 +133,9 @@ def test_only_the_data_functions_may_assume_the_tenant_role_and_only_with_a_tena
             for n in needs_for("sts", "AssumeRole", tagged, REGION, {})
         )
         role_trusted = resolved.get_att(role, "Arn") in trusted
-        # the authorizer reads API keys with its own role only; the file function makes no AWS call at all
-        expected = function not in ("authorizer", "files")
+        # the authorizer reads API keys with its own role only; the file and console functions make no AWS
+        # call at all
+        expected = function not in ("authorizer", "files", "console")
         assert allowed is expected and role_trusted is expected, function
         assert not evaluate(statements, Request("sts:AssumeRole", role_arn, {})).allowed, function
         assert untagged["RoleArn"] == role_arn
@@ -205,7 +206,7 @@ def test_only_the_file_workers_may_invoke_the_file_function_and_only_its_latest_
     """`lean`: API, chat and dreaming reach the memory files by invoking the file function by name (its
     unqualified ARN, i.e. $LATEST); no other role may invoke it, and no role any version or alias of it."""
     roles = resolved.function_roles()
-    assert set(roles) == {"api", "authorizer", "chat", "jobs", "dreaming", "files", "migration"}
+    assert set(roles) == {"api", "authorizer", "chat", "console", "jobs", "dreaming", "files", "migration"}
     file_function = BINDING["AGENT_MEMORY_FILE_FUNCTION"]
     for function, role in roles.items():
         statements = resolved.role_statements(role)
@@ -258,7 +259,7 @@ def test_every_function_reaches_aws_only_through_endpoints_that_admit_its_own_ca
             tenant_role_arn,
             {"aws:principalarn": [resolved.get_att(role, "Arn")], "aws:requesttag/tenant": ["acme"]},
         )
-        expected = function != "authorizer" and function in in_vpc
+        expected = function not in ("authorizer", "console") and function in in_vpc
         assert evaluate(sts, request, resource_policy=True).allowed is expected, function
     index = f"{BUCKET}/index/mem-acme"
     tenant = {"aws:principalarn": [tenant_role_arn]}

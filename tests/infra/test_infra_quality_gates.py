@@ -144,8 +144,9 @@ def test_only_functions_that_mount_memory_files_are_in_the_vpc_with_lean(synthes
         for logical_id, f in synthesized.of_type("AWS::Lambda::Function").items()
         if f["Properties"].get("Handler", "").startswith("agent_memory.")
     }
-    # `lean` adds the file function, the only one in its VPC (both count the embedding backfill's function)
-    assert len(functions) == {"lean": 7, "isolated": 6}[synthesized.profile]
+    # `lean` adds the file function, the only one in its VPC (both count the embedding backfill's function and
+    # the console's static page)
+    assert len(functions) == {"lean": 8, "isolated": 7}[synthesized.profile]
     for logical_id, props in functions.items():
         mounts = "FileSystemConfigs" in props
         in_vpc = "VpcConfig" in props

@@ -37,11 +37,14 @@ def tasks(definition: dict) -> dict[str, dict]:
 
 
 def test_given_functions_when_built_then_list_targets_then_a_bounded_map_of_light_rem_deep(definition):
-    assert definition["StartAt"] == "ListTargets"
+    assert definition["StartAt"] == "Begin"
+    assert definition["States"]["Begin"]["Next"] == "ListTargets"
     assert definition["States"]["ListTargets"]["Next"] == "SweepNamespaces"
     sweep = definition["States"]["SweepNamespaces"]
-    assert sweep["Type"] == "Map" and sweep["ItemsPath"] == "$.targets"
+    assert sweep["Type"] == "Map" and sweep["ItemsPath"] == "$.listed.targets"
     assert sweep["MaxConcurrency"] == 7
+    # Each namespace is a child execution (a Distributed Map): the parent's history grows per page only
+    assert sweep["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     item = sweep["ItemProcessor"]
     assert item["StartAt"] == "Light"
     assert [item["States"][s]["Next"] for s in ("Light", "Rem", "Deep")] == ["Rem", "Deep", "ItemDone"]
@@ -125,14 +128,22 @@ def test_given_the_map_then_each_namespace_leaves_one_count_and_the_output_is_a_
     # Each item ends with a one-key count instead of the sweep's summary
     assert item["ItemDone"] == {"Type": "Pass", "Result": {"completed": 1}, "End": True}
     assert item["ItemFailed"] == {"Type": "Pass", "Result": {"failed": 1}, "End": True}
-    # The Map keeps the counts only, in place of the target list (never next to it)
+    # The Map keeps the counts only (never the sweeps' output), in place of the page's targets, and Tally adds
+    # them to the running totals
     assert sweep["ResultSelector"] == {"completed.$": "$[*].completed", "failed.$": "$[*].failed"}
-    assert sweep["ResultPath"] == "$.targets" and sweep["Next"] == "Summarize"
+    assert sweep["ResultPath"] == "$.listed.targets" and sweep["Next"] == "Tally"
+    tally = definition["States"]["Tally"]["Parameters"]
+    assert (
+        tally["completed.$"] == "States.MathAdd($.completed, States.ArrayLength($.listed.targets.completed))"
+    )
+    assert tally["failed.$"] == "States.MathAdd($.failed, States.ArrayLength($.listed.targets.failed))"
+    # The next page replaces the listed one (the state does not grow with the pages), with the first page's day
+    assert (tally["cursor.$"], tally["day.$"]) == ("$.listed.next_cursor", "$.listed.day")
+    assert set(tally) == {"input.$", "cursor.$", "day.$", "completed.$", "failed.$"}
+    more = definition["States"]["MorePages"]
+    assert more["Choices"] == [{"Variable": "$.cursor", "IsNull": False, "Next": "ListTargets"}]
+    assert more["Default"] == "Summarize"
     # And the execution's output is the day and two numbers
     summarize = definition["States"]["Summarize"]
-    assert summarize["Parameters"] == {
-        "day.$": "$.day",
-        "completed.$": "States.ArrayLength($.targets.completed)",
-        "failed.$": "States.ArrayLength($.targets.failed)",
-    }
+    assert summarize["Parameters"] == {"day.$": "$.day", "completed.$": "$.completed", "failed.$": "$.failed"}
     assert summarize["Next"] == "Done" and definition["States"]["Done"] == {"Type": "Succeed"}

@@ -167,5 +167,52 @@ def test_endpoint_policies_take_everyone_narrowed_by_the_principal_arn() -> None
     assert not evaluate([endpoint], other, resource_policy=True).allowed
     with pytest.raises(Unsupported):  # a Principal in an identity policy is a mistake, not a match
         evaluate([endpoint], allowed)
-    with pytest.raises(Unsupported):  # only "everyone" is implemented for resource policies
-        evaluate([{**endpoint, "Principal": {"AWS": role}}], allowed, resource_policy=True)
+    with pytest.raises(Unsupported):  # Federated and CanonicalUser principals are not implemented
+        evaluate([{**endpoint, "Principal": {"Federated": "x"}}], allowed, resource_policy=True)
+
+
+def test_resource_policies_match_named_principals_and_the_resource_they_are_attached_to() -> None:
+    role = "arn:aws:iam::123456789012:role/Api"
+    trust = {
+        "Effect": "Allow",
+        "Principal": {"AWS": [role]},
+        "Action": ["sts:AssumeRole", "sts:TagSession"],  # a trust policy names no Resource
+        "Condition": {"Null": {"aws:RequestTag/tenant": "false"}},
+    }
+    tagged = {"aws:requesttag/tenant": ["acme"]}
+    assert evaluate(
+        [trust], Request("sts:TagSession", "r", tagged, principal=role), resource_policy=True
+    ).allowed
+    other = "arn:aws:iam::123456789012:role/Authorizer"
+    assert not evaluate(
+        [trust], Request("sts:AssumeRole", "r", tagged, principal=other), resource_policy=True
+    ).allowed
+    assert not evaluate(
+        [trust], Request("sts:AssumeRole", "r", {}, principal=role), resource_policy=True
+    ).allowed
+    topic = {
+        "Effect": "Allow",
+        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+        "Action": "sns:Publish",
+        "Resource": "t",
+    }
+    assert evaluate(
+        [topic], Request("sns:Publish", "t", principal="cloudwatch.amazonaws.com"), resource_policy=True
+    ).allowed
+    assert not evaluate(
+        [topic], Request("sns:Publish", "t", principal="events.amazonaws.com"), resource_policy=True
+    ).allowed
+    tls = {
+        "Effect": "Deny",
+        "Principal": {"AWS": "*"},
+        "Action": "s3:*",
+        "Resource": "*",
+        "Condition": {"NumericLessThan": {"s3:TlsVersion": 1.2}},
+    }
+    assert (
+        evaluate([tls], Request("s3:GetObject", "o", {"s3:tlsversion": ["1.0"]}), resource_policy=True).reason
+        == "explicit deny"
+    )
+    assert not evaluate(
+        [tls], Request("s3:GetObject", "o", {"s3:tlsversion": ["1.3"]}), resource_policy=True
+    ).statement

@@ -404,7 +404,7 @@ def test_the_curate_task_runs_one_namespace_and_a_retry_returns_the_recorded_run
     curator_handler.configure(curator)
     try:
         targets = curator_handler.CURATOR_TASKS["curator_targets"]({"input": {"tenants": [T]}})
-        assert targets == {"targets": [{"tenant": T, "namespace": NS}]}
+        assert targets == {"targets": [{"tenant": T, "namespace": NS}], "next_cursor": None, "day": None}
         first = curator_handler.CURATOR_TASKS["curate"]({"task": "curate", "target": targets["targets"][0]})[
             "summary"
         ]

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
@@ -120,3 +121,48 @@ def targets_input(
     if not isinstance(only, list) or any(not isinstance(n, str) or not is_valid_namespace(n) for n in only):
         raise ValidationFailed(f"namespaces must be a list of namespace paths; got {only!r}")
     return TargetsInput(body, tenants, only)
+
+
+class TargetsPage(NamedTuple):
+    targets: list[Any]
+    next_cursor: int | None
+    """Where the next page starts; None after the last page."""
+
+
+def targets_page(
+    event: Mapping[str, Any],
+    targets: list[Any],
+    *,
+    max_total: int,
+    page_size: int,
+    max_bytes: int,
+    what: str,
+) -> TargetsPage:
+    """One page of a paged sweep's targets (workflows/_asl.py `paged_sweep`), from `event["cursor"]` (0 when
+    absent or null): at most `page_size` targets and at most `max_bytes` of compact JSON, so a page of long
+    namespace names is shorter rather than over Step Functions' state limit. Raises ValidationFailed for a bad
+    cursor, a single target above `max_bytes`, or more than `max_total` targets in all (`what` names them)."""
+    cursor = event.get("cursor") or 0
+    if not isinstance(cursor, int) or isinstance(cursor, bool) or cursor < 0:
+        raise ValidationFailed(f"cursor must be a non-negative integer; got {cursor!r}")
+    if len(targets) > max_total:
+        raise ValidationFailed(
+            f"{len(targets):,} {what} exceed {max_total:,} per execution: start one execution per tenant",
+            targets=len(targets),
+        )
+    page: list[Any] = []
+    size = _PAGE_ENVELOPE_BYTES
+    for target in targets[cursor : cursor + page_size]:
+        cost = len(json.dumps(target, separators=(",", ":")).encode()) + 1
+        if size + cost > max_bytes:
+            if not page:
+                raise ValidationFailed(f"one target takes {cost:,} bytes, over the {max_bytes:,} of a page")
+            break
+        page.append(target)
+        size += cost
+    end = cursor + len(page)
+    return TargetsPage(page, end if end < len(targets) else None)
+
+
+_PAGE_ENVELOPE_BYTES = 200
+"""The JSON around a page's targets (`{"day": ..., "targets": [...], "next_cursor": ...}`)."""

@@ -1,8 +1,8 @@
 """The skills curator's tasks, run by the dreaming function (`handlers/dreaming.py` dispatches them) for the
 curator state machine (`workflows/curator_asl.py`), started weekly per tenant by EventBridge Scheduler.
 
-- curator_targets `{"input": {"tenants"?: [...], "namespaces"?: [...]}}` → `{"targets": [{"tenant",
-  "namespace"}]}`. Tenants: the input's, else AGENT_MEMORY_CURATOR_TENANTS, else AGENT_MEMORY_TENANTS.
+- curator_targets `{"input": {"tenants"?: [...], "namespaces"?: [...]}, "cursor"?: n}` → `{"targets": [{"tenant",
+  "namespace"}], "next_cursor": m | null, "day": null}` (one page of at most `PAGE_TARGETS`). Tenants: the input's, else AGENT_MEMORY_CURATOR_TENANTS, else AGENT_MEMORY_TENANTS.
   Namespaces: the input's, else every namespace of the tenant holding a skill.
 - curate `{"target": {"tenant", "namespace", "dry_run"?}}` → `{"summary": {...}}` (a real run is idempotent per
   day: a retried task returns the recorded run).
@@ -21,10 +21,13 @@ from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..domain.skills.curator import CuratorService
 from ..settings.handlers import get_handler_settings
 from ..settings.skills import get_curator_settings
-from ._runtime import Lazy, build_aws_services, targets_input
+from ..workflows._asl import MAX_SWEEP_TARGETS, PAGE_TARGETS
+from ._runtime import Lazy, build_aws_services, targets_input, targets_page
 
-TARGETS_MAX = 1500
-"""Namespaces per execution at most (the inline Map's payload limit, as for dreaming)."""
+TARGETS_MAX = MAX_SWEEP_TARGETS
+"""Namespaces per execution at most; each page of `PAGE_TARGETS` runs as one Distributed Map."""
+PAGE_MAX_BYTES = 250_000
+"""A page's JSON at most, within Step Functions' 256 KiB state limit."""
 
 
 def _build() -> CuratorService:
@@ -54,12 +57,16 @@ def curator_targets_task(event: dict[str, Any]) -> dict[str, Any]:
         for tenant in tenants
         for namespace in (only or _service().namespaces(tenant))
     ]
-    if len(targets) > TARGETS_MAX:
-        raise ValidationFailed(
-            f"{len(targets)} namespaces exceed {TARGETS_MAX} per execution: start one execution per tenant",
-            targets=len(targets),
-        )
-    return {"targets": targets}
+    page = targets_page(
+        event,
+        targets,
+        max_total=TARGETS_MAX,
+        page_size=PAGE_TARGETS,
+        max_bytes=PAGE_MAX_BYTES,
+        what="namespaces",
+    )
+    # `day` is the dreaming sweep's field of the shared paged-sweep states; the curator has none.
+    return {"targets": page.targets, "next_cursor": page.next_cursor, "day": None}
 
 
 def curate_task(event: dict[str, Any]) -> dict[str, Any]:

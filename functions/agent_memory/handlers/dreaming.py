@@ -4,7 +4,10 @@ One function can serve every task (`handler` dispatches on the payload's `task`)
 function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
 
 - list_targets `{"input": {"tenants"?: [...], "time_zone"?: "Europe/Berlin", "day"?: "YYYY-MM-DD"},
-  "execution": "<execution name>"}` → `{"day", "targets": [{"tenant", "namespace", "day", "run_id"}]}`.
+  "execution": "<execution name>", "cursor"?: n, "day"?: "YYYY-MM-DD" | null}` → `{"day", "targets": [{"tenant",
+  "namespace", "day", "run_id"}], "next_cursor": m | null}`: one page of at most `PAGE_TARGETS` targets and
+  `TARGETS_MAX_BYTES` bytes (the state machine hands the first page's day back with every later page, so one
+  execution sweeps one day).
   Tenants: the input's (`tenants` or `tenant`), else AGENT_MEMORY_DREAMING_TENANTS, else AGENT_MEMORY_TENANTS
   (comma-separated, shared with the other jobs). The sweep day is today in the given time zone
   (the scheduler starts one execution per tenant at 03:00 local time). Namespaces: configuration ∪ memory-file
@@ -23,7 +26,6 @@ service fails that task with `Misconfigured`.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
@@ -41,7 +43,8 @@ with initialization():  # the service's own modules: see initialization()
     from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
-    from ._runtime import Lazy, build_aws_services, powertools, targets_input
+    from ..workflows._asl import PAGE_TARGETS
+    from ._runtime import Lazy, build_aws_services, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
     from .purge import PURGE_TASKS
 
@@ -96,9 +99,9 @@ def _service(tenant: str) -> DreamingService:
 
 
 TARGETS_MAX_BYTES = 250_000
-"""What ListTargets' output may take: it replaces the execution state (ResultPath `$`), which Step Functions
-caps at 262,144 bytes; the rest is margin for the JSON around it. 1,500 targets of realistic names take about
-220,000 bytes."""
+"""What one page of ListTargets' output may take: it joins the execution state (ResultPath `$.listed`), which
+Step Functions caps at 262,144 bytes; the rest is margin for the state around it. A page of 1,000 targets of
+realistic names takes about 150,000 bytes; longer names make a page shorter (`targets_page`)."""
 
 
 def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +113,8 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
         what="sweep",
         tenants_variable="AGENT_MEMORY_DREAMING_TENANTS",
     )
-    day = _sweep_day(body)
+    # Every page of one execution sweeps the same day: the first page's, handed back by the state machine.
+    day = _date(str(event["day"])) if event.get("day") else _sweep_day(body)
     execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     targets: list[dict[str, str]] = []
     for tenant in tenants:
@@ -125,27 +129,24 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
                     "run_id": _run_id(execution, tenant, namespace),
                 }
             )
-    if len(targets) > settings.max_targets:
-        raise ValidationFailed(
-            f"{len(targets)} namespaces exceed AGENT_MEMORY_DREAMING_MAX_TARGETS={settings.max_targets} (the inline "
-            "Map's payload limit): start one execution per tenant, or raise the limit with a distributed Map",
-            targets=len(targets),
-        )
-    result = {"day": day.isoformat(), "targets": targets}
-    size = len(json.dumps(result, separators=(",", ":")).encode())
-    if size > TARGETS_MAX_BYTES:
-        # The count cap alone does not bound the bytes: long namespace names can reach Step Functions' 256 KiB
-        # state limit first, and the execution would then fail with States.DataLimitExceeded mid-sweep.
-        raise ValidationFailed(
-            f"the {len(targets)} targets take {size:,} bytes, over the {TARGETS_MAX_BYTES:,} the inline Map's "
-            "state can carry (Step Functions allows 256 KiB): start one execution per tenant or per set of "
-            "namespaces ({'tenants': [...], 'namespaces': [...]})",
-            targets=len(targets),
-            bytes=size,
-        )
+    page = targets_page(
+        event,
+        targets,
+        max_total=settings.max_targets,
+        page_size=PAGE_TARGETS,
+        max_bytes=TARGETS_MAX_BYTES,
+        what="namespaces (AGENT_MEMORY_DREAMING_MAX_TARGETS)",
+    )
+    result = {"day": day.isoformat(), "targets": page.targets, "next_cursor": page.next_cursor}
     logger.info(
         "dreaming targets",
-        extra={"tenants": len(tenants), "targets": len(targets), "bytes": size, "day": day.isoformat()},
+        extra={
+            "tenants": len(tenants),
+            "targets": len(targets),
+            "page_targets": len(page.targets),
+            "next_cursor": page.next_cursor,
+            "day": day.isoformat(),
+        },
     )
     return result
 

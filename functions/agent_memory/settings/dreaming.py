@@ -30,7 +30,9 @@ class DreamingSettings(BaseSettings):
     tenants: list[str] = Field(default_factory=list)
     namespaces: dict[str, list[str]] = Field(default_factory=dict)
     model_id: str = ""
-    max_targets: Annotated[int, Field(ge=1, le=1500)] = 1500
+    max_targets: Annotated[int, Field(ge=1, le=100_000)] = 100_000
+    """Namespaces one execution sweeps at most (workflows/_asl.py MAX_SWEEP_TARGETS: pages of a Distributed
+    Map keep the parent's history per page)."""
     keep_full_runs: Annotated[int, Field(ge=1, le=3650)] | None = None
 
     @model_validator(mode="after")

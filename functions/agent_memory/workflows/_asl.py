@@ -116,37 +116,74 @@ def item_failed() -> dict[str, Any]:
     return {"Type": "Pass", "Result": {"failed": 1}, "End": True}
 
 
-def counting_map(
-    *, start_at: str, item_states: dict[str, Any], max_concurrency: int, next_state: str
+PAGE_TARGETS = 1_000
+"""Targets per page of a paged sweep: one ListTargets answer and one Distributed Map run. 1,000 targets of
+realistic names take about 150,000 bytes, within the 256 KiB a state may carry (the list handlers also
+check the bytes)."""
+
+MAX_SWEEP_TARGETS = 100_000
+"""Targets one execution sweeps at most (every page of it): 100 pages, a few hundred parent history events
+(tests/infra/test_infra_sweep_scale.py computes them against Step Functions' 25,000)."""
+
+
+def paged_sweep(
+    *,
+    list_state: dict[str, Any],
+    map_state: str,
+    start_at: str,
+    item_states: dict[str, Any],
+    max_concurrency: int,
+    summary: dict[str, str],
+    label: str,
 ) -> dict[str, Any]:
-    """An inline Map over `$.targets` whose items end in `item_done()` or `item_failed()`. Only the counts
-    survive the Map (`$[*].failed` is [] when nothing failed), and they take the place of the target list: the
-    state after the Map is never larger than its input."""
-    return {
-        "Type": "Map",
-        "ItemsPath": "$.targets",
-        "MaxConcurrency": max_concurrency,
-        "ItemProcessor": {
-            "ProcessorConfig": {"Mode": "INLINE"},
-            "StartAt": start_at,
-            "States": item_states,
-        },
-        "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
-        "ResultPath": "$.targets",
-        "Next": next_state,
-    }
+    """The states of a sweep over any number of targets: `Begin` → `ListTargets` (one page) → `<map_state>`
+    (a Distributed Map: each target runs as a child execution with its own history, so the parent's history
+    grows per page, never per target) → `Tally` → `MorePages` → `ListTargets` … → `Summarize` → `Done`.
 
-
-def count_summary(*, next_state: str, **parameters: str) -> dict[str, Any]:
-    """A Pass state turning a `counting_map`'s counts into `{..parameters, completed, failed}`."""
+    `list_state` is the ListTargets task (without ResultPath/Next); its Lambda gets `input`, `cursor` (0, then
+    where the previous page ended)
+    and `day` (null on the first page, then the first page's: one sweep day for every page) and answers
+    `{targets, next_cursor, day}`. Only counts survive each page, so the state never grows with the targets."""
     return {
-        "Type": "Pass",
-        "Parameters": {
-            **parameters,
-            "completed.$": "States.ArrayLength($.targets.completed)",
-            "failed.$": "States.ArrayLength($.targets.failed)",
+        "Begin": {
+            "Type": "Pass",
+            "Parameters": {"input.$": "$", "cursor": 0, "day": None, "completed": 0, "failed": 0},
+            "Next": "ListTargets",
         },
-        "Next": next_state,
+        "ListTargets": {**list_state, "ResultPath": "$.listed", "Next": map_state},
+        map_state: {
+            "Type": "Map",
+            "Label": label,
+            "ItemsPath": "$.listed.targets",
+            "MaxConcurrency": max_concurrency,
+            "ItemProcessor": {
+                # STANDARD children: a dreaming item runs three tasks of up to 900 s each (EXPRESS stops at 5 min).
+                "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                "StartAt": start_at,
+                "States": item_states,
+            },
+            "ResultSelector": {"completed.$": "$[*].completed", "failed.$": "$[*].failed"},
+            "ResultPath": "$.listed.targets",
+            "Next": "Tally",
+        },
+        "Tally": {
+            "Type": "Pass",
+            "Parameters": {
+                "input.$": "$.input",
+                "cursor.$": "$.listed.next_cursor",
+                "day.$": "$.listed.day",
+                "completed.$": "States.MathAdd($.completed, States.ArrayLength($.listed.targets.completed))",
+                "failed.$": "States.MathAdd($.failed, States.ArrayLength($.listed.targets.failed))",
+            },
+            "Next": "MorePages",
+        },
+        "MorePages": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.cursor", "IsNull": False, "Next": "ListTargets"}],
+            "Default": "Summarize",
+        },
+        "Summarize": {"Type": "Pass", "Parameters": summary, "Next": "Done"},
+        "Done": {"Type": "Succeed"},
     }
 
 

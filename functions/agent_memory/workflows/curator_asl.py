@@ -1,8 +1,10 @@
 """The skills curator's Step Functions state machine, as Amazon States Language data (no CDK, no AWS calls).
 
-    ListTargets ──► CurateNamespaces (Map, MaxConcurrency N) ──► Summarize ──► Done
-                     per namespace: Curate ──► ItemDone
-                                      └──(any error)──► ItemFailed
+    Begin ──► ListTargets (one page) ──► CurateNamespaces (Distributed Map, MaxConcurrency N) ──► Tally
+                  ▲                        per namespace, a child execution: Curate ──► ItemDone      │
+                  │                                                  └──(any error)──► ItemFailed     │
+                  └───────────── MorePages? (next_cursor) ◄───────────────────────────────────────────┘
+                                     └──(none)──► Summarize ──► Done
 
 Both tasks are `lambda:invoke` of the dreaming function (`handlers/dreaming.py` dispatches `curator_targets`
 and `curate` to `handlers/curator.py`): it already mounts the memory files, which is all the curator needs.
@@ -11,7 +13,8 @@ Retries are the dreaming workflow's (Lambda transient errors with exponential ba
 the others; its lease expires on its own and the next weekly run judges it again. `CuratorInProgress`
 (another run holds the lease) is not retried. Each item ends with a one-key count, so the state after the
 Map is never larger than the target list (the same payload discipline as the dreaming workflow); what each
-run decided is in the namespace's `.curator/<day>/run.json` and `REPORT.md`.
+run decided is in the namespace's `.curator/<day>/run.json` and `REPORT.md`. Pages and the Distributed Map
+keep the parent's history per page, not per namespace (workflows/_asl.py `paged_sweep`).
 """
 
 from __future__ import annotations
@@ -23,10 +26,9 @@ from ._asl import (
     LambdaTasks,
     RetryPolicy,
     check_limits,
-    count_summary,
-    counting_map,
     item_done,
     item_failed,
+    paged_sweep,
 )
 
 
@@ -56,23 +58,25 @@ def build_definition(
         "ItemFailed": item_failed(),
     }
     return {
-        "Comment": "Agent memory skills curator: list namespaces with skills, then curate each",
-        "StartAt": "ListTargets",
-        "States": {
-            "ListTargets": task(
-                {"task": "curator_targets", "input.$": "$"},
-                {"targets.$": "$.Payload.targets"},
-                Next="CurateNamespaces",
+        "Comment": "Agent memory skills curator: list namespaces with skills page by page, then curate each in "
+        "a Distributed Map",
+        "StartAt": "Begin",
+        "States": paged_sweep(
+            list_state=task(
+                {"task": "curator_targets", "input.$": "$.input", "cursor.$": "$.cursor"},
+                {
+                    "targets.$": "$.Payload.targets",
+                    "next_cursor.$": "$.Payload.next_cursor",
+                    "day.$": "$.Payload.day",
+                },
             ),
-            "CurateNamespaces": counting_map(
-                start_at="Curate",
-                item_states=item_states,
-                max_concurrency=max_concurrency,
-                next_state="Summarize",
-            ),
-            "Summarize": count_summary(next_state="Done"),
-            "Done": {"Type": "Succeed"},
-        },
+            map_state="CurateNamespaces",
+            start_at="Curate",
+            item_states=item_states,
+            max_concurrency=max_concurrency,
+            summary={"completed.$": "$.completed", "failed.$": "$.failed"},
+            label="curator",
+        ),
     }
 
 

@@ -1,25 +1,28 @@
 """The dreaming sweep's Step Functions state machine, as Amazon States Language data (no CDK, no AWS calls).
 
-    ListTargets ──► SweepNamespaces (Map, MaxConcurrency N) ──► Summarize ──► Done
-                     per namespace: Light ──► Rem ──► Deep ──► ItemDone
-                                      │        │       │
-                                      └────────┴───────┴──(any error)──► RecordFailure ──► ItemFailed
+    Begin ──► ListTargets (one page) ──► SweepNamespaces (Distributed Map, MaxConcurrency N) ──► Tally ──┐
+                  ▲                       per namespace, a child execution:                             │
+                  │                       Light ──► Rem ──► Deep ──► ItemDone                          │
+                  │                         └───────┴───────┴──(any error)──► RecordFailure ──► ItemFailed
+                  └──────────────────── MorePages? (next_cursor) ◄──────────────────────────────────────┘
+                                            └──(none)──► Summarize ──► Done
 
 - Every task is a `lambda:invoke` of `handlers/dreaming.py` (one function with a `task` dispatcher, or one
   function per task: see `DreamingFunctions`). Lambda's throttling and transient errors are retried with
   exponential backoff and FULL jitter; `UpstreamUnavailable` (DynamoDB, S3 Vectors or Bedrock still throttled
   after the adapters' own retries) is retried more slowly.
-- A namespace whose sweep fails is caught inside the Map item: `RecordFailure` writes
-  `.dreams/<day>/failure.json` and releases the namespace's lease, and the item ends as `failed` without
-  failing the other namespaces. `SweepInProgress` (another sweep holds the lease) is not retried.
-- State between tasks stays small: the target and the sweep handle (tenant, namespace, day, run id); the
-  candidates live in the namespace's `.dreams/<day>/` files. The inline Map carries at most the input
-  payload limit (256 KB: about 1,500 targets, enforced by the ListTargets handler).
+- A namespace whose sweep fails is caught inside its item: `RecordFailure` writes `.dreams/<day>/failure.json`
+  and releases the namespace's lease, and the item ends as `failed` without failing the other namespaces.
+  `SweepInProgress` (another sweep holds the lease) is not retried.
+- Scale: ListTargets answers one page of targets (at most `PAGE_TARGETS`, within the 256 KiB state limit)
+  and where the next page starts; each page runs as a Distributed Map, whose items are child executions with their own
+  histories, so the parent's history grows by a fixed number of events per page (about 14), not per
+  namespace (an inline Map added about 19 per namespace and hit the 25,000-event limit near 1,315). The
+  targets one execution may sweep are capped at `MAX_SWEEP_TARGETS` by the handler.
 - The Map never accumulates what the sweeps produced: each item ends with a one-key count (`{"completed": 1}`
-  or `{"failed": 1}`), the Map's ResultSelector keeps only those counts and its ResultPath replaces the target
-  list with them, so the state after the Map is smaller than before it; `Summarize` turns them into the
-  execution's output `{"day", "completed", "failed"}`. The sweeps' details are in each namespace's
-  `.dreams/<day>/` files, the logs and the `Dream*` metrics.
+  or `{"failed": 1}`), the Map's ResultSelector keeps only those counts and `Tally` adds them to the running
+  totals; `Summarize` turns them into the execution's output `{"day", "completed", "failed"}`. The sweeps'
+  details are in each namespace's `.dreams/<day>/` files, the logs and the `Dream*` metrics.
 - Every task's `Resource` is built for the partition the state machine runs in (`aws`, `aws-cn`,
   `aws-us-gov`): the CDK passes the stack's partition.
 
@@ -38,11 +41,10 @@ from ._asl import (
     LambdaTasks,
     RetryPolicy,
     check_limits,
-    count_summary,
-    counting_map,
     item_done,
     item_failed,
     lambda_invoke_arn,
+    paged_sweep,
 )
 
 __all__ = [
@@ -126,24 +128,32 @@ def build_definition(
         "ItemFailed": item_failed(),
     }
     return {
-        "Comment": "Agent memory dreaming sweep: list namespaces, then Light -> REM -> Deep per namespace",
-        "StartAt": "ListTargets",
-        "States": {
-            "ListTargets": task(
+        "Comment": "Agent memory dreaming sweep: list namespaces page by page, then Light -> REM -> Deep per "
+        "namespace in a Distributed Map",
+        "StartAt": "Begin",
+        "States": paged_sweep(
+            list_state=task(
                 functions.list_targets,
-                {"task": "list_targets", "input.$": "$", "execution.$": "$$.Execution.Name"},
-                {"day.$": "$.Payload.day", "targets.$": "$.Payload.targets"},
-                Next="SweepNamespaces",
+                {
+                    "task": "list_targets",
+                    "input.$": "$.input",
+                    "execution.$": "$$.Execution.Name",
+                    "cursor.$": "$.cursor",
+                    "day.$": "$.day",
+                },
+                {
+                    "day.$": "$.Payload.day",
+                    "targets.$": "$.Payload.targets",
+                    "next_cursor.$": "$.Payload.next_cursor",
+                },
             ),
-            "SweepNamespaces": counting_map(
-                start_at="Light",
-                item_states=item_states,
-                max_concurrency=max_concurrency,
-                next_state="Summarize",
-            ),
-            "Summarize": count_summary(next_state="Done", **{"day.$": "$.day"}),
-            "Done": {"Type": "Succeed"},
-        },
+            map_state="SweepNamespaces",
+            start_at="Light",
+            item_states=item_states,
+            max_concurrency=max_concurrency,
+            summary={"day.$": "$.day", "completed.$": "$.completed", "failed.$": "$.failed"},
+            label="dreaming",
+        ),
     }
 
 

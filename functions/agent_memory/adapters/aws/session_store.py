@@ -18,7 +18,8 @@
 - Reads are strongly consistent: a Lambda instance that did not serve the previous turn still loads it.
 - Open sessions are counted per tenant (the cap on open sessions) with one Query of `gsi1` on `<t>#SES` over
   the sessions that expire after now: a session is under that key from its start until it is ended (ending
-  moves it to `<t>#SESEND`) or expires (the key condition leaves it out). The index is eventually consistent,
+  moves it to `<t>#SESEND`) or expires (the key condition leaves it out); a filter on the base `pk` drops
+  rows another tenant planted under the listing's key (LeadingKeys checks only `pk`). The index is eventually consistent,
   so concurrent starts may pass the cap by a few.
 - Every session of a tenant, open or ended, is therefore listable with the tenant role (`gsi1` on `<t>#SES`
   and `<t>#SESEND`, no Scan) until its TTL deletes it: the purge (adapters/aws/erasure.py) finds ended
@@ -150,9 +151,14 @@ class DynamoSessionStore:
             "IndexName": "gsi1",
             # "~" sorts after every id character: a session expiring exactly now is already expired.
             "KeyConditionExpression": "gsi1pk = :pk AND gsi1sk > :after",
+            # LeadingKeys checks only the base table's key: another tenant may write an item under its own pk
+            # whose gsi1pk is this tenant's listing. Only items under this tenant's own pk are its sessions
+            # (DynamoDB's Count is taken after the filter).
+            "FilterExpression": "begins_with(pk, :own)",
             "ExpressionAttributeValues": {
                 ":pk": _s(f"{tenant}#SES"),
                 ":after": _s(f"SES#{_sortable(now)}#~"),
+                ":own": _s(f"{tenant}#"),
             },
             "Select": "COUNT",
         }

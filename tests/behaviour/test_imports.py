@@ -165,3 +165,48 @@ def test_upload_over_the_cap_is_413(imports_api: Api) -> None:
     )
     assert response.status_code == 413
     assert response.json()["error"] in ("too_large", "payload_too_large", "body_too_large")
+
+
+def _archive_of(files: dict[str, str]) -> str:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def test_one_bad_item_is_listed_and_the_rest_imports(imports_api: Api) -> None:
+    client = imports_api.client("alpha")
+    namespace = "/projects/imported-mem0"
+    lines = [
+        '{"id": "a1", "memory": "Prefers trains over planes for trips under 600 km", "app_id": "travel",'
+        ' "categories": ["travel"], "metadata": {"channel": "email"}}',
+        '{"id": "a2", "memory": ""}',
+        '{"id": "a3", "memory": "Is training for the Berlin marathon in September"}',
+        '{"id": "a4", "memory": "Has a',
+    ]
+    body = _ok(
+        client.post(
+            "/v1/imports",
+            json={"namespace": namespace, "archive": _archive_of({"mem0.jsonl": "\n".join(lines)})},
+        )
+    )
+    report = body["report"]
+    assert report["format"] == "mem0" and report["state"] == "completed"
+    assert {k: v for k, v in report["decisions"].items() if v} == {"added": 2, "rejected": 2}
+    assert [(r["ref"], r["line"], r["rule"]) for r in report["rejected"]] == [
+        ("mem0.jsonl#id:a2", 2, "invalid_item"),
+        ("mem0.jsonl#L4", 4, "invalid_item"),
+    ]
+    assert "`mem0.jsonl:2`: line 2: a Mem0 memory needs a non-empty 'memory' text" in body["markdown"]
+    kept = {r["content"]: r for r in _records(client, namespace)}
+    assert set(kept) == {
+        "Prefers trains over planes for trips under 600 km",
+        "Is training for the Berlin marathon in September",
+    }
+    metadata = kept["Prefers trains over planes for trips under 600 km"]["metadata"]
+    assert (metadata["mem0_app_id"], metadata["mem0_categories"]) == ("travel", "travel")
+    assert metadata["mem0_metadata"] == '{"channel":"email"}'

@@ -30,16 +30,29 @@ What each layout is, from the tools' own documentation and code (facts relied on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from enum import StrEnum
 
 from ..errors import ValidationFailed
-from .json_sources import jsonl, mem0, mem0_files, mem0_namespace
+from .json_sources import mem0, mem0_files, mem0_namespace
 from .markdown import delimited_entries, markdown_entries
 from .model import Inventory
 from .ports import SourceTree
 from .source_items import SkippedFile, item_ref, skill_slug, split_front_matter, unique
-from .workspaces import CLAUDE_AUTO, CLAUDE_FILES, DAILY, Found, claude, hermes, openclaw
+from .transcripts import jsonl
+from .workspaces import (
+    CLAUDE_AUTO,
+    CLAUDE_FILES,
+    CLAUDE_TRANSCRIPT,
+    DAILY,
+    OPENCLAW_SESSIONS,
+    OPENCLAW_WORKSPACE,
+    Found,
+    claude,
+    hermes,
+    openclaw,
+)
 
 __all__ = [
     "RESERVED_FORMATS",
@@ -87,16 +100,27 @@ def _root_prefix(paths: list[str], markers: Callable[[list[str]], bool]) -> str:
 
 
 def _is_openclaw(paths: list[str]) -> bool:
-    return any(p in ("MEMORY.md", "USER.md") or DAILY.match(p) for p in paths)
+    def workspace_file(p: str) -> bool:
+        return p in ("MEMORY.md", "USER.md") or bool(DAILY.match(p))
+
+    return any(
+        workspace_file(p)
+        or OPENCLAW_SESSIONS.match(p)
+        or ((nested := OPENCLAW_WORKSPACE.match(p)) is not None and workspace_file(nested.group(2)))
+        for p in paths
+    )
 
 
 def _is_hermes(paths: list[str]) -> bool:
-    return any(p in ("memories/MEMORY.md", "memories/USER.md") for p in paths)
+    return any(re.match(r"^(?:profiles/[^/]+/)?memories/(?:MEMORY|USER)\.md$", p) for p in paths)
 
 
 def _is_claude(paths: list[str]) -> bool:
     return any(
-        p.rsplit("/", 1)[-1] in CLAUDE_FILES or p.startswith(".claude/rules/") or CLAUDE_AUTO.match(p)
+        p.rsplit("/", 1)[-1] in CLAUDE_FILES
+        or re.search(r"(?:^|/)\.claude/rules/", p)
+        or CLAUDE_AUTO.match(p)
+        or CLAUDE_TRANSCRIPT.match(p)
         for p in paths
     )
 
@@ -125,9 +149,12 @@ _READERS: dict[Format, Callable[[SourceTree, str], Found]] = {
     Format.JSONL: jsonl,
 }
 _LOOKED_FOR = {
-    Format.OPENCLAW: "MEMORY.md, USER.md or memory/YYYY-MM-DD.md at the workspace root",
-    Format.HERMES: "memories/MEMORY.md or memories/USER.md (a Hermes home such as ~/.hermes)",
-    Format.CLAUDE_CODE: "CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md or projects/<project>/memory/*.md",
+    Format.OPENCLAW: "MEMORY.md, USER.md or memory/YYYY-MM-DD.md at the workspace root or under workspace/, or "
+    "agents/<agent>/sessions/*.jsonl (~/.openclaw)",
+    Format.HERMES: "memories/MEMORY.md or memories/USER.md, or profiles/<name>/memories/ (a Hermes home such as "
+    "~/.hermes)",
+    Format.CLAUDE_CODE: "CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md, projects/<project>/memory/*.md or "
+    "projects/<project>/*.jsonl",
     Format.MEM0: "*.json or *.jsonl files of Mem0 memories (no Markdown)",
     Format.JSONL: "*.jsonl chat logs (no Markdown)",
 }

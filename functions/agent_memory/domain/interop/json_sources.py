@@ -1,6 +1,6 @@
-"""Readers of the JSON layouts: Mem0 exports (`*.json` holding `{"results": [...]}` or a list, or `*.jsonl` with
-one memory a line) and generic JSONL chat logs. One bad record never fails its file: it becomes an item marked
-`invalid` (reported as rejected with its line and reason), and the rest of the file imports."""
+"""Mem0 exports (`*.json` holding `{"results": [...]}` or a list, or `*.jsonl` with one memory a line), and what
+every JSON reader shares. One bad record never fails its file: it becomes an item marked `invalid` (reported as
+rejected with its line and reason), and the rest of the file imports."""
 
 from __future__ import annotations
 
@@ -16,27 +16,37 @@ from .source_items import SkippedFile, attribute, item_ref, namespace_segment
 
 Found = list[SourceItem] | SkippedFile | None
 
-_CHAT_ROLES = ("user", "assistant")
 _MEM0_METADATA_CHARS = 1024
 """Mem0's `metadata` object is kept as one JSON string up to this size (the record's metadata has a budget)."""
 
 
-class _BadRecord(ValueError):
+class BadRecord(ValueError):
     """A record of a JSON source that cannot be imported (the message says why)."""
 
 
 def mem0_files(tree: SourceTree, prefix: str) -> bool:
-    """Whether some `.json` or `.jsonl` file under `prefix` holds Mem0 memories."""
+    """Whether some `.json` or `.jsonl` file under `prefix` holds Mem0 memories. When none does and a JSON file
+    could not be read or parsed, that error is raised (a truncated export is named as such, not as an unknown
+    layout)."""
+    failure: ValidationFailed | None = None
     for path in tree.paths():
-        if not path.startswith(prefix):
+        if not path.startswith(prefix) or not path.endswith((".json", ".jsonl")):
             continue
         try:
-            if path.endswith(".json") and mem0_records(json.loads(tree.read(path))) is not None:
+            text = tree.read(path)
+            if path.endswith(".json") and mem0_records(json.loads(text)) is not None:
                 return True
-            if path.endswith(".jsonl") and _first_row_is_memory(tree.read(path)):
+            if path.endswith(".jsonl") and _first_row_is_memory(text):
                 return True
-        except (ValueError, ValidationFailed):
-            continue
+        except ValidationFailed as error:
+            failure = failure or error
+        except ValueError as error:
+            if path.endswith(".json"):
+                failure = failure or ValidationFailed(
+                    f"{path}: not valid JSON (truncated or broken?): {error}"
+                )
+    if failure is not None:
+        raise failure
     return False
 
 
@@ -62,8 +72,8 @@ def mem0_records(data: Any) -> list[Any] | None:
 def mem0(tree: SourceTree, path: str) -> Found:
     rows: list[tuple[int | None, Any]]
     if path.endswith(".jsonl"):
-        rows = list(_json_lines(tree, path))
-        first = next((row for _, row in rows if not isinstance(row, _BadRecord)), None)
+        rows = list(json_lines(tree, path))
+        first = next((row for _, row in rows if not isinstance(row, BadRecord)), None)
         if isinstance(first, dict) and "role" in first and "memory" not in first:
             return SkippedFile(path, "a chat log, not Mem0 memories: import it with the jsonl format")
     elif path.endswith(".json"):
@@ -81,19 +91,19 @@ def mem0(tree: SourceTree, path: str) -> Found:
     for index, (line, row) in enumerate(rows, start=1):
         try:
             items.append(_mem0_item(path, line, row))
-        except _BadRecord as error:
-            items.append(_invalid(path, line, index, ItemKind.MEMORY, str(error), row))
+        except BadRecord as error:
+            items.append(invalid_item(path, line, index, ItemKind.MEMORY, str(error), row))
     return items
 
 
 def _mem0_item(path: str, line: int | None, row: Any) -> SourceItem:
-    if isinstance(row, _BadRecord):
+    if isinstance(row, BadRecord):
         raise row
     if not isinstance(row, dict):
-        raise _BadRecord("a Mem0 memory must be a JSON object")
+        raise BadRecord("a Mem0 memory must be a JSON object")
     text = row.get("memory")
     if not isinstance(text, str) or not text.strip():
-        raise _BadRecord("a Mem0 memory needs a non-empty 'memory' text")
+        raise BadRecord("a Mem0 memory needs a non-empty 'memory' text")
     content = text.strip()
     memory_id = str(row.get("id") or "") or None
     return SourceItem(
@@ -103,9 +113,9 @@ def _mem0_item(path: str, line: int | None, row: Any) -> SourceItem:
         path=path,
         line=line,
         message_id=memory_id,
-        timestamp=_time(row.get("updated_at") or row.get("created_at")),
+        timestamp=parse_time(row.get("updated_at") or row.get("created_at")),
         namespace_suffix=mem0_namespace(row),
-        expires_at=_time(row.get("expiration_date")),
+        expires_at=parse_time(row.get("expiration_date")),
         attributes=_mem0_attributes(row),
     )
 
@@ -117,7 +127,7 @@ def _mem0_attributes(row: dict[str, Any]) -> dict[str, str]:
     if isinstance(metadata, dict) and metadata:
         encoded = json.dumps(metadata, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
         if len(encoded) > _MEM0_METADATA_CHARS:
-            raise _BadRecord(
+            raise BadRecord(
                 f"its 'metadata' is {len(encoded):,} characters as JSON; at most {_MEM0_METADATA_CHARS:,} "
                 "are kept with a memory: shorten it and import again"
             )
@@ -140,45 +150,9 @@ def mem0_namespace(row: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def jsonl(tree: SourceTree, path: str) -> Found:
-    if not path.endswith(".jsonl"):
-        return None
-    items = []
-    for index, (line, row) in enumerate(_json_lines(tree, path), start=1):
-        try:
-            item = _turn(path, line, row)
-        except _BadRecord as error:
-            item = _invalid(path, line, index, ItemKind.TURN, str(error), row)
-        if item is not None:
-            items.append(item)
-    return items
-
-
-def _turn(path: str, line: int, row: Any) -> SourceItem | None:
-    """A chat turn; None for a turn of another role (system, tool) or without text."""
-    if isinstance(row, _BadRecord):
-        raise row
-    if not isinstance(row, dict) or "role" not in row or "content" not in row:
-        raise _BadRecord("a chat turn needs 'role' and 'content'")
-    role = str(row["role"])
-    content = _text(row["content"])
-    if role not in _CHAT_ROLES or not content:
-        return None
-    message_id = row.get("id") or row.get("message_id") or row.get("uuid")
-    return SourceItem(
-        ref=f"{path}#id:{message_id}" if message_id else f"{item_ref(path, content)}@L{line}",
-        kind=ItemKind.TURN,
-        content=content,
-        path=path,
-        line=line,
-        message_id=str(message_id) if message_id else None,
-        timestamp=_time(row.get("timestamp") or row.get("created_at")),
-        role=role,
-        session_id=str(row.get("session_id") or row.get("sessionId") or "") or None,
-    )
-
-
-def _invalid(path: str, line: int | None, index: int, kind: ItemKind, reason: str, row: Any) -> SourceItem:
+def invalid_item(
+    path: str, line: int | None, index: int, kind: ItemKind, reason: str, row: Any
+) -> SourceItem:
     record_id = row.get("id") if isinstance(row, dict) else None
     ref = f"{path}#id:{record_id}" if record_id else f"{path}#{'L' if line else 'item'}{line or index}"
     where = f"line {line}" if line else f"item {index}"
@@ -187,27 +161,18 @@ def _invalid(path: str, line: int | None, index: int, kind: ItemKind, reason: st
     )
 
 
-def _json_lines(tree: SourceTree, path: str) -> Iterator[tuple[int, Any]]:
-    """(line, parsed row) for each non-blank line; a line that is not JSON yields a `_BadRecord`."""
+def json_lines(tree: SourceTree, path: str) -> Iterator[tuple[int, Any]]:
+    """(line, parsed row) for each non-blank line; a line that is not JSON yields a `BadRecord`."""
     for number, line in enumerate(tree.read(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
             yield number, json.loads(line)
         except ValueError as error:
-            yield number, _BadRecord(f"not a JSON line (truncated?): {error.args[0][:80]}")
+            yield number, BadRecord(f"not a JSON line (truncated?): {error.args[0][:80]}")
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content.strip()
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-        return "\n".join(str(p) for p in parts).strip()
-    raise _BadRecord("'content' must be text or a list of text parts")
-
-
-def _time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
     try:
@@ -216,5 +181,5 @@ def _time(value: Any) -> datetime | None:
             return datetime.fromtimestamp(seconds, UTC)
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
-        raise _BadRecord(f"{value!r} is not a timestamp (ISO 8601 or epoch seconds)") from None
+        raise BadRecord(f"{value!r} is not a timestamp (ISO 8601 or epoch seconds)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

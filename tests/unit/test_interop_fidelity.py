@@ -24,7 +24,7 @@ from tests.conftest import FixedClock
 DATA = Path(__file__).resolve().parents[1] / "data"
 TENANT = "acme"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-NOT_WRITTEN = ("rejected", "skipped_transient", "skipped_expired", "skipped_seen")
+NOT_WRITTEN = ("rejected", "skipped_transient", "skipped_expired", "skipped_not_fact", "skipped_seen")
 
 
 @pytest.fixture
@@ -258,3 +258,81 @@ def test_a_rationale_paragraph_stays_with_the_entry_it_explains():
         (3, "Never mock the payment provider.\n**Why:** mocks hid a refund bug.", "Testing"),
         (7, "Use pytest.", "Testing"),
     ]
+
+
+# --------------------------------------------------------------------------- not facts, clear errors
+
+USER_TEMPLATE = """# USER.md - About Your Human
+
+*Learn about the person you're helping. Update this as you go.*
+
+- **Name:** Sam Rivera
+- **What to call them:**
+- **Pronouns:** *(optional)*
+- **Timezone:** America/Toronto
+
+## Context
+
+*(What do they care about? What projects are they working on?)*
+
+```
+echo "a snippet on its own"
+```
+
+- Builds furniture on weekends.
+"""
+
+
+def test_template_placeholders_and_lone_code_blocks_are_listed_not_stored(runtime, tmp_path):
+    report = _run(runtime, _write(tmp_path / "ws", {"USER.md": USER_TEMPLATE}))
+    assert report.decisions.added == 3 and report.decisions.skipped_not_fact == 5
+    assert {r.content for r in _records(runtime, "/imported/test")} == {
+        "**Name:** Sam Rivera",
+        "**Timezone:** America/Toronto",
+        "Builds furniture on weekends.",
+    }
+    reasons = {s.line: s.reason for s in report.skipped}
+    assert reasons[3] == "not a fact: a template's instruction in italics"
+    assert (
+        reasons[6] == reasons[7] == "not a fact: an empty template field (nothing filled in after the label)"
+    )
+    assert reasons[14] == "not a fact: a code block with no statement before it in its section"
+    _every_item_not_written_is_listed(report)
+
+
+def test_a_skill_with_broken_yaml_is_rejected_by_name_and_the_rest_imports(runtime, tmp_path):
+    root = _write(
+        tmp_path / "ws",
+        {
+            "MEMORY.md": "- The staging cluster is in eu-central-1.\n",
+            "skills/deploy/SKILL.md": "---\nname: deploy\ndescription: [unclosed\n---\n\nRun the deploy.\n",
+        },
+    )
+    report = _run(runtime, root)
+    assert report.decisions.added == 1 and report.decisions.rejected == 1
+    [bad] = report.rejected
+    assert bad.path == "skills/deploy/SKILL.md" and bad.rule == "invalid_item"
+    assert bad.reason.startswith("SKILL.md: its front matter is not valid YAML at line ")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        (
+            "export.json",
+            b'{"results": [{"id": "m1", "memory": "Likes te',
+            "not valid JSON (truncated or broken?)",
+        ),
+        ("export.json", '[{"memory": "Café au lait"}]'.encode("latin-1"), "not UTF-8 text"),
+        ("chat.jsonl", '{"role": "user", "content": "hé"}\n'.encode("utf-16"), "not UTF-8 text"),
+        ("MEMORY.md", "- Café\n".encode("utf-16"), "not UTF-8 text"),
+    ],
+)
+def test_unreadable_files_are_named_under_auto(runtime, tmp_path, name, data, message):
+    from agent_memory.domain.errors import ValidationFailed
+
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(ValidationFailed) as raised:
+        _run(runtime, tmp_path, fmt="auto")
+    assert name in raised.value.message and message in raised.value.message
+    assert raised.value.code != "unknown_layout"

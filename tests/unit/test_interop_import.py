@@ -285,8 +285,7 @@ def test_markdown_and_delimited_parsing():
     )
     assert markdown_entries(text) == [
         (3, "one\ncontinued", "T"),
-        (5, "two", "T"),
-        (7, "```\ncode\n```", "T"),
+        (5, "two\n```\ncode\n```", "T"),  # a code block belongs to the entry before it
         (13, "Para line\nmore", "T"),
     ]
     hermes = "first\n§\n\nsecond\nline\n§\n§\nthird\n"

@@ -25,6 +25,11 @@ _RATIONALE = re.compile(
     r"^(?:\*\*|__)?(?:why|reason|rationale|because|how to apply)\s*:?(?:\*\*|__)?\s*:?\s", re.IGNORECASE
 )
 """A paragraph that explains the entry before it (`**Why:** ...`, `How to apply: ...`): it stays with it."""
+_PLACEHOLDER = re.compile(r"^(?:\*\*|__)[^*_\n]{1,60}:(?:\*\*|__)\s*(?:[*_]\([^)]*\)[*_])?\s*:?$")
+"""A template's empty field (`**Name:**`, `**Pronouns:** *(optional)*`): nothing filled in."""
+_INSTRUCTION = re.compile(r"^([*_])(?![*_\s]).*(?<![*_\s])\1$", re.DOTALL)
+"""A line in italics only (`*Learn about the person you're helping.*`, `_(What do they care about?)_`): a
+template's instruction to the agent."""
 _TYPES = {
     "user": "user_preference",
     "feedback": "user_preference",
@@ -38,7 +43,7 @@ _FRONT_MATTER_KEYS = ("name", "description", "paths")
 def markdown_entries(text: str, *, skip_links: bool = False) -> list[tuple[int, str, str]]:
     """(1-based line, entry text, section heading) for each entry of a Markdown memory file: every list item
     (with its indented continuation lines) and every paragraph. A rationale paragraph (`**Why:**`, `How to
-    apply:`) joins the entry before it. Headings name the section; fenced code stays with the entry it follows;
+    apply:`) or a fenced code block joins the entry before it in its section. Headings name the section; fenced code stays with the entry it follows;
     HTML comments, rules, `§` delimiters and `@path` import lines are not entries. With `skip_links`, items
     that are only a link (an index pointing at another file) are left out."""
     parser = _EntryParser(skip_links)
@@ -64,7 +69,8 @@ class _EntryParser:
         if not body or (self.skip_links and _LINK_ONLY.match(body)):
             return
         last = self.entries[-1] if self.entries else None
-        if _RATIONALE.match(body) and last is not None and last[2] == self.section:
+        joins = _RATIONALE.match(body) or _FENCE.match(body)
+        if joins and last is not None and last[2] == self.section and not not_a_fact(last[1]):
             self.entries[-1] = (last[0], f"{last[1]}\n{body}", last[2])
             return
         self.entries.append((self.start, body, self.section))
@@ -160,9 +166,22 @@ def entry_items(
             section=section,
             hint=hint,
             dated=day is not None,
+            skip=not_a_fact(content),
         )
         for line, content, section in found
     ]
+
+
+def not_a_fact(content: str) -> str | None:
+    """Why an entry holds no fact (an unfilled template field, a template instruction, a code block alone), or
+    None."""
+    if _PLACEHOLDER.match(content):
+        return "not a fact: an empty template field (nothing filled in after the label)"
+    if "\n" not in content and _INSTRUCTION.match(content):
+        return "not a fact: a template's instruction in italics"
+    if _FENCE.match(content):
+        return "not a fact: a code block with no statement before it in its section"
+    return None
 
 
 def whole_file_items(tree: SourceTree, path: str, prefix: str) -> list[SourceItem]:

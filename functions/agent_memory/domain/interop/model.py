@@ -65,6 +65,9 @@ class SourceItem:
     `description`, `paths`; Mem0 `metadata`, `categories`, `app_id`)."""
     dated: bool = False
     """A line of a dated log (OpenClaw's `memory/YYYY-MM-DD.md`): an episode, valid from its date and time."""
+    skip: str | None = None
+    """Why the item holds no fact (an unfilled template field, a template instruction, a code block alone): it
+    is listed as skipped with this reason, never written."""
     invalid: str | None = None
     """Why the item cannot be imported (e.g. a Mem0 memory without text, a chat line that is not JSON): the
     import reports it as rejected, with this reason, and goes on with the rest of the file."""
@@ -120,6 +123,8 @@ class Decisions(Model):
     rejected: int = 0
     skipped_transient: int = 0
     skipped_expired: int = 0
+    skipped_not_fact: int = 0
+    """Template placeholders and instructions, code blocks alone (listed with the reason)."""
     skipped_seen: int = 0
     """Imported by an earlier run (source refs): a re-run adds nothing twice."""
     skills_added: int = 0

@@ -60,6 +60,27 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     return {}, text, 0
 
 
+def front_matter_error(text: str) -> str | None:
+    """Why a file that opens with `---` has no usable front matter (YAML error with its line, or no closing
+    `---`), or None when it has none or a valid one."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return None
+    end = next((n for n in range(1, min(len(lines), 200)) if lines[n].strip() == "---"), None)
+    if end is None:
+        return "its front matter has no closing '---' line"
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).split("\n", 1)[0]
+        return f"its front matter is not valid YAML{where}: {problem}"
+    if meta is not None and not isinstance(meta, dict):
+        return "its front matter is not a mapping of keys (name: ..., description: ...)"
+    return None
+
+
 def attribute(value: Any) -> str:
     """A front-matter or export value as one metadata string (lists joined with `, `)."""
     if isinstance(value, list | tuple):
@@ -69,6 +90,18 @@ def attribute(value: Any) -> str:
 
 def skill_items(tree: SourceTree, path: str) -> list[SourceItem] | SkippedFile:
     text = tree.read(path)
+    broken = front_matter_error(text)
+    if broken:
+        return [
+            SourceItem(
+                ref=item_ref(path, text),
+                kind=ItemKind.SKILL,
+                content="",
+                path=path,
+                line=1,
+                invalid=f"SKILL.md: {broken}; fix it and import again",
+            )
+        ]
     meta, body, _ = split_front_matter(text)
     folder = path.rsplit("/", 2)[-2] if path.count("/") >= 1 else ""
     name = skill_slug(str(meta.get("name") or folder))

@@ -98,6 +98,8 @@ class Translation:
             return self._skip(item, namespace, "skipped_seen", reason)
         if item.invalid:
             return self._reject(item, namespace, item.invalid, INVALID_RULE)
+        if item.skip:
+            return self._skip(item, namespace, "skipped_not_fact", item.skip)
         if not is_valid_namespace(namespace):
             return self._reject(item, namespace, f"namespace {namespace!r} is not valid (too deep?)")
         if not self.allowed(namespace):

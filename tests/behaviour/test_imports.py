@@ -68,8 +68,14 @@ def test_import_report_rerun_and_rollback(imports_api: Api) -> None:
     report = body["report"]
     assert report["format"] == "jsonl" and report["state"] == "completed" and report["source"] == "chat.tgz"
     decisions = {k: v for k, v in report["decisions"].items() if v}
-    assert decisions == {"added": 4, "superseded": 1, "rejected": 2, "skipped_transient": 4}
-    assert "| added | 4 |" in body["markdown"]
+    assert decisions == {
+        "added": 3,
+        "superseded": 1,
+        "replaced": 1,
+        "rejected": 2,
+        "skipped_transient": 4,
+    }
+    assert "| added | 3 |" in body["markdown"]
     assert len(_records(client, namespace)) == 4
 
     fetched = _ok(client.get(f"/v1/imports/{report['id']}"))

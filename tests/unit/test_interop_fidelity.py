@@ -336,3 +336,37 @@ def test_unreadable_files_are_named_under_auto(runtime, tmp_path, name, data, me
         _run(runtime, tmp_path, fmt="auto")
     assert name in raised.value.message and message in raised.value.message
     assert raised.value.code != "unknown_layout"
+
+
+# --------------------------------------------------------------------------- exact counts, rollback and back
+
+
+def test_counts_are_the_records_final_state(runtime, tmp_path):
+    memory = (
+        "- The user likes long meetings.\n- The user does not like long meetings.\n- The API uses REST.\n"
+    )
+    report = _run(runtime, _write(tmp_path / "ws", {"MEMORY.md": memory}))
+    d = report.decisions
+    # The second line supersedes the first: the first was added, and ends as history (replaced).
+    assert (d.added, d.superseded, d.replaced) == (1, 1, 1)
+    by_status = {
+        s: len(_records(runtime, "/imported/test", (s,))) for s in (Status.ACTIVE, Status.SUPERSEDED)
+    }
+    assert by_status == {Status.ACTIVE: d.added + d.superseded, Status.SUPERSEDED: d.replaced}
+
+
+def test_a_reimport_after_rollback_restores_records_and_skills(runtime):
+    root = DATA / "imports" / "openclaw" / "workspace"
+    first = _run(runtime, root)
+    runtime.services.imports.rollback(TENANT, first.id, actor="admin")
+    assert _records(runtime, "/imported/test", (Status.ACTIVE,)) == []
+    again = _run(runtime, root)
+    d = again.decisions
+    assert (d.added, d.reactivated, d.skills_restored, d.skipped_seen) == (0, first.decisions.added, 1, 0)
+    assert len(_records(runtime, "/imported/test", (Status.ACTIVE,))) == first.decisions.added
+    skill = runtime.services.skills.get(TENANT, "/imported/test", "deploy-checklist")
+    assert skill.meta.status.value == "active"
+    assert again.files.entries_added == first.files.entries_added
+    # Rolled back again, the reactivated records and the restored skill are archived again.
+    rolled = runtime.services.imports.rollback(TENANT, again.id, actor="admin").rollback
+    assert (rolled.archived, rolled.skills_archived) == (first.decisions.added, 1)

@@ -113,11 +113,18 @@ class InventoryView(Model):
 
 
 class Decisions(Model):
-    """One count per decision the import took; they add up to the inventory's items."""
+    """One count per decision the import took; they add up to the inventory's items. Counts are of the records'
+    state when the import ends: a record added, then superseded or held pending by a later item of the same import,
+    counts as replaced or pending."""
 
     added: int = 0
     merged: int = 0
+    reactivated: int = 0
+    """Archived records (e.g. by a rollback of an earlier import) that this import brought back."""
     superseded: int = 0
+    """Items whose record superseded an older one (kept as history, linked)."""
+    replaced: int = 0
+    """Items added, then superseded by a later item of the same import (their record is history now)."""
     pending: int = 0
     quarantined: int = 0
     rejected: int = 0
@@ -129,6 +136,8 @@ class Decisions(Model):
     """Imported by an earlier run (source refs): a re-run adds nothing twice."""
     skills_added: int = 0
     skills_existing: int = 0
+    skills_restored: int = 0
+    """Archived skills (e.g. by a rollback) that this import made active again."""
 
     def total(self) -> int:
         return sum(getattr(self, name) for name in type(self).model_fields)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from ..errors import CapExceeded, DuplicateEntry, UnsafeContent, ValidationFailed
 from ..memory import classify
 from ..memory.service import Decision, RememberInput, RememberResult
-from ..records import MemoryType, Metadata, Source, SourceKind, is_valid_namespace
-from ..skills.document import Provenance
+from ..records import MemoryRecord, MemoryType, Metadata, Source, SourceKind, is_valid_namespace
+from ..skills.document import Provenance, SkillStatus
 from ..skills.service import SkillExists
 from .model import (
     MAX_LISTED_ITEMS,
@@ -65,6 +65,8 @@ class Translation:
         """(ref, namespace, record id, content) of the preferences this import added."""
         self.expired: SourceItem | None = None
         self.expired_namespace = namespace
+        self.added: set[str] = set()
+        """Ids of the records counted as added: one a later item supersedes or holds pending is counted again."""
 
     @property
     def decisions(self) -> Decisions:
@@ -159,24 +161,47 @@ class Translation:
         counted = {
             Decision.ADDED: "added",
             Decision.MERGED: "merged",
-            Decision.REACTIVATED: "merged",
+            Decision.REACTIVATED: "reactivated",
             Decision.SUPERSEDED: "superseded",
             Decision.PENDING: "pending",
             Decision.QUARANTINED: "quarantined",
         }[decision]
         setattr(self.decisions, counted, getattr(self.decisions, counted) + 1)
-        created = decision in (Decision.ADDED, Decision.SUPERSEDED, Decision.PENDING, Decision.QUARANTINED)
+        created = decision in (
+            Decision.ADDED,
+            Decision.REACTIVATED,
+            Decision.SUPERSEDED,
+            Decision.PENDING,
+            Decision.QUARANTINED,
+        )
         outcome = ItemOutcome(
             ref=item.ref, namespace=namespace, decision=counted, record_id=record.id, created=created
         )
         if decision is Decision.SUPERSEDED and result.related:
             outcome.superseded = result.related[0].id
+        self._recount(decision, result.related)
+        if counted == "added":
+            self.added.add(record.id)
         if created and record.type is MemoryType.USER_PREFERENCE and decision is not Decision.QUARANTINED:
             self.preferences.append((item.ref, namespace, record.id, record.content))
         if item.kind is ItemKind.ENTRY and item.file_kind and decision is not Decision.QUARANTINED:
             outcome.file_kind = item.file_kind
             outcome.file_entry = self._file_entry(item, namespace)
         return outcome
+
+    def _recount(self, decision: Decision, related: Sequence[MemoryRecord]) -> None:
+        """Counts are of the records' state at the end: a record this import added that a later item of it
+        supersedes counts as `replaced`; one it holds pending counts as `pending`."""
+        if decision not in (Decision.SUPERSEDED, Decision.PENDING):
+            return
+        for record in related:
+            if record.id in self.added:
+                self.added.discard(record.id)
+                self.decisions.added -= 1
+                if decision is Decision.SUPERSEDED:
+                    self.decisions.replaced += 1
+                else:
+                    self.decisions.pending += 1
 
     def _file_entry(self, item: SourceItem, namespace: str) -> str | None:
         files = self.report.files
@@ -211,12 +236,25 @@ class Translation:
                 note=f"import {self.report.id} from {item.path}",
             )
         except SkillExists:
-            self.decisions.skills_existing += 1
-            return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_existing")
+            return self._existing_skill(item, namespace)
         except (ValidationFailed, CapExceeded) as error:
             return self._reject(item, namespace, error.message, error.code)
         self.decisions.skills_added += 1
         return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_added", skill=item.skill_name)
+
+    def _existing_skill(self, item: SourceItem, namespace: str) -> ItemOutcome:
+        """An archived skill of that name (a rollback archived it) is made active again; an active one stays."""
+        assert self.s.skills is not None and item.skill_name is not None
+        skill = self.s.skills.get(self.tenant, namespace, item.skill_name, signals=False)
+        if skill.meta.status is SkillStatus.ARCHIVED:
+            note = f"import {self.report.id} from {item.path}"
+            self.s.skills.restore(self.tenant, namespace, item.skill_name, actor=self.actor, note=note)
+            self.decisions.skills_restored += 1
+            return ItemOutcome(
+                ref=item.ref, namespace=namespace, decision="skill_restored", skill=item.skill_name
+            )
+        self.decisions.skills_existing += 1
+        return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_existing")
 
     def _reject(self, item: SourceItem, namespace: str, reason: str, rule: str | None = None) -> ItemOutcome:
         self.decisions.rejected += 1

@@ -370,3 +370,17 @@ def test_a_reimport_after_rollback_restores_records_and_skills(runtime):
     # Rolled back again, the reactivated records and the restored skill are archived again.
     rolled = runtime.services.imports.rollback(TENANT, again.id, actor="admin").rollback
     assert (rolled.archived, rolled.skills_archived) == (first.decisions.added, 1)
+
+
+def test_beyond_the_listing_cap_items_are_counted_and_said_to_be_unlisted(runtime, tmp_path):
+    from agent_memory.domain.interop.model import MAX_LISTED_ITEMS
+
+    lines = "".join(f"- ok {n}\n" for n in range(MAX_LISTED_ITEMS + 25))
+    report = _run(runtime, _write(tmp_path / "ws", {"memory/2026-03-01.md": lines}))
+    assert report.decisions.skipped_transient == MAX_LISTED_ITEMS + 25
+    assert (len(report.skipped), report.unlisted) == (MAX_LISTED_ITEMS, 25)
+    assert "25 more skipped or rejected items are counted above but not listed here." in render_markdown(
+        report
+    )
+    outcomes = runtime.services.imports.store.outcomes(TENANT, report.id)
+    assert sum(1 for o in outcomes if o.reason and o.reason.startswith("transient")) == MAX_LISTED_ITEMS + 25

@@ -13,10 +13,10 @@ from pydantic import Field
 from ..model import Model
 from ..records import MetadataValue
 
-MAX_LISTED_ITEMS = 1000
-"""The report lists at most this many rejected and this many skipped items one by one (each with its source ref,
-place and reason); beyond that `unlisted` counts them and each item's outcome (kept per import) still names its
-decision and reason. The counts are always exact. The cap keeps a report within one DynamoDB item."""
+MAX_LISTED_ITEMS = 600
+"""The report lists at most this many rejected and skipped items (together) one by one, each with its source
+ref, place and reason; beyond that `unlisted` counts them and each item's outcome (kept per import) still names
+its decision and reason. The counts are always exact. The cap keeps a report within one DynamoDB item (400 KB)."""
 
 
 class ItemKind(StrEnum):
@@ -222,7 +222,7 @@ class ImportReport(Model):
     rejected: list[RejectedItem] = Field(default_factory=list)
     skipped: list[SkippedItem] = Field(default_factory=list)
     unlisted: int = 0
-    """Rejected or skipped items beyond `MAX_LISTED_ITEMS` each (counted in `decisions`, not listed here)."""
+    """Rejected or skipped items beyond `MAX_LISTED_ITEMS` (counted in `decisions`, not listed here)."""
     preference_recall: RecallCheck = Field(default_factory=RecallCheck)
     decay: DecayCheck = Field(default_factory=DecayCheck)
     items_per_second: float | None = None

@@ -258,7 +258,7 @@ class Translation:
 
     def _reject(self, item: SourceItem, namespace: str, reason: str, rule: str | None = None) -> ItemOutcome:
         self.decisions.rejected += 1
-        if len(self.report.rejected) < MAX_LISTED_ITEMS:
+        if self._listed() < MAX_LISTED_ITEMS:
             self.report.rejected.append(
                 RejectedItem(ref=item.ref, path=item.path, line=item.line, reason=reason[:500], rule=rule)
             )
@@ -266,11 +266,16 @@ class Translation:
             self.report.unlisted += 1
         return ItemOutcome(ref=item.ref, namespace=namespace, decision="rejected", reason=reason[:500])
 
+    def _listed(self) -> int:
+        return len(self.report.rejected) + len(self.report.skipped)
+
     def _skip(self, item: SourceItem, namespace: str, decision: str, reason: str) -> ItemOutcome:
         setattr(self.decisions, decision, getattr(self.decisions, decision) + 1)
-        if len(self.report.skipped) < MAX_LISTED_ITEMS:
+        if self._listed() < MAX_LISTED_ITEMS:
             self.report.skipped.append(
-                SkippedItem(ref=item.ref, path=item.path, line=item.line, decision=decision, reason=reason)
+                SkippedItem(
+                    ref=item.ref, path=item.path, line=item.line, decision=decision, reason=reason[:300]
+                )
             )
         else:
             self.report.unlisted += 1

@@ -216,3 +216,36 @@ def test_one_bad_item_is_listed_and_the_rest_imports(imports_api: Api) -> None:
     metadata = kept["Prefers trains over planes for trips under 600 km"]["metadata"]
     assert (metadata["mem0_app_id"], metadata["mem0_categories"]) == ("travel", "travel")
     assert metadata["mem0_metadata"] == '{"channel":"email"}'
+
+
+def test_the_cli_and_the_api_read_the_same_bytes_the_same_way(imports_api: Api, tmp_path: Path) -> None:
+    """One layout reader: the same archive through `agent-memory import` and `POST /v1/imports` finds the same
+    files and items, takes the same decisions and lists the same skipped items."""
+    import json
+
+    from agent_memory.cli.main import main
+
+    encoded = _archive_of(
+        {
+            "shop/CLAUDE.md": "# Shop\n\n- Prices are stored in cents.\n\n```\nmake test\n```\n",
+            "shop/.claude/rules/api.md": "---\npaths: [src/api/**]\n---\n\n- Handlers validate input.\n",
+            "shop/node_modules/left-pad/CLAUDE.md": "- A dependency's own instructions.\n",
+        }
+    )
+    api = _ok(
+        imports_api.client("alpha").post(
+            "/v1/imports", json={"namespace": "/projects/same-bytes", "archive": encoded}
+        )
+    )["report"]
+    archive = tmp_path / "shop.tar.gz"
+    archive.write_bytes(base64.b64decode(encoded))
+    out = tmp_path / "report.json"
+    argv = ["--data-dir", str(tmp_path / "cli-data"), "--embedder", "hashing", "--tenant", "alpha"]
+    argv += ["import", "auto", str(archive), "-n", "/projects/same-bytes", "--report", str(out), "--quiet"]
+    assert main(argv) == 0
+    cli = json.loads(out.read_text(encoding="utf-8"))
+    for key in ("format", "inventory", "decisions", "skipped", "rejected"):
+        assert cli[key] == api[key], key
+    # node_modules is skipped by both; the rules folder is found under the wrapping folder.
+    assert api["inventory"]["files"] == ["shop/.claude/rules/api.md", "shop/CLAUDE.md"]
+    assert api["decisions"]["added"] == 2

@@ -15,6 +15,7 @@ from agent_memory.adapters.posix.source_tree import PosixSourceTree
 from agent_memory.domain.interop.formats import detect, inventory, markdown_entries
 from agent_memory.domain.interop.model import ItemKind
 from agent_memory.domain.interop.service import render_markdown
+from agent_memory.domain.memory.service import RecallInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, Status
 from agent_memory.settings.service import Settings
@@ -384,3 +385,14 @@ def test_beyond_the_listing_cap_items_are_counted_and_said_to_be_unlisted(runtim
     )
     outcomes = runtime.services.imports.store.outcomes(TENANT, report.id)
     assert sum(1 for o in outcomes if o.reason and o.reason.startswith("transient")) == MAX_LISTED_ITEMS + 25
+
+
+def test_an_entry_keeps_its_heading_as_context(runtime, tmp_path):
+    memory = "# Infrastructure\n\n## Databases\n\n- Orders live in PostgreSQL 16.\n"
+    _run(runtime, _write(tmp_path / "ws", {"MEMORY.md": memory}))
+    [record] = _records(runtime, "/imported/test")
+    assert record.context == "Databases" and record.metadata["import_section"] == "Databases"
+    found = runtime.services.memory.recall(
+        TENANT, RecallInput(query="databases", namespaces=("/imported/test",), k=3, mode="keyword")
+    )
+    assert [r.record.id for r in found.results] == [record.id]

@@ -133,6 +133,7 @@ class Translation:
             metadata["import_message_id"] = item.message_id[:128]
         if item.session_id:
             metadata["import_session"] = item.session_id[:128]
+            metadata["session_id"] = item.session_id[:128]  # a turn's batch context stays in its session
         if item.role:
             metadata["import_role"] = item.role
         if item.section:
@@ -150,6 +151,9 @@ class Translation:
                 actor=self.actor[:128],
             ),
             valid_from=item.timestamp if item.timestamp and item.timestamp <= self.now else None,
+            # The heading an entry sits under is the context a person reads it in (indexed for keyword search);
+            # a turn gets the turns around it in its session (the service's batch context).
+            context=(item.section or None) if item.kind is not ItemKind.TURN else None,
         )
 
     def _decided(self, entry: _Pending, result: RememberResult) -> ItemOutcome:

@@ -102,7 +102,7 @@ def test_one_bad_mem0_memory_never_fails_its_file(runtime, tmp_path):
     assert reasons == {
         "export.json#id:m2": "item 2: a Mem0 memory needs a non-empty 'memory' text",
         "export.json#item3": "item 3: a Mem0 memory must be a JSON object",
-        "export.json#id:m5": "item 5: 'last tuesday' is not a timestamp (ISO 8601 or epoch seconds)",
+        "export.json#id:m5": "item 5: its updated_at/created_at is not a time (ISO 8601 or epoch seconds)",
     }
     assert {r.rule for r in report.rejected} == {"invalid_item"}
     assert {r.content for r in _records(runtime, "/imported/mem0/users/ana")} == {

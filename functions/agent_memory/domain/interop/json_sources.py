@@ -113,9 +113,9 @@ def _mem0_item(path: str, line: int | None, row: Any) -> SourceItem:
         path=path,
         line=line,
         message_id=memory_id,
-        timestamp=parse_time(row.get("updated_at") or row.get("created_at")),
+        timestamp=parse_time(row.get("updated_at") or row.get("created_at"), "updated_at/created_at"),
         namespace_suffix=mem0_namespace(row),
-        expires_at=parse_time(row.get("expiration_date")),
+        expires_at=parse_time(row.get("expiration_date"), "expiration_date"),
         attributes=_mem0_attributes(row),
     )
 
@@ -172,7 +172,8 @@ def json_lines(tree: SourceTree, path: str) -> Iterator[tuple[int, Any]]:
             yield number, BadRecord(f"not a JSON line (truncated?): {error.args[0][:80]}")
 
 
-def parse_time(value: Any) -> datetime | None:
+def parse_time(value: Any, name: str = "timestamp") -> datetime | None:
+    """`value` as an aware time; the error names the field, never its value (a report keeps no source text)."""
     if value in (None, ""):
         return None
     try:
@@ -181,5 +182,5 @@ def parse_time(value: Any) -> datetime | None:
             return datetime.fromtimestamp(seconds, UTC)
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
-        raise BadRecord(f"{value!r} is not a timestamp (ISO 8601 or epoch seconds)") from None
+        raise BadRecord(f"its {name} is not a time (ISO 8601 or epoch seconds)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

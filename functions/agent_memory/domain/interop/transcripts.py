@@ -77,7 +77,7 @@ def _turn(path: str, line: int, row: Any, session: str | None) -> SourceItem | N
         path=path,
         line=line,
         message_id=str(message_id) if message_id else None,
-        timestamp=parse_time(fields.get("timestamp") or fields.get("created_at")),
+        timestamp=parse_time(fields.get("timestamp") or fields.get("created_at"), "timestamp"),
         role=role,
         session_id=str(fields.get("session_id") or fields.get("sessionId") or session or "") or None,
     )

@@ -216,6 +216,14 @@ def test_one_bad_item_is_listed_and_the_rest_imports(imports_api: Api) -> None:
     metadata = kept["Prefers trains over planes for trips under 600 km"]["metadata"]
     assert (metadata["mem0_app_id"], metadata["mem0_categories"]) == ("travel", "travel")
     assert metadata["mem0_metadata"] == '{"channel":"email"}'
+    items = _ok(client.get(f"/v1/imports/{report['id']}/items", params={"decision": "rejected", "limit": 1}))
+    assert items["total"] == 2 and items["next_offset"] == 1
+    # Ordered by source ref: `mem0.jsonl#L4` before `mem0.jsonl#id:a2`.
+    assert items["items"][0]["ref"] == "mem0.jsonl#L4"
+    assert items["items"][0]["reason"].startswith("line 4: not a JSON line (truncated?)")
+    everything = _ok(client.get(f"/v1/imports/{report['id']}/items"))
+    assert {i["decision"] for i in everything["items"]} == {"added", "rejected"}
+    assert everything["total"] == 4 and everything["next_offset"] is None
 
 
 def test_the_cli_and_the_api_read_the_same_bytes_the_same_way(imports_api: Api, tmp_path: Path) -> None:

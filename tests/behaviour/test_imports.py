@@ -68,8 +68,14 @@ def test_import_report_rerun_and_rollback(imports_api: Api) -> None:
     report = body["report"]
     assert report["format"] == "jsonl" and report["state"] == "completed" and report["source"] == "chat.tgz"
     decisions = {k: v for k, v in report["decisions"].items() if v}
-    assert decisions == {"added": 4, "superseded": 1, "rejected": 2, "skipped_transient": 4}
-    assert "| added | 4 |" in body["markdown"]
+    assert decisions == {
+        "added": 3,
+        "superseded": 1,
+        "replaced": 1,
+        "rejected": 2,
+        "skipped_transient": 4,
+    }
+    assert "| added | 3 |" in body["markdown"]
     assert len(_records(client, namespace)) == 4
 
     fetched = _ok(client.get(f"/v1/imports/{report['id']}"))
@@ -165,3 +171,89 @@ def test_upload_over_the_cap_is_413(imports_api: Api) -> None:
     )
     assert response.status_code == 413
     assert response.json()["error"] in ("too_large", "payload_too_large", "body_too_large")
+
+
+def _archive_of(files: dict[str, str]) -> str:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def test_one_bad_item_is_listed_and_the_rest_imports(imports_api: Api) -> None:
+    client = imports_api.client("alpha")
+    namespace = "/projects/imported-mem0"
+    lines = [
+        '{"id": "a1", "memory": "Prefers trains over planes for trips under 600 km", "app_id": "travel",'
+        ' "categories": ["travel"], "metadata": {"channel": "email"}}',
+        '{"id": "a2", "memory": ""}',
+        '{"id": "a3", "memory": "Is training for the Berlin marathon in September"}',
+        '{"id": "a4", "memory": "Has a',
+    ]
+    body = _ok(
+        client.post(
+            "/v1/imports",
+            json={"namespace": namespace, "archive": _archive_of({"mem0.jsonl": "\n".join(lines)})},
+        )
+    )
+    report = body["report"]
+    assert report["format"] == "mem0" and report["state"] == "completed"
+    assert {k: v for k, v in report["decisions"].items() if v} == {"added": 2, "rejected": 2}
+    assert [(r["ref"], r["line"], r["rule"]) for r in report["rejected"]] == [
+        ("mem0.jsonl#id:a2", 2, "invalid_item"),
+        ("mem0.jsonl#L4", 4, "invalid_item"),
+    ]
+    assert "`mem0.jsonl:2`: line 2: a Mem0 memory needs a non-empty 'memory' text" in body["markdown"]
+    kept = {r["content"]: r for r in _records(client, namespace)}
+    assert set(kept) == {
+        "Prefers trains over planes for trips under 600 km",
+        "Is training for the Berlin marathon in September",
+    }
+    metadata = kept["Prefers trains over planes for trips under 600 km"]["metadata"]
+    assert (metadata["mem0_app_id"], metadata["mem0_categories"]) == ("travel", "travel")
+    assert metadata["mem0_metadata"] == '{"channel":"email"}'
+    items = _ok(client.get(f"/v1/imports/{report['id']}/items", params={"decision": "rejected", "limit": 1}))
+    assert items["total"] == 2 and items["next_offset"] == 1
+    # Ordered by source ref: `mem0.jsonl#L4` before `mem0.jsonl#id:a2`.
+    assert items["items"][0]["ref"] == "mem0.jsonl#L4"
+    assert items["items"][0]["reason"].startswith("line 4: not a JSON line (truncated?)")
+    everything = _ok(client.get(f"/v1/imports/{report['id']}/items"))
+    assert {i["decision"] for i in everything["items"]} == {"added", "rejected"}
+    assert everything["total"] == 4 and everything["next_offset"] is None
+
+
+def test_the_cli_and_the_api_read_the_same_bytes_the_same_way(imports_api: Api, tmp_path: Path) -> None:
+    """One layout reader: the same archive through `agent-memory import` and `POST /v1/imports` finds the same
+    files and items, takes the same decisions and lists the same skipped items."""
+    import json
+
+    from agent_memory.cli.main import main
+
+    encoded = _archive_of(
+        {
+            "shop/CLAUDE.md": "# Shop\n\n- Prices are stored in cents.\n\n```\nmake test\n```\n",
+            "shop/.claude/rules/api.md": "---\npaths: [src/api/**]\n---\n\n- Handlers validate input.\n",
+            "shop/node_modules/left-pad/CLAUDE.md": "- A dependency's own instructions.\n",
+        }
+    )
+    api = _ok(
+        imports_api.client("alpha").post(
+            "/v1/imports", json={"namespace": "/projects/same-bytes", "archive": encoded}
+        )
+    )["report"]
+    archive = tmp_path / "shop.tar.gz"
+    archive.write_bytes(base64.b64decode(encoded))
+    out = tmp_path / "report.json"
+    argv = ["--data-dir", str(tmp_path / "cli-data"), "--embedder", "hashing", "--tenant", "alpha"]
+    argv += ["import", "auto", str(archive), "-n", "/projects/same-bytes", "--report", str(out), "--quiet"]
+    assert main(argv) == 0
+    cli = json.loads(out.read_text(encoding="utf-8"))
+    for key in ("format", "inventory", "decisions", "skipped", "rejected"):
+        assert cli[key] == api[key], key
+    # node_modules is skipped by both; the rules folder is found under the wrapping folder.
+    assert api["inventory"]["files"] == ["shop/.claude/rules/api.md", "shop/CLAUDE.md"]
+    assert api["decisions"]["added"] == 2

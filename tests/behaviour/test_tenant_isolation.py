@@ -391,6 +391,10 @@ def read_import(p: Probe) -> None:
     p.refused("GET", "/v1/imports/{import_id}", path={"import_id": p.world.import_id})
 
 
+def read_import_items(p: Probe) -> None:
+    p.refused("GET", "/v1/imports/{import_id}/items", path={"import_id": p.world.import_id})
+
+
 def roll_back_import(p: Probe) -> None:
     p.refused("POST", "/v1/imports/{import_id}/rollback", path={"import_id": p.world.import_id})
 
@@ -767,6 +771,7 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("GET", "/v1/admin/dream/runs"), read_dream_runs),
     (("GET", "/v1/whoami"), whoami),
     (("GET", "/v1/imports/{import_id}"), read_import),
+    (("GET", "/v1/imports/{import_id}/items"), read_import_items),
     (("POST", "/v1/imports/{import_id}/rollback"), roll_back_import),
     (("POST", "/v1/imports"), start_import),
     (("GET", "/v1/skills"), list_skills),

@@ -189,7 +189,7 @@ def test_purging_an_imported_memory_redacts_the_import_and_rollback_still_undoes
     text = "User prefers British English spelling in documentation."
     record_id = next(
         o.record_id
-        for o in runtime.services.imports._store.outcomes("acme", report.id)
+        for o in runtime.services.imports.store.outcomes("acme", report.id)
         if o.file_entry == text
     )
     assert record_id

@@ -15,7 +15,7 @@ import zipfile
 import zlib
 
 from ..domain.errors import TooLarge, ValidationFailed
-from .posix.source_tree import SOURCE_SUFFIXES, decode
+from .posix.source_tree import SKIPPED_DIRS, SOURCE_SUFFIXES, decode
 
 MAX_FILES = 5_000
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -85,7 +85,7 @@ class ArchiveSourceTree:
             mode = info.external_attr >> 16
             if mode and stat.S_ISLNK(mode):
                 raise UnsafeArchive(f"{info.filename!r} is a symbolic link: links are refused", member=path)
-            if info.is_dir() or not path.endswith(SOURCE_SUFFIXES):
+            if info.is_dir() or not _wanted(path):
                 continue
             if info.flag_bits & _ZIP_ENCRYPTED:  # zipfile would raise RuntimeError asking for a password
                 raise ValidationFailed(
@@ -114,7 +114,7 @@ class ArchiveSourceTree:
                 raise UnsafeArchive(f"{member.name!r} is a link: links are refused", member=path)
             if member.isdev() or member.isfifo():
                 raise UnsafeArchive(f"{member.name!r} is a device or FIFO", member=path)
-            if not member.isfile() or not path.endswith(SOURCE_SUFFIXES):
+            if not member.isfile() or not _wanted(path):
                 continue
             self._check_size(path, member.size)
             handle = archive.extractfile(member)
@@ -160,3 +160,9 @@ class ArchiveSourceTree:
                 f"the archive unpacks to more than {self._max_total:,} bytes", limit=self._max_total
             )
         self._files[path] = content
+
+
+def _wanted(path: str) -> bool:
+    """A source file outside the folders a directory walk skips too (`node_modules`, `.git`, ...): the same
+    bytes import the same through the CLI (a directory) and the API (an archive)."""
+    return path.endswith(SOURCE_SUFFIXES) and not any(part in SKIPPED_DIRS for part in path.split("/")[:-1])

@@ -14,11 +14,12 @@ import re
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import Field
 
 from ...domain.errors import Misconfigured, NotFound, TooLarge, ValidationFailed
 from ...domain.identity import Scope
-from ...domain.interop.model import ImportReport
+from ...domain.interop.model import ImportReport, ItemOutcome
 from ...domain.interop.service import ImportService, render_markdown
 from ...domain.model import Model
 from ..context import RequestContext, current
@@ -46,6 +47,14 @@ class ImportRequest(Strict):
 class ImportResponse(Model):
     report: ImportReport
     markdown: str
+
+
+class ImportItems(Model):
+    items: list[ItemOutcome]
+    """What each source item became (ordered by source ref): decision, record id, reason when not written."""
+    total: int
+    """Items matching the filter."""
+    next_offset: int | None = None
 
 
 def _service(ctx: RequestContext) -> ImportService:
@@ -106,6 +115,28 @@ def create_import(body: ImportRequest) -> ImportResponse:
 def get_import(import_id: str) -> ImportResponse:
     _, report = _visible(current(), import_id)
     return ImportResponse(report=report, markdown=render_markdown(report))
+
+
+@router.get(
+    "/imports/<import_id>/items",
+    summary="What each item of an import became: decision, record, reason (admin)",
+    tags=["imports"],
+)
+def import_items(
+    import_id: str,
+    decision: Annotated[str | None, Query(max_length=40, pattern=r"^[a-z_]+$")] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> ImportItems:
+    """Every item, not only the report's listed ones (the report lists at most 600 it did not write)."""
+    ctx = current()
+    service, report = _visible(ctx, import_id)
+    outcomes = sorted(service.store.outcomes(ctx.principal.tenant, report.id), key=lambda o: o.ref)
+    if decision is not None:
+        outcomes = [o for o in outcomes if o.decision == decision]
+    page = outcomes[offset : offset + limit]
+    more = offset + limit < len(outcomes)
+    return ImportItems(items=page, total=len(outcomes), next_offset=offset + limit if more else None)
 
 
 @router.post(

@@ -3,6 +3,7 @@ report (JSON and Markdown) that an import run leaves behind."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -10,9 +11,12 @@ from enum import StrEnum
 from pydantic import Field
 
 from ..model import Model
+from ..records import MetadataValue
 
-MAX_REPORTED_REJECTIONS = 100
-"""The report lists at most this many rejected items one by one (the count is always exact)."""
+MAX_LISTED_ITEMS = 600
+"""The report lists at most this many rejected and skipped items (together) one by one, each with its source
+ref, place and reason; beyond that `unlisted` counts them and each item's outcome (kept per import) still names
+its decision and reason. The counts are always exact. The cap keeps a report within one DynamoDB item (400 KB)."""
 
 
 class ItemKind(StrEnum):
@@ -26,6 +30,9 @@ class ItemKind(StrEnum):
     """A memory exported by another memory service (Mem0): a record."""
     SKILL = "skill"
     """A SKILL.md: a skill of the namespace (provenance `imported`)."""
+    TOPIC = "topic"
+    """A Claude Code rule (`.claude/rules/*.md`) or auto-memory topic file: one record for the whole file (its
+    rule with its **Why:** and **How to apply:**), its front matter kept as metadata."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,17 @@ class SourceItem:
     hint: str | None = None
     """A memory type the source states (e.g. Claude Code's `type: user` front matter); the classifier decides
     otherwise."""
+    attributes: Mapping[str, MetadataValue] = field(default_factory=dict)
+    """What the source says about the item beyond its text, kept as the record's metadata (front matter `name`,
+    `description`, `paths`; Mem0 `metadata`, `categories`, `app_id`)."""
+    dated: bool = False
+    """A line of a dated log (OpenClaw's `memory/YYYY-MM-DD.md`): an episode, valid from its date and time."""
+    skip: str | None = None
+    """Why the item holds no fact (an unfilled template field, a template instruction, a code block alone): it
+    is listed as skipped with this reason, never written."""
+    invalid: str | None = None
+    """Why the item cannot be imported (e.g. a Mem0 memory without text, a chat line that is not JSON): the
+    import reports it as rejected, with this reason, and goes on with the rest of the file."""
 
 
 @dataclass
@@ -89,25 +107,41 @@ class InventoryView(Model):
     turns: int
     memories: int
     skills: int
+    topics: int = 0
     items: int
     skipped_files: list[SkippedFile]
 
 
 class Decisions(Model):
-    """One count per decision the import took; they add up to the inventory's items."""
+    """One count per decision the import took; they add up to the inventory's items. Counts are of the records'
+    state when the import ends: a record added, then superseded or held pending by a later item of the same import,
+    counts as replaced or pending."""
 
     added: int = 0
     merged: int = 0
+    reactivated: int = 0
+    """Archived records (e.g. by a rollback of an earlier import) that this import brought back."""
     superseded: int = 0
+    """Items whose record superseded an older one (kept as history, linked)."""
+    replaced: int = 0
+    """Items added, then superseded by a later item of the same import (their record is history now)."""
+    linked: int = 0
+    """Items added beside an older memory they possibly update (both current, the newer ranked first)."""
+    outdated: int = 0
+    """Items older than a memory that already holds a newer value of the same fact: kept as history."""
     pending: int = 0
     quarantined: int = 0
     rejected: int = 0
     skipped_transient: int = 0
     skipped_expired: int = 0
+    skipped_not_fact: int = 0
+    """Template placeholders and instructions, code blocks alone (listed with the reason)."""
     skipped_seen: int = 0
     """Imported by an earlier run (source refs): a re-run adds nothing twice."""
     skills_added: int = 0
     skills_existing: int = 0
+    skills_restored: int = 0
+    """Archived skills (e.g. by a rollback) that this import made active again."""
 
     def total(self) -> int:
         return sum(getattr(self, name) for name in type(self).model_fields)
@@ -128,6 +162,16 @@ class RejectedItem(Model):
     rule: str | None = None
 
 
+class SkippedItem(Model):
+    """An item the import did not write, and why (transient, expired, imported before)."""
+
+    ref: str
+    path: str
+    line: int | None
+    decision: str
+    reason: str
+
+
 class RecallProbe(Model):
     ref: str
     query: str
@@ -144,8 +188,8 @@ class RecallCheck(Model):
 
 
 class DecayCheck(Model):
-    """An item of the source that had expired (decayed below the forgetting threshold at its own time, or past
-    its expiry date): it was not imported, and recalling its text does not bring it back."""
+    """An item of the source past its own expiry date (Mem0's `expiration_date`): it was not imported, and
+    recalling its text does not bring it back."""
 
     ref: str | None = None
     query: str | None = None
@@ -180,6 +224,9 @@ class ImportReport(Model):
     decisions: Decisions = Field(default_factory=Decisions)
     files: FileOutcomes = Field(default_factory=FileOutcomes)
     rejected: list[RejectedItem] = Field(default_factory=list)
+    skipped: list[SkippedItem] = Field(default_factory=list)
+    unlisted: int = 0
+    """Rejected or skipped items beyond `MAX_LISTED_ITEMS` (counted in `decisions`, not listed here)."""
     preference_recall: RecallCheck = Field(default_factory=RecallCheck)
     decay: DecayCheck = Field(default_factory=DecayCheck)
     items_per_second: float | None = None
@@ -205,3 +252,5 @@ class ItemOutcome(Model):
     skill: str | None = None
     superseded: str | None = None
     """The record this item's record superseded (a rollback reinstates it when the import did not create it)."""
+    reason: str | None = None
+    """Why the item was skipped or rejected (the report lists it; kept here beyond the report's cap)."""

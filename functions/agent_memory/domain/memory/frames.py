@@ -166,7 +166,8 @@ def parallel(new: str, old: str) -> Relation | None:
     replaced = [d for d in differences if d.old and d.new]
     extra = [d for d in differences if not (d.old and d.new)]
     if len(replaced) > 1:
-        if kinds == {"value"} and _dated(differences) and not _events(new, old):
+        all_values = all(t.kind == "value" for d in differences for t in (*d.old, *d.new))
+        if all_values and _dated(differences) and not _events(new, old):
             changes = "; ".join(d.describe() for d in differences)
             return Relation("update", f"same statement with new values: {changes}")
         return None  # two details differ: different scopes ("tabs in Go" / "spaces in YAML")

@@ -63,6 +63,10 @@ _USAGE_ATTRIBUTES = {
     "usage_output": ":out",
     "usage_cost_usd": ":usd",
     "usage_cache_breaks": ":break",
+    "usage_cost_uncached_usd": ":uncached",
+    "usage_snapshot_1h": ":snap1h",
+    "usage_history_1h": ":hist1h",
+    "usage_ttl_switches": ":switch",
 }
 _USAGE_FIELDS = {
     ":one": "turns",
@@ -72,15 +76,22 @@ _USAGE_FIELDS = {
     ":out": "output_tokens",
     ":usd": "cost_usd",
     ":break": "cache_breaks",
+    ":uncached": "cost_without_cache_usd",
+    ":snap1h": "snapshot_1h_turns",
+    ":hist1h": "history_1h_turns",
+    ":switch": "cache_ttl_switches",
 }
+_USD_FIELDS = frozenset({"cost_usd", "cost_without_cache_usd"})
 
 DynamoClientFactory = Callable[[str], Any]
 Item = dict[str, dict[str, Any]]
 
 
 def _decimal(value: float) -> str:
-    """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation)."""
-    return f"{value:.8f}"
+    """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation); zero as `0`
+    (moto cannot ADD to a stored `0.00000000`)."""
+    text = f"{value:.8f}"
+    return "0" if float(text) == 0 else text
 
 
 def _epoch(moment: datetime) -> int:
@@ -178,7 +189,7 @@ class DynamoSessionStore:
             if attribute in item:
                 field = _USAGE_FIELDS[placeholder]
                 raw = item[attribute]["N"]
-                totals[field] = float(raw) if field == "cost_usd" else int(raw)
+                totals[field] = float(raw) if field in _USD_FIELDS else int(raw)
         if totals:
             data["usage"] = SessionUsage(**totals)
         return SessionRecord.model_validate(data)
@@ -237,15 +248,11 @@ class DynamoSessionStore:
                 limit=MAX_TURN_ITEM_BYTES,
             )
         pk = self._pk(turn.tenant, turn.session_id)
-        usage = turn.usage
+        # The turn's own figures, as SessionUsage adds them (the same arithmetic as the local store).
+        delta = SessionUsage().plus(turn).model_dump()
         added = {
-            ":one": _n(1),
-            ":in": _n(int(usage.get("inputTokens", 0))),
-            ":read": _n(int(usage.get("cacheReadInputTokens", 0))),
-            ":write": _n(int(usage.get("cacheWriteInputTokens", 0))),
-            ":out": _n(int(usage.get("outputTokens", 0))),
-            ":usd": {"N": _decimal(turn.cost_usd)},
-            ":break": _n(int(turn.cache_break)),
+            placeholder: {"N": _decimal(delta[field])} if field in _USD_FIELDS else _n(int(delta[field]))
+            for placeholder, field in _USAGE_FIELDS.items()
         }
         items = [
             {

@@ -35,7 +35,7 @@ TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
 DEFAULT_TTL: CacheTtl = "5m"
 """Bedrock's default when a `CachePointBlock` carries no `ttl`."""
 _ORDER: tuple[CacheTtl, ...] = ("5m", "1h")
-MIN_HORIZON = 3
+MIN_HORIZON = 8
 """Turns a choice is expected to serve at least: the session so far has no more gaps than this to go by."""
 
 
@@ -99,13 +99,21 @@ def _expected_per_token(profile: ModelProfile, gaps: Sequence[float], ttl: Cache
 
 
 def expected_cost(
-    choice: TtlChoice, sizes: PromptSizes, profile: ModelProfile, gaps: Sequence[float], *, horizon: int
+    choice: TtlChoice,
+    sizes: PromptSizes,
+    profile: ModelProfile,
+    gaps: Sequence[float],
+    *,
+    horizon: int,
+    written: tuple[bool, bool] = (True, True),
 ) -> float:
-    """In tokens at the base input price: writing this turn's prefix with `choice` (it is being written),
-    then `horizon` more turns whose gaps follow the empirical distribution of `gaps`, over a history that
-    keeps growing by `sizes.increment` a turn."""
-    now = sizes.system * profile.write_multiplier(choice.system) + (
-        sizes.history + sizes.increment
+    """In tokens at the base input price: what this turn writes with `choice` (the system prefix and the
+    history where `written` says their caches expired, the new messages always), then `horizon` more turns
+    whose gaps follow the empirical distribution of `gaps`, over a history that keeps growing by
+    `sizes.increment` a turn."""
+    system_written, history_written = written
+    now = (sizes.system if system_written else 0) * profile.write_multiplier(choice.system) + (
+        (sizes.history if history_written else 0) + sizes.increment
     ) * profile.write_multiplier(choice.history)
     history = sizes.history + sizes.increment * (horizon + 1) / 2  # its mean over the horizon
     per_turn = (
@@ -143,4 +151,8 @@ def choose_ttls(
         and (history_free or TTL_SECONDS[history] <= TTL_SECONDS[previous.history])
     ]
     horizon = max(MIN_HORIZON, len(gaps))
-    return min(candidates, key=lambda c: expected_cost(c, sizes, profile, gaps, horizon=horizon))
+    written = (system_free, history_free)
+    return min(
+        candidates,
+        key=lambda c: expected_cost(c, sizes, profile, gaps, horizon=horizon, written=written),
+    )

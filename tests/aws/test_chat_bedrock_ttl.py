@@ -20,8 +20,8 @@ from tests.aws.support import REGION, TABLE
 from tests.aws.test_chat_bedrock import (
     MODEL,
     NS,
-    T,
     CapturedBodies,
+    T,
     converse_response,
     make_aws_stack,
 )

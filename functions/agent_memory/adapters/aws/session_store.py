@@ -247,6 +247,37 @@ class DynamoSessionStore:
                 f"{MAX_TURN_ITEM_BYTES:,}. Send shorter messages or lower the tool-result limit",
                 limit=MAX_TURN_ITEM_BYTES,
             )
+        items = self._turn_items(turn, doc, session.expires_at, now)
+        client = self._client(turn.tenant)
+        try:
+            with upstream_errors("DynamoDB", "TransactWriteItems"):
+                client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code", "None") for r in error.response.get("CancellationReasons") or []]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                raise SessionClosed(
+                    f"session {turn.session_id} is no longer open (ended or expired); the turn was not saved",
+                    session_id=turn.session_id,
+                ) from error
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise ConcurrentModification(
+                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
+                    "message again",
+                    session_id=turn.session_id,
+                    turn=turn.index + 1,
+                ) from error
+            if "TransactionConflict" in reasons:
+                raise ConcurrentModification(
+                    f"session {turn.session_id} is being changed by another request; send the message again",
+                    session_id=turn.session_id,
+                ) from error
+            raise
+
+    def _turn_items(self, turn: TurnRecord, doc: str, expires_at: datetime, now: datetime) -> list[Item]:
+        """The transaction that stores a turn: the session's open-and-unexpired condition with the atomic
+        ADD of the turn's figures to its totals, and the put of the turn if its index is free."""
         pk = self._pk(turn.tenant, turn.session_id)
         # The turn's own figures, as SessionUsage adds them (the same arithmetic as the local store).
         delta = SessionUsage().plus(turn).model_dump()
@@ -280,39 +311,14 @@ class DynamoSessionStore:
                         "sk": _s(f"TURN#{turn.index:06d}"),
                         "kind": _s("turn"),
                         # Turns leave with their session.
-                        "expires_at": _n(_epoch(session.expires_at)),
+                        "expires_at": _n(_epoch(expires_at)),
                         "doc": _s(doc),
                     },
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
         ]
-        client = self._client(turn.tenant)
-        try:
-            with upstream_errors("DynamoDB", "TransactWriteItems"):
-                client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = [r.get("Code", "None") for r in error.response.get("CancellationReasons") or []]
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise SessionClosed(
-                    f"session {turn.session_id} is no longer open (ended or expired); the turn was not saved",
-                    session_id=turn.session_id,
-                ) from error
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise ConcurrentModification(
-                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
-                    "message again",
-                    session_id=turn.session_id,
-                    turn=turn.index + 1,
-                ) from error
-            if "TransactionConflict" in reasons:
-                raise ConcurrentModification(
-                    f"session {turn.session_id} is being changed by another request; send the message again",
-                    session_id=turn.session_id,
-                ) from error
-            raise
+        return items
 
     def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
         client = self._client(tenant)

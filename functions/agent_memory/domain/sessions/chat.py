@@ -223,24 +223,7 @@ class ChatService:
         # between the turns, or trimming changed the history prefix).
         expected = history[-1].cached_prefix_tokens if history else 0
         shortfall = max(0, expected - exchange.first_read)
-        last = exchange.reply.usage
-        record = TurnRecord(
-            tenant=tenant,
-            session_id=session_id,
-            index=index,
-            messages=exchange.new_messages,
-            usage=usage.as_bedrock(),
-            cost_usd=round(cost.usd, 8),
-            cost_without_cache_usd=round(cost.usd_without_cache, 8),
-            model_id=self.model_id,
-            stop_reason=exchange.reply.stop_reason,
-            tool_calls=[outcome.as_dict() for outcome in exchange.outcomes],
-            created_at=self._clock.now(),
-            cached_prefix_tokens=last.cache_read_input_tokens + last.cache_write_input_tokens,
-            cache_break=shortfall > 0,
-            cache_ttl=TurnCacheTtl(system=ttls.choice.system, history=ttls.choice.history),
-            cache_ttl_switch=ttls.switched,
-        )
+        record = self._record(tenant, session_id, index, exchange, usage, cost, ttls, shortfall)
         self._sessions.record_turn(record)
         result = TurnResult(
             session_id=session_id,
@@ -264,6 +247,36 @@ class ChatService:
         for observer in self._observers:
             observer(result)
         return result
+
+    def _record(
+        self,
+        tenant: str,
+        session_id: str,
+        index: int,
+        exchange: _Exchange,
+        usage: Usage,
+        cost: TurnCost,
+        ttls: _TurnTtls,
+        shortfall: int,
+    ) -> TurnRecord:
+        last = exchange.reply.usage
+        return TurnRecord(
+            tenant=tenant,
+            session_id=session_id,
+            index=index,
+            messages=exchange.new_messages,
+            usage=usage.as_bedrock(),
+            cost_usd=round(cost.usd, 8),
+            cost_without_cache_usd=round(cost.usd_without_cache, 8),
+            model_id=self.model_id,
+            stop_reason=exchange.reply.stop_reason,
+            tool_calls=[outcome.as_dict() for outcome in exchange.outcomes],
+            created_at=self._clock.now(),
+            cached_prefix_tokens=last.cache_read_input_tokens + last.cache_write_input_tokens,
+            cache_break=shortfall > 0,
+            cache_ttl=TurnCacheTtl(system=ttls.choice.system, history=ttls.choice.history),
+            cache_ttl_switch=ttls.switched,
+        )
 
     def _ttls(
         self,

@@ -304,6 +304,26 @@ class MemoryTools:
         action = _arg(args, "action")
         raw_note = args.get("note")
         note = raw_note if isinstance(raw_note, str) else ""
+        if action == "outcome":
+            signals = skills.report_outcome(
+                tenant, namespace, skill_name, _arg(args, "outcome"), actor=actor, note=note
+            )
+            return {
+                "status": "recorded",
+                "outcomes": signals.as_dict()["outcomes"],
+            }, f"outcome for {skill_name}"
+        skill = self._change_skill(skills, action, args, context, note)
+        payload = _skill_payload(skill, body=False)
+        payload["note"] = "saved; it appears in the skills listing of the snapshot from the next session"
+        return payload, f"{action} {skill_name} v{skill.meta.version}"
+
+    @staticmethod
+    def _change_skill(
+        skills: SkillsService, action: str, args: Mapping[str, Any], context: ToolContext, note: str
+    ) -> Skill:
+        """`skill_manage` create, edit, patch, archive or restore: the skill as it is afterwards."""
+        tenant, namespace, actor = context.tenant, context.session.namespace, context.actor
+        skill_name = _arg(args, "name")
         if action == "create":
             skill = skills.create(
                 tenant,
@@ -342,21 +362,11 @@ class MemoryTools:
         elif action in ("archive", "restore"):
             change = skills.archive if action == "archive" else skills.restore
             skill = change(tenant, namespace, skill_name, actor=actor, note=note)
-        elif action == "outcome":
-            signals = skills.report_outcome(
-                tenant, namespace, skill_name, _arg(args, "outcome"), actor=actor, note=note
-            )
-            return {
-                "status": "recorded",
-                "outcomes": signals.as_dict()["outcomes"],
-            }, f"outcome for {skill_name}"
         else:
             raise ValidationFailed(
                 f"unknown skill_manage action {action!r}: use create, edit, patch, archive, restore or outcome"
             )
-        payload = _skill_payload(skill, body=False)
-        payload["note"] = "saved; it appears in the skills listing of the snapshot from the next session"
-        return payload, f"{action} {skill_name} v{skill.meta.version}"
+        return skill
 
 
 def _skill_payload(skill: Skill, *, body: bool) -> dict[str, Any]:

@@ -209,3 +209,12 @@ def test_given_model_without_the_1_hour_ttl_then_auto_requests_carry_no_ttl(tmp_
         points = [block for block in call.system if "cachePoint" in block]
         points += [b for m in call.messages for b in m["content"] if "cachePoint" in b]
         assert points and all(point == {"cachePoint": {"type": "default"}} for point in points)
+
+
+def test_given_a_longer_expected_session_then_the_hour_pays_for_its_dearer_write():
+    # one pause in two so far, a short history that expired: written now at 1.25x (5m) or 2x (1h); only a
+    # session expected to go on long enough (and grow its history) makes the dearer write pay
+    previous, gaps = TtlChoice("1h", "5m"), [60.0, 400.0]
+    short = PromptSizes(system=1250, history=100, increment=80)
+    assert choose_ttls("auto", SONNET_45, previous, gaps, short, min_horizon=2) == TtlChoice("1h", "5m")
+    assert choose_ttls("auto", SONNET_45, previous, gaps, short, min_horizon=32) == HOUR

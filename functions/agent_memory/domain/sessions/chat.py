@@ -303,7 +303,9 @@ class ChatService:
             increment=history_tokens // max(1, len(history) + 1),
         )
         profile = self.prompt_cache.profile(self.model_id)
-        choice = choose_ttls(mode, profile, previous, gaps, sizes)
+        choice = choose_ttls(
+            mode, profile, previous, gaps, sizes, min_horizon=self.config.cache_ttl_horizon_turns
+        )
         gap = gaps[-1] if gaps else None
         return _TurnTtls(
             choice=choice,

@@ -89,6 +89,8 @@ class ChatConfig(Model):
     history_cache_points: bool = True
     """Cache points on the conversation history (the previous request's end and this request's end), so
     each call writes only its new messages and reads the rest; off: only the system cache point."""
+    cache_ttl_horizon_turns: Annotated[int, Field(ge=1, le=1000)] = 32
+    """`auto` cache TTLs: how many more turns a TTL choice is expected to serve at least (`cache_ttl.py`)."""
     snapshot_ceiling_tokens: Annotated[int, Field(ge=1)] | None = None
     """Alert above this many snapshot tokens. Default: the budget's memory share of the window."""
     max_message_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 20_000

@@ -9,16 +9,17 @@ between turns: a gap shorter than the TTL reads the cached prefix, a longer one 
 `choose_ttls` decides, before each turn, from the gaps observed so far in the session (the current one
 included: it is known when the turn starts):
 
-- It starts with the model's default (5 minutes) and keeps today's shape on models without a 1-hour TTL.
+- The first turn's history points use the model's default (5 minutes), its snapshot point 1 hour
+  (`FIRST_TURN` says why); models without a 1-hour TTL keep today's shape (5 minutes, no `ttl` member).
 - It switches a cache point only where that point's prefix is written anyway: the system point when its
   cache has expired (the current gap is at least its TTL), a history point when its cache has expired or the
   point is new. The point that closes this request is always new, so the history can move down to 5 minutes
   on any turn; it moves up only at an expiry. A switch therefore never turns a read into a write.
 - Bedrock requires non-increasing TTLs in the order tools → system → messages: the system TTL is never
   shorter than a history TTL, and the previous request's end keeps the TTL it was written with (it is read),
-  so this request's end is never longer than it. `cache_point_ttls` returns the TTLs in request order.
+  so this request's end is never longer than it (`previous_end_ttl`; `non_increasing` checks a request).
 - Among the allowed choices it takes the one with the lowest expected cost: what this turn writes, plus the
-  expected cost of the next turns (as many as the session has had, at least `MIN_HORIZON`) under the empirical
+  expected cost of the next turns (as many as the session has had, at least `min_horizon`) under the empirical
   distribution of the gaps so far, priced with the model's multipliers from the price table
   (`config.ModelProfile`). Ties go to the shorter TTL.
 """

@@ -18,28 +18,35 @@ A second run of (C) goes through ChatService itself, with a model double whose u
 cache model and which makes the memory writes as tool calls (so those turns take two model calls).
 
     .venv/bin/python bench/prompt_cache.py [--turns 20] [--writes 4,9,15] [--gap-seconds 60] [--model ID]
-        [--cache-ttl 5m|1h]
+        [--cache-ttl 5m|1h] [--seeds 10]
 
 ChatService puts cache points on the conversation history too (the previous request's end and this
-request's end), so each call writes only its new messages and reads the rest; the whole prompt's cost is
-reported next to the memory block's, for 20 and 50 turns with 5-minute and 1-hour TTLs, for gaps just under
-and just over the TTL (over it, every turn finds the cache gone), and for a 50-turn session whose history is
-trimmed to a small context window (elision in steps, `ChatConfig.elision_step`).
+request's end), so each call writes only its new messages and reads the rest. The second table gives the
+whole prompt's cost through ChatService for every gap pattern under three TTL settings: fixed 5m (the
+service's behaviour before issue 33), fixed 1h, and `auto` (domain/sessions/cache_ttl.py chooses the snapshot
+and history cache points' TTLs per turn from the gaps so far). The patterns: 20 and 50 turns a fixed gap
+apart, gaps just under and just over each TTL, seeded sessions at a human pace (`human_gaps`: log-normal,
+median 90 s, one gap in five above 5 minutes, one in a hundred a 1-3 h pause; `--seeds` sessions of 20 and
+of 50 turns), and a 50-turn session whose history is trimmed to a small context window.
 
-Exit status 1 (20 turns, 5-minute TTL) when the memory block of (C) leaves its floor, or the whole prompt
-through ChatService costs more than 30 % of sending it uncached.
+Exit status 1 when (20 turns, 5-minute TTL) the memory block of (C) leaves its floor or the whole prompt
+through ChatService costs more than 30 % of sending it uncached; when `auto` costs more than the better fixed
+TTL + 2 points on any pattern; or when `auto` costs more than 20 % of no caching on a human-pace row.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from prompt_cache_simulator import (  # bench/, the script's directory
@@ -59,13 +66,18 @@ from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.service import MemoryService
 from agent_memory.domain.sessions.chat import ChatService, tool_config
 from agent_memory.domain.sessions.config import ChatConfig, ModelProfile, PromptCacheConfig
-from agent_memory.domain.sessions.ports import ModelReply
+from agent_memory.domain.sessions.ports import ModelReply, SessionUsage
 from agent_memory.domain.sessions.prompt_cache import estimate_text_tokens
 from agent_memory.domain.sessions.sessions import SessionService, system_blocks
 
 TENANT = "bench"
 NAMESPACE = "/projects/billing"
 WHOLE_PROMPT_TARGET = 30.0
+HUMAN_PACE_TARGET = 20.0
+"""Whole prompt with `auto` TTLs at a human pace, % of no caching (issue 33)."""
+AUTO_MARGIN = 2.0
+"""`auto` may cost at most this many points more than the better fixed TTL on any pattern."""
+TTL_SETTINGS = ("5m", "1h", "auto")
 
 MEMORY_NOTES = [
     "Billing runs on Postgres 16 in eu-west-1; migrations live in db/migrations and run with `make migrate`.",
@@ -289,16 +301,27 @@ class SimulatedBedrock:
         return ModelReply([{"text": assistant_text(turn)}], "end_turn", usage)
 
 
+@dataclass
+class ChatRun:
+    tally: Tally
+    spent: float
+    without: float
+    usage: SessionUsage
+
+
 def replay_chat_service(
     turns: int,
     write_turns: set[int],
-    gap: timedelta,
+    gap: timedelta | Sequence[timedelta],
     profile: ModelProfile,
     model_id: str,
     root: Path,
     ttl: str,
     context_window: int | None = None,
-) -> tuple[Tally, float, float]:
+) -> ChatRun:
+    """One session through ChatService; `gap`: the time between turns, or the gap before each turn after the
+    first (`turns - 1` of them)."""
+    gaps = list(gap) if isinstance(gap, Sequence) else [gap] * (turns - 1)
     clock = BenchClock()
     files, sessions, memory = build_services(root / "chat", clock)
     model = SimulatedBedrock(profile, clock, write_turns, model_id)
@@ -307,20 +330,112 @@ def replay_chat_service(
     session = sessions.start(TENANT, NAMESPACE, actor="bench", cache_ttl=ttl).session  # type: ignore[arg-type]
     spent = without = 0.0
     for turn in range(1, turns + 1):
+        if turn > 1:
+            clock.now_at += gaps[turn - 2]
         result = chat.turn(TENANT, session.id, user_text(turn), actor="bench", can_write=True)
         spent += result.cost.usd
         without += result.cost.usd_without_cache
         model.tally.breaks += int(result.cache_break)
         model.tally.elided = max(model.tally.elided, result.elided_turns)
-        clock.now_at += gap
-    totals = sessions.get(TENANT, session.id).usage
+    stored = sessions.get(TENANT, session.id)
+    totals = stored.usage
     assert totals.turns == turns and totals.cache_breaks == model.tally.breaks, "session totals disagree"
-    snapshot = sessions.get(TENANT, session.id).snapshot
-    assert all(content not in snapshot for _, content in WRITES), "a write leaked into the running snapshot"
+    assert abs(totals.cost_usd - spent) < 1e-6, "the session's cost is the sum of its turns"
+    assert stored.snapshot_sha256 == session.snapshot_sha256, "the snapshot was re-frozen"
+    assert all(content not in stored.snapshot for _, content in WRITES), "a write leaked into the snapshot"
     assert all(
         content in sessions.render_snapshot(TENANT, NAMESPACE) for _, content in WRITES[: len(write_turns)]
     ), "the next session must see the writes"
-    return model.tally, spent, without
+    return ChatRun(model.tally, spent, without, totals)
+
+
+# --------------------------------------------------------------------------- human pace
+
+
+def human_gaps(turns: int, seed: int) -> list[timedelta]:
+    """Gaps of a person at the keyboard: log-normal with a median of 90 s and one gap in five above 5
+    minutes (sigma = ln(300/90) / z(0.8)), and one in a hundred replaced by a pause of one to three hours (a
+    meeting, lunch); `turns - 1` gaps, reproducible from `seed`."""
+    rng = random.Random(seed)
+    sigma = math.log(300 / 90) / NormalDist().inv_cdf(0.8)
+    gaps = []
+    for _ in range(turns - 1):
+        seconds = (
+            rng.uniform(3600, 3 * 3600) if rng.random() < 0.01 else rng.lognormvariate(math.log(90), sigma)
+        )
+        gaps.append(timedelta(seconds=seconds))
+    return gaps
+
+
+@dataclass
+class Pattern:
+    label: str
+    turns: int
+    sessions: list[list[timedelta]]
+    """The gaps of each session of the pattern (one session for a fixed gap)."""
+    context_window: int | None = None
+
+
+def patterns(gap: timedelta, seeds: int, trim_window: int) -> list[Pattern]:
+    fixed = [
+        Pattern(f"{turns} turns, {gap.total_seconds():g} s apart", turns, [[gap] * (turns - 1)])
+        for turns in (20, 50)
+    ]
+    for seconds in (299, 301, 3599, 3601):
+        fixed.append(Pattern(f"20 turns, {seconds:,} s apart", 20, [[timedelta(seconds=seconds)] * 19]))
+    human = [
+        Pattern(
+            f"{turns} turns, human pace x{seeds}", turns, [human_gaps(turns, seed) for seed in range(seeds)]
+        )
+        for turns in (20, 50)
+    ]
+    trim = Pattern(f"50 turns, {trim_window:,}-token window", 50, [[gap] * 49], trim_window)
+    return [*fixed, *human, trim]
+
+
+@dataclass
+class PatternResult:
+    share: dict[str, float]
+    """Whole-prompt cost as % of no caching, per TTL setting."""
+    memory: dict[str, float]
+    breaks: dict[str, int]
+    calls: int
+    auto: list[SessionUsage]
+
+
+def run_pattern(
+    pattern: Pattern, write_turns: set[int], profile: ModelProfile, model: str, root: Path
+) -> PatternResult:
+    share: dict[str, float] = {}
+    memory: dict[str, float] = {}
+    breaks: dict[str, int] = {}
+    calls = 0
+    auto: list[SessionUsage] = []
+    for ttl in TTL_SETTINGS:
+        units = uncached = memory_units = memory_uncached = 0.0
+        breaks[ttl] = 0
+        for number, gaps in enumerate(pattern.sessions):
+            run = replay_chat_service(
+                pattern.turns,
+                write_turns,
+                gaps,
+                profile,
+                model,
+                root / f"{ttl}{number}",
+                ttl,
+                pattern.context_window,
+            )
+            units += run.tally.prompt_units
+            uncached += run.tally.prompt_uncached_units
+            memory_units += run.tally.memory_units
+            memory_uncached += run.tally.memory_uncached_units
+            breaks[ttl] += run.tally.breaks
+            calls = run.tally.calls
+            if ttl == "auto":
+                auto.append(run.usage)
+        share[ttl] = 100 * units / uncached
+        memory[ttl] = 100 * memory_units / memory_uncached
+    return PatternResult(share, memory, breaks, calls, auto)
 
 
 # --------------------------------------------------------------------------- report
@@ -332,6 +447,77 @@ def floor_share(profile: ModelProfile, ttl: str, calls: int) -> float:
     return 100 * (write + (calls - 1) * profile.cache_read_multiplier) / calls
 
 
+def print_strategies(tallies: list[Tally], turns: int) -> None:
+    labels = {
+        "A": "(A) writes applied to the system prompt",
+        "B": "(B) memory in the user message",
+        "C": "(C) frozen snapshot, system cache point only",
+    }
+    print(f"{'strategy':46} {'calls':>5} {'writes':>6} {'reads':>5} {'memory cost':>12} {'whole prompt':>13}")
+    for tally in tallies:
+        label = labels.get(
+            tally.name, f"(C) ChatService, history cache points (+{tallies[-1].calls - turns} tool)"
+        )
+        print(
+            f"{label:46} {tally.calls:>5} {tally.writes:>6} {tally.reads:>5} "
+            f"{tally.memory_share:>11.2f}% {tally.prompt_share:>12.2f}%"
+        )
+    print()
+
+
+def print_pattern_table(results: list[tuple[Pattern, PatternResult]], failures: list[str]) -> None:
+    print(
+        "ChatService (frozen snapshot + cache points on the history), memory writes as tool calls; whole prompt"
+    )
+    print("as % of no caching per TTL setting (fixed 5m is the service's behaviour before `auto`):")
+    print(
+        f"{'run':34} {'calls':>5} {'5m':>7} {'1h':>7} {'auto':>7} {'auto-best':>9} {'memory':>7} "
+        f"{'breaks':>6} {'snap 1h':>7} {'hist 1h':>7} {'switch':>6} {'$/session':>9}"
+    )
+    for pattern, result in results:
+        share = result.share
+        best = min(share["5m"], share["1h"])
+        usages = result.auto
+        turns = sum(u.turns for u in usages)
+        print(
+            f"{pattern.label:34} {result.calls:>5} {share['5m']:>6.2f}% {share['1h']:>6.2f}% "
+            f"{share['auto']:>6.2f}% {share['auto'] - best:>+8.2f} {result.memory['auto']:>6.2f}% "
+            f"{result.breaks['auto']:>6} {100 * sum(u.snapshot_1h_turns for u in usages) / turns:>6.0f}% "
+            f"{100 * sum(u.history_1h_turns for u in usages) / turns:>6.0f}% "
+            f"{sum(u.cache_ttl_switches for u in usages) / len(usages):>6.1f} "
+            f"{sum(u.cost_usd for u in usages) / len(usages):>9.4f}"
+        )
+        if share["auto"] > best + AUTO_MARGIN:
+            failures.append(
+                f"{pattern.label}: auto {share['auto']:.2f}% > best fixed {best:.2f}% + {AUTO_MARGIN:g}"
+            )
+        if "human" in pattern.label and share["auto"] > HUMAN_PACE_TARGET:
+            failures.append(
+                f"{pattern.label}: auto {share['auto']:.2f}% > {HUMAN_PACE_TARGET:g}% of no caching"
+            )
+    print(
+        "auto-best: points above the better fixed TTL; memory: the snapshot's cost with auto; breaks: turns that "
+        "read less than the previous turn cached (auto); snap/hist 1h: turns whose snapshot / history cache "
+        "points used the 1-hour TTL; switch: TTL changes per session; $/session: auto's cost per session"
+    )
+
+
+def check_frozen(
+    frozen: float, whole: float, floor: float, args: argparse.Namespace, failures: list[str]
+) -> None:
+    """The (C) targets of the default run: the memory block at its floor, the whole prompt under 30 %."""
+    if args.cache_ttl == "5m" and args.turns == 20:
+        if frozen > floor + 0.01:
+            failures.append(f"(C) memory block {frozen:.2f}% left its floor {floor:.2f}%")
+        if whole > WHOLE_PROMPT_TARGET:
+            failures.append(f"whole prompt {whole:.2f}% > {WHOLE_PROMPT_TARGET:.0f}% of no caching")
+    print()
+    print(
+        f"(C) memory block {frozen:.2f}% (floor {floor:.2f}%); whole prompt through ChatService {whole:.2f}% "
+        f"(target ≤ {WHOLE_PROMPT_TARGET:.0f}% over 20 turns with 5m) {'FAIL' if failures else 'PASS'}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=20)
@@ -339,6 +525,7 @@ def main() -> int:
     parser.add_argument("--gap-seconds", type=float, default=60.0, help="time between turns")
     parser.add_argument("--model", default="anthropic.claude-sonnet-4-5-20250929-v1:0")
     parser.add_argument("--cache-ttl", choices=("5m", "1h"), default="5m")
+    parser.add_argument("--seeds", type=int, default=10, help="seeded sessions per human-pace row")
     parser.add_argument(
         "--trim-window", type=int, default=8000, help="context window of the history-trimming run (tokens)"
     )
@@ -354,36 +541,18 @@ def main() -> int:
             replay(name, args.turns, write_turns, gap, profile, root, args.cache_ttl)
             for name in ("A", "B", "C")
         ]
-        chat_tally, spent, without = replay_chat_service(
+        chat_run = replay_chat_service(
             args.turns, write_turns, gap, profile, args.model, root, args.cache_ttl
         )
+        chat_tally, spent, without = chat_run.tally, chat_run.spent, chat_run.without
         clock = BenchClock()
         _, sessions, _ = build_services(root / "sizes", clock)
         snapshot = sessions.render_snapshot(TENANT, NAMESPACE)
 
-        runs: list[tuple[str, str, Tally]] = []
-        for turns in (20, 50):
-            for ttl in ("5m", "1h"):
-                tally, _, _ = replay_chat_service(
-                    turns, write_turns, gap, profile, args.model, root / f"m{turns}{ttl}", ttl
-                )
-                runs.append((f"{turns} turns, {args.gap_seconds:g} s apart", ttl, tally))
-        for ttl, seconds in (("5m", 300), ("1h", 3600)):
-            for delta in (-1, 1):
-                tally, _, _ = replay_chat_service(
-                    20,
-                    write_turns,
-                    timedelta(seconds=seconds + delta),
-                    profile,
-                    args.model,
-                    root / f"g{ttl}{delta}",
-                    ttl,
-                )
-                runs.append((f"20 turns, {seconds + delta:,} s apart", ttl, tally))
-        trim, _, _ = replay_chat_service(
-            50, write_turns, gap, profile, args.model, root / "trim", "5m", context_window=args.trim_window
-        )
-        runs.append((f"50 turns, {args.trim_window:,}-token window", "5m", trim))
+        results = [
+            (pattern, run_pattern(pattern, write_turns, profile, args.model, root / f"p{number}"))
+            for number, pattern in enumerate(patterns(gap, args.seeds, args.trim_window))
+        ]
 
     floor = floor_share(profile, args.cache_ttl, args.turns)
     print(f"model {args.model}: minimum cacheable prefix {profile.min_cacheable_tokens:,} tokens")
@@ -393,53 +562,13 @@ def main() -> int:
         f"tokens ({len(snapshot):,} characters), tools about {tools_block().tokens:,} tokens"
     )
     print()
-    labels = {
-        "A": "(A) writes applied to the system prompt",
-        "B": "(B) memory in the user message",
-        "C": "(C) frozen snapshot, system cache point only",
-    }
-    print(f"{'strategy':46} {'calls':>5} {'writes':>6} {'reads':>5} {'memory cost':>12} {'whole prompt':>13}")
-    for tally in [*tallies, chat_tally]:
-        label = labels.get(
-            tally.name, f"(C) ChatService, history cache points (+{chat_tally.calls - args.turns} tool)"
-        )
-        print(
-            f"{label:46} {tally.calls:>5} {tally.writes:>6} {tally.reads:>5} "
-            f"{tally.memory_share:>11.2f}% {tally.prompt_share:>12.2f}%"
-        )
-    print()
+    print_strategies([*tallies, chat_tally], args.turns)
     print("memory cost and whole prompt: % of the same input sent without caching (output excluded)")
     print(f"ChatService cost estimate for the session: ${spent:.4f} (without caching ${without:.4f})")
     print()
-    print("ChatService (frozen snapshot + cache points on the history), memory writes as tool calls:")
-    print(
-        f"{'run':34} {'ttl':>3} {'calls':>5} {'memory':>8} {'floor':>7} {'whole':>8} {'breaks':>6} {'elided':>6}"
-    )
-    for label, ttl, tally in runs:
-        run_floor = floor_share(profile, ttl, tally.calls)
-        print(
-            f"{label:34} {ttl:>3} {tally.calls:>5} {tally.memory_share:>7.2f}% {run_floor:>6.2f}% "
-            f"{tally.prompt_share:>7.2f}% {tally.breaks:>6} {tally.elided:>6}"
-        )
-        if "apart" in label and tally.breaks == 0 and tally.memory_share > run_floor + 0.01:
-            failures.append(f"{label} {ttl}: memory block {tally.memory_share:.2f}% above its floor")
-    print(
-        "breaks: turns whose first call read less than the previous turn cached (the session's cache_breaks); "
-        "a gap longer than the TTL breaks the cache on every turn"
-    )
+    print_pattern_table(results, failures)
 
-    frozen = tallies[2].memory_share
-    whole = chat_tally.prompt_share
-    if args.cache_ttl == "5m" and args.turns == 20:
-        if frozen > floor + 0.01:
-            failures.append(f"(C) memory block {frozen:.2f}% left its floor {floor:.2f}%")
-        if whole > WHOLE_PROMPT_TARGET:
-            failures.append(f"whole prompt {whole:.2f}% > {WHOLE_PROMPT_TARGET:.0f}% of no caching")
-    print()
-    print(
-        f"(C) memory block {frozen:.2f}% (floor {floor:.2f}%); whole prompt through ChatService {whole:.2f}% "
-        f"(target ≤ {WHOLE_PROMPT_TARGET:.0f}% over 20 turns with 5m) {'FAIL' if failures else 'PASS'}"
-    )
+    check_frozen(tallies[2].memory_share, chat_tally.prompt_share, floor, args, failures)
     for failure in failures:
         print(f"FAIL: {failure}")
     return 1 if failures else 0

@@ -73,7 +73,16 @@ class CacheOutcome:
         return self.total_tokens - self.write_end
 
     def usage(self, output_tokens: int = 0) -> Usage:
-        return Usage(self.uncached_tokens, output_tokens, self.read_tokens, self.write_tokens)
+        """Bedrock's usage record, with the writes split by TTL as its `cacheDetails` reports them."""
+        hour = sum(end - start for start, end, ttl in self.written_ttls if ttl == "1h")
+        return Usage(
+            self.uncached_tokens,
+            output_tokens,
+            self.read_tokens,
+            self.write_tokens,
+            cache_write_1h_input_tokens=hour,
+            write_ttls_known=True,
+        )
 
     def split(self, start: int, end: int) -> tuple[int, int, int]:
         """Tokens of the span [start, end) that were (read, written, uncached)."""

@@ -249,7 +249,7 @@ def aws_stack(tmp_path, clock, bedrock, session_store):
 def test_given_three_turns_then_cache_written_once_read_after_and_system_bytes_never_change(
     aws_stack, bedrock, clock
 ):
-    session = aws_stack.sessions.start(T, NS, actor="key:k1").session
+    session = aws_stack.sessions.start(T, NS, actor="key:k1", cache_ttl="5m").session
     captured = CapturedBodies(bedrock)
     system = aws_stack.sessions.prompt(session)
     with Stubber(bedrock) as stubber:

@@ -41,6 +41,8 @@ class Console:
     url: str
     keys: dict[str, str]
     seeded: dict[str, Any]
+    data_dir: Path | None = None
+    """The local server's data directory (its SQLite files), for tests that seed what no route writes."""
 
     def client(self, who: str = "admin") -> httpx.Client:
         return httpx.Client(
@@ -103,7 +105,7 @@ def console(tmp_path_factory) -> Iterator[Console]:
             base_url=url, headers={"Authorization": f"Bearer {keys['admin']}"}, timeout=30
         ) as c:
             seeded = _seed(c)
-        yield Console(url=url, keys=keys, seeded=seeded)
+        yield Console(url=url, keys=keys, seeded=seeded, data_dir=data_dir)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -214,3 +214,60 @@ def test_heavily_reused_memory_is_marked_reviewed(page, console):
         items = client.get("/v1/memories/reused", params={"namespace": NAMESPACE}).json()["items"]
     assert next(i for i in items if i["memory"]["id"] == memory_id)["reviewed_at"] is not None
     assert page.errors == []
+
+
+def test_session_view_shows_the_chosen_cache_ttls_and_the_cost(page, console):
+    """Issue 33: the session's TTL setting, the TTLs its last turn chose, and what it cost against no caching.
+    The local server has no chat model, so the two turns are stored as the chat service stores them."""
+    from datetime import UTC, datetime
+
+    from agent_memory.adapters.local.session_store import SqliteSessionStore
+    from agent_memory.domain.sessions.ports import TurnCacheTtl, TurnRecord
+
+    with console.client() as client:
+        started = client.post("/v1/sessions", json={"namespace": NAMESPACE})
+    assert started.status_code == 201, started.text
+    session_id = started.json()["session"]["id"]
+    assert console.data_dir is not None
+    store = SqliteSessionStore(console.data_dir / "sessions.db")
+    for index, (ttl, cost, uncached) in enumerate(
+        (
+            (TurnCacheTtl(system="1h", history="5m"), 0.004, 0.01),
+            (TurnCacheTtl(system="1h", history="1h"), 0.001, 0.03),
+        )
+    ):
+        store.append_turn(
+            TurnRecord(
+                tenant="local",
+                session_id=session_id,
+                index=index,
+                messages=[{"role": "user", "content": [{"text": f"turn {index}"}]}],
+                usage={
+                    "inputTokens": 0,
+                    "outputTokens": 5,
+                    "cacheReadInputTokens": 900 * index,
+                    "cacheWriteInputTokens": 1200,
+                },
+                cost_usd=cost,
+                cost_without_cache_usd=uncached,
+                created_at=datetime.now(UTC),
+                cache_ttl=ttl,
+                cache_ttl_switch=index == 1,
+            ),
+            now=datetime.now(UTC),
+        )
+
+    open_console(page, console, hash_=f"session:{session_id}")
+    view = page.locator("#page-session")
+    expect(view.get_by_role("heading", name=session_id)).to_be_visible()
+    expect(view.locator("#session-ttl-mode")).to_contain_text("auto")
+    expect(view.locator("#session-ttls")).to_contain_text(
+        "snapshot cache point 1 hour, history cache points 1 hour"
+    )
+    cache = view.get_by_role("region", name="Prompt cache")
+    expect(cache).to_contain_text("History at 1 hour1 of 2 turns (50%)")
+    expect(cache).to_contain_text("TTL switches1")
+    expect(cache).to_contain_text("Cost$0.0050")
+    expect(cache).to_contain_text("Cost without caching$0.0400")
+    expect(cache).to_contain_text("Cost vs no caching12.5%")
+    shot(page, "session")

@@ -75,13 +75,14 @@ def start(stack, **kwargs):
 # ---------------------------------------------------------------- the cache-stable prefix
 
 
-def cached_session_with_notes(tmp_path, clock):
-    """A chat stack whose model applies the provider's cache rules, MEMORY.md holding NOTES, one session."""
+def cached_session_with_notes(tmp_path, clock, cache_ttl="5m"):
+    """A chat stack whose model applies the provider's cache rules, MEMORY.md holding NOTES, one session
+    (with a fixed 5-minute TTL unless `cache_ttl` says otherwise)."""
     model = FakeChatModel(clock=clock, simulate_cache=PromptCacheSimulator(1024))
     stack = build_stack(tmp_path, clock, model)
     for note in NOTES:
         stack.files.add(T, NS, "memory", note)
-    return model, stack, start(stack)
+    return model, stack, start(stack, cache_ttl=cache_ttl)
 
 
 def test_given_three_turns_with_a_memory_write_at_turn_two_then_the_prefix_is_written_once_and_read_after(
@@ -157,7 +158,7 @@ def test_given_chat_config_then_monitor_checks_the_model_minimum_and_the_memory_
 
 
 def test_given_turn_then_request_shape_and_cost_from_the_price_table(stack, model):
-    session = start(stack)
+    session = start(stack, cache_ttl="5m")
     model.script = [
         text_reply("Hi", Usage(input_tokens=120, output_tokens=30, cache_write_input_tokens=1500))
     ]
@@ -172,7 +173,7 @@ def test_given_turn_then_request_shape_and_cost_from_the_price_table(stack, mode
     assert result.reply == "Hi" and result.index == 0 and result.model_calls == 1
     # Published on-demand prices of Claude Sonnet 4.5 in USD per million tokens (Anthropic and Amazon Bedrock
     # price pages): input 3.00, output 15.00, 5-minute cache write 3.75, cache read 0.30. This turn read
-    # nothing from the cache and wrote 1,500 tokens to it with the session's default 5-minute TTL.
+    # nothing from the cache and wrote 1,500 tokens to it with the session's fixed 5-minute TTL.
     input_usd, output_usd, cache_write_5m_usd = 120 * 3.00e-6, 30 * 15.00e-6, 1500 * 3.75e-6
     assert result.cost.input_usd == pytest.approx(input_usd)
     assert result.cost.output_usd == pytest.approx(output_usd)

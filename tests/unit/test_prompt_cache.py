@@ -79,7 +79,9 @@ def test_given_identical_prefix_within_ttl_then_first_request_writes_and_the_nex
 
     assert (first.read_tokens, first.write_tokens, first.uncached_tokens) == (0, 1500, 20)
     assert (second.read_tokens, second.write_tokens, second.uncached_tokens) == (1500, 0, 20)
-    assert second.usage(7) == Usage(input_tokens=20, output_tokens=7, cache_read_input_tokens=1500)
+    assert second.usage(7) == Usage(
+        input_tokens=20, output_tokens=7, cache_read_input_tokens=1500, write_ttls_known=True
+    )
 
 
 def test_given_one_changed_byte_in_the_prefix_then_miss_and_rewrite(clock):

@@ -210,7 +210,12 @@ def test_given_session_of_another_tenant_when_read_or_ended_then_not_found(stack
     ],
 )
 def test_given_bad_start_input_then_validation_failed(tmp_path, clock, kwargs, message):
-    stack = build_stack(tmp_path, clock, model=None, session_config=SessionConfig(allowed_cache_ttls=("5m",)))
+    stack = build_stack(
+        tmp_path,
+        clock,
+        model=None,
+        session_config=SessionConfig(default_cache_ttl="5m", allowed_cache_ttls=("5m",)),
+    )
     with pytest.raises(ValidationFailed, match=message):
         stack.sessions.start(T, NS, actor="key:k1", **kwargs)
 

@@ -108,6 +108,7 @@ def test_given_turn_then_reply_usage_cost_and_tool_calls(api, stack, model):
         "outputTokens": 10,
         "cacheReadInputTokens": 0,
         "cacheWriteInputTokens": 0,
+        "cacheWrite1hInputTokens": 0,
     }
     assert body["cost_usd"] > 0
     assert stack.files.read("acme", NS, "user").entries == ["Likes tea"]

@@ -8,6 +8,7 @@ import { renderDreaming } from "./view-dreaming.js";
 import { renderFiles } from "./view-files.js";
 import { renderOverview } from "./view-overview.js";
 import { renderReview } from "./view-review.js";
+import { renderSession } from "./view-session.js";
 
 const PAGES = {
   overview: renderOverview,
@@ -15,6 +16,7 @@ const PAGES = {
   browse: renderBrowse,
   files: renderFiles,
   dreaming: renderDreaming,
+  session: renderSession,
 };
 
 const state = { who: null };

@@ -64,6 +64,10 @@ _USAGE_ATTRIBUTES = {
     "usage_output": ":out",
     "usage_cost_usd": ":usd",
     "usage_cache_breaks": ":break",
+    "usage_cost_uncached_usd": ":uncached",
+    "usage_snapshot_1h": ":snap1h",
+    "usage_history_1h": ":hist1h",
+    "usage_ttl_switches": ":switch",
 }
 _USAGE_FIELDS = {
     ":one": "turns",
@@ -73,15 +77,22 @@ _USAGE_FIELDS = {
     ":out": "output_tokens",
     ":usd": "cost_usd",
     ":break": "cache_breaks",
+    ":uncached": "cost_without_cache_usd",
+    ":snap1h": "snapshot_1h_turns",
+    ":hist1h": "history_1h_turns",
+    ":switch": "cache_ttl_switches",
 }
+_USD_FIELDS = frozenset({"cost_usd", "cost_without_cache_usd"})
 
 DynamoClientFactory = Callable[[str], Any]
 Item = dict[str, dict[str, Any]]
 
 
 def _decimal(value: float) -> str:
-    """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation)."""
-    return f"{value:.8f}"
+    """A DynamoDB number for a USD amount: fixed-point, 8 decimals (never exponent notation); zero as `0`
+    (moto cannot ADD to a stored `0.00000000`)."""
+    text = f"{value:.8f}"
+    return "0" if float(text) == 0 else text
 
 
 def _epoch(moment: datetime) -> int:
@@ -184,7 +195,7 @@ class DynamoSessionStore:
             if attribute in item:
                 field = _USAGE_FIELDS[placeholder]
                 raw = item[attribute]["N"]
-                totals[field] = float(raw) if field == "cost_usd" else int(raw)
+                totals[field] = float(raw) if field in _USD_FIELDS else int(raw)
         if totals:
             data["usage"] = SessionUsage(**totals)
         return SessionRecord.model_validate(data)
@@ -242,16 +253,43 @@ class DynamoSessionStore:
                 f"{MAX_TURN_ITEM_BYTES:,}. Send shorter messages or lower the tool-result limit",
                 limit=MAX_TURN_ITEM_BYTES,
             )
+        items = self._turn_items(turn, doc, session.expires_at, now)
+        client = self._client(turn.tenant)
+        try:
+            with upstream_errors("DynamoDB", "TransactWriteItems"):
+                client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            if error_code(error) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code", "None") for r in error.response.get("CancellationReasons") or []]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                raise SessionClosed(
+                    f"session {turn.session_id} is no longer open (ended or expired); the turn was not saved",
+                    session_id=turn.session_id,
+                ) from error
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise ConcurrentModification(
+                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
+                    "message again",
+                    session_id=turn.session_id,
+                    turn=turn.index + 1,
+                ) from error
+            if "TransactionConflict" in reasons:
+                raise ConcurrentModification(
+                    f"session {turn.session_id} is being changed by another request; send the message again",
+                    session_id=turn.session_id,
+                ) from error
+            raise
+
+    def _turn_items(self, turn: TurnRecord, doc: str, expires_at: datetime, now: datetime) -> list[Item]:
+        """The transaction that stores a turn: the session's open-and-unexpired condition with the atomic
+        ADD of the turn's figures to its totals, and the put of the turn if its index is free."""
         pk = self._pk(turn.tenant, turn.session_id)
-        usage = turn.usage
+        # The turn's own figures, as SessionUsage adds them (the same arithmetic as the local store).
+        delta = SessionUsage().plus(turn).model_dump()
         added = {
-            ":one": _n(1),
-            ":in": _n(int(usage.get("inputTokens", 0))),
-            ":read": _n(int(usage.get("cacheReadInputTokens", 0))),
-            ":write": _n(int(usage.get("cacheWriteInputTokens", 0))),
-            ":out": _n(int(usage.get("outputTokens", 0))),
-            ":usd": {"N": _decimal(turn.cost_usd)},
-            ":break": _n(int(turn.cache_break)),
+            placeholder: {"N": _decimal(delta[field])} if field in _USD_FIELDS else _n(int(delta[field]))
+            for placeholder, field in _USAGE_FIELDS.items()
         }
         items = [
             {
@@ -279,39 +317,14 @@ class DynamoSessionStore:
                         "sk": _s(f"TURN#{turn.index:06d}"),
                         "kind": _s("turn"),
                         # Turns leave with their session.
-                        "expires_at": _n(_epoch(session.expires_at)),
+                        "expires_at": _n(_epoch(expires_at)),
                         "doc": _s(doc),
                     },
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
         ]
-        client = self._client(turn.tenant)
-        try:
-            with upstream_errors("DynamoDB", "TransactWriteItems"):
-                client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            if error_code(error) != "TransactionCanceledException":
-                raise
-            reasons = [r.get("Code", "None") for r in error.response.get("CancellationReasons") or []]
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise SessionClosed(
-                    f"session {turn.session_id} is no longer open (ended or expired); the turn was not saved",
-                    session_id=turn.session_id,
-                ) from error
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise ConcurrentModification(
-                    f"another turn {turn.index + 1} of session {turn.session_id} was saved first; send the "
-                    "message again",
-                    session_id=turn.session_id,
-                    turn=turn.index + 1,
-                ) from error
-            if "TransactionConflict" in reasons:
-                raise ConcurrentModification(
-                    f"session {turn.session_id} is being changed by another request; send the message again",
-                    session_id=turn.session_id,
-                ) from error
-            raise
+        return items
 
     def list_turns(self, tenant: str, session_id: str) -> list[TurnRecord]:
         client = self._client(tenant)

@@ -41,8 +41,11 @@ class SessionStartRequest(Strict):
         description="Instructions placed before the memory snapshot; the deployment's default otherwise. "
         "A deployment may set a lower limit (AGENT_MEMORY_SESSIONS `max_base_system_chars`)",
     )
-    cache_ttl: Literal["5m", "1h"] | None = Field(
-        None, description="Prompt-cache TTL of the cache point (1h only on models that support it)"
+    cache_ttl: Literal["5m", "1h", "auto"] | None = Field(
+        None,
+        description="Prompt-cache TTL of the cache points: `5m` or `1h` (1h only on models that support it) "
+        "for every cache point, or `auto` (the deployment's default): each turn through the service's chat "
+        "chooses the snapshot and history cache points' TTLs from the gaps between the session's turns",
     )
 
 
@@ -50,7 +53,7 @@ class SessionOut(Model):
     id: str
     namespace: str
     status: Literal["open", "ended", "expired"]
-    cache_ttl: Literal["5m", "1h"]
+    cache_ttl: Literal["5m", "1h", "auto"]
     snapshot_sha256: str
     created_at: datetime
     expires_at: datetime
@@ -80,6 +83,17 @@ class SessionUsageOut(Model):
         description="Turns whose first call read less from the prompt cache than the previous turn had left "
         "there (the cache expired between turns, or history trimming changed the prefix)"
     )
+    cost_without_cache_usd: float = Field(description="What the same turns would have cost without caching")
+    snapshot_1h_turns: int = Field(description="Turns whose snapshot cache point used the 1-hour TTL")
+    history_1h_turns: int = Field(description="Turns whose history cache points used the 1-hour TTL")
+    cache_ttl_switches: int = Field(description="Turns that changed a cache point's TTL from the turn before")
+
+
+class CacheTtlsOut(Model):
+    """The TTLs of a turn's cache points."""
+
+    system: Literal["5m", "1h"] = Field(description="The snapshot's (system) cache point")
+    history: Literal["5m", "1h"] = Field(description="The history cache point closing each request")
 
 
 class SessionResponse(Model):
@@ -87,6 +101,10 @@ class SessionResponse(Model):
     system: SystemBlocks
     turns: int
     usage: SessionUsageOut
+    cache_ttls: CacheTtlsOut | None = Field(
+        None,
+        description="The TTLs the last turn used (none before the first turn through the service's chat)",
+    )
 
 
 class TurnRequest(Strict):
@@ -119,6 +137,7 @@ class TurnResponse(Model):
         description="This turn read less from the prompt cache than the previous turn had left there"
     )
     cache_read_shortfall_tokens: int
+    cache_ttls: CacheTtlsOut = Field(description="The TTLs of this turn's cache points")
     session_usage: SessionUsageOut
 
 
@@ -194,11 +213,14 @@ def get_session(session_id: str) -> SessionResponse:
     ctx.allow(Scope.READ)
     session = _visible(ctx, session_id)
     sessions = _sessions(ctx)
+    history = sessions.history(ctx.principal.tenant, session_id)
+    last = history[-1].cache_ttl if history else None
     return SessionResponse(
         session=_out(session, sessions.now()),
         system=sessions.prompt(session),
-        turns=len(sessions.history(ctx.principal.tenant, session_id)),
+        turns=len(history),
         usage=SessionUsageOut.model_validate(session.usage.model_dump()),
+        cache_ttls=CacheTtlsOut(system=last.system, history=last.history) if last else None,
     )
 
 
@@ -249,5 +271,6 @@ def chat_turn(session_id: str, body: TurnRequest) -> TurnResponse:
         tool_limit_reached=result.tool_limit_reached,
         cache_break=result.cache_break,
         cache_read_shortfall_tokens=result.cache_read_shortfall_tokens,
+        cache_ttls=CacheTtlsOut(system=result.cache_ttl.system, history=result.cache_ttl.history),
         session_usage=SessionUsageOut.model_validate(result.session_usage.model_dump()),
     )

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 CacheTtl = Literal["5m", "1h"]
 """Prompt-cache time to live of a cache point: Bedrock's `CachePointBlock.ttl` values."""
+CacheTtlMode = Literal["5m", "1h", "auto"]
+"""A session's TTL setting: one fixed TTL for every cache point, or `auto`: chosen per cache point and turn
+from the session's rhythm (`cache_ttl.choose_ttls`)."""
 
 PER_MILLION = 1_000_000
 
@@ -86,6 +89,8 @@ class ChatConfig(Model):
     history_cache_points: bool = True
     """Cache points on the conversation history (the previous request's end and this request's end), so
     each call writes only its new messages and reads the rest; off: only the system cache point."""
+    cache_ttl_horizon_turns: Annotated[int, Field(ge=1, le=1000)] = 32
+    """`auto` cache TTLs: how many more turns a TTL choice is expected to serve at least (`cache_ttl.py`)."""
     snapshot_ceiling_tokens: Annotated[int, Field(ge=1)] | None = None
     """Alert above this many snapshot tokens. Default: the budget's memory share of the window."""
     max_message_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 20_000
@@ -129,8 +134,10 @@ class SessionConfig(Model):
 
     ttl_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0
     """After this long a session refuses turns and the store may delete it (DynamoDB TTL)."""
-    default_cache_ttl: CacheTtl = "5m"
-    allowed_cache_ttls: tuple[CacheTtl, ...] = ("5m", "1h")
+    default_cache_ttl: CacheTtlMode = "auto"
+    """`auto` starts every cache point with the model's default (5 minutes) and moves the snapshot and
+    history cache points to 1 hour when the session's gaps make that cheaper, and back (`cache_ttl.py`)."""
+    allowed_cache_ttls: tuple[CacheTtlMode, ...] = ("5m", "1h", "auto")
     default_base_system: Annotated[str, Field(min_length=1)] = DEFAULT_BASE_SYSTEM
     max_base_system_chars: Annotated[int, Field(ge=100, le=MAX_BASE_SYSTEM_CHARS)] = MAX_BASE_SYSTEM_CHARS
     max_open_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
@@ -292,11 +299,21 @@ class TurnCost:
 
 
 def price(profile: ModelProfile, usage: Usage, ttl: CacheTtl = "5m") -> TurnCost:
+    """The cost of one usage record. Cache writes are priced by TTL where the usage says which were 1-hour
+    writes (`Usage.write_ttls_known`), else all at `ttl`."""
     unit = profile.input_usd_per_mtok / PER_MILLION
+    if usage.write_ttls_known:
+        hour = min(usage.cache_write_1h_input_tokens, usage.cache_write_input_tokens)
+        write_units = (
+            hour * profile.cache_write_1h_multiplier
+            + (usage.cache_write_input_tokens - hour) * profile.cache_write_5m_multiplier
+        )
+    else:
+        write_units = usage.cache_write_input_tokens * profile.write_multiplier(ttl)
     return TurnCost(
         input_usd=usage.input_tokens * unit,
         cache_read_usd=usage.cache_read_input_tokens * unit * profile.cache_read_multiplier,
-        cache_write_usd=usage.cache_write_input_tokens * unit * profile.write_multiplier(ttl),
+        cache_write_usd=write_units * unit,
         output_usd=usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,
         usd_without_cache=usage.total_input_tokens * unit
         + usage.output_tokens * profile.output_usd_per_mtok / PER_MILLION,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Protocol
@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field, field_validator
 from ..errors import Conflict
 from ..model import Model
 from ..records import NamespacePath, TenantId
-from .config import CacheTtl
+from .config import CacheTtl, CacheTtlMode
 
 EffectiveStatus = Literal["open", "ended", "expired"]
 """A session's status as callers see it (`SessionRecord.effective_status`)."""
@@ -85,10 +85,19 @@ class SessionUsage(Model):
     output_tokens: int = 0
     cost_usd: float = 0.0
     cache_breaks: int = 0
+    cost_without_cache_usd: float = 0.0
+    """What the same turns would have cost with no prompt caching."""
+    snapshot_1h_turns: int = 0
+    """Turns whose snapshot (system) cache point used the 1-hour TTL; the others used 5 minutes."""
+    history_1h_turns: int = 0
+    """Turns whose history cache points used the 1-hour TTL."""
+    cache_ttl_switches: int = 0
+    """Turns that changed a cache point's TTL from the turn before (`auto` sessions)."""
 
     def plus(self, turn: TurnRecord) -> SessionUsage:
         """These totals with one more turn added (what the store adds atomically)."""
         usage = turn.usage
+        ttl = turn.cache_ttl
         return SessionUsage(
             turns=self.turns + 1,
             input_tokens=self.input_tokens + int(usage.get("inputTokens", 0)),
@@ -98,12 +107,17 @@ class SessionUsage(Model):
             output_tokens=self.output_tokens + int(usage.get("outputTokens", 0)),
             cost_usd=round(self.cost_usd + turn.cost_usd, 8),
             cache_breaks=self.cache_breaks + int(turn.cache_break),
+            cost_without_cache_usd=round(self.cost_without_cache_usd + turn.cost_without_cache_usd, 8),
+            snapshot_1h_turns=self.snapshot_1h_turns + int(ttl is not None and ttl.system == "1h"),
+            history_1h_turns=self.history_1h_turns + int(ttl is not None and ttl.history == "1h"),
+            cache_ttl_switches=self.cache_ttl_switches + int(turn.cache_ttl_switch),
         )
 
 
 class SessionRecord(Model):
     """A session as stored. `base_system`, `snapshot` and `cache_ttl` never change after creation: they are
-    the bytes every turn sends before the cache point. Only `status` and `ended_at` change (on end), and
+    the bytes every turn sends before the cache point (with `cache_ttl` `auto`, only the cache point's
+    `ttl` varies from turn to turn; the turn records which). Only `status` and `ended_at` change (on end), and
     `usage` (the totals of its turns, added with each turn)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -115,7 +129,7 @@ class SessionRecord(Model):
     base_system: str
     snapshot: str
     snapshot_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-    cache_ttl: CacheTtl
+    cache_ttl: CacheTtlMode
     status: SessionStatus = SessionStatus.OPEN
     created_at: datetime
     expires_at: datetime
@@ -139,6 +153,16 @@ class SessionRecord(Model):
         return "ended"
 
 
+class TurnCacheTtl(Model):
+    """The TTLs a turn used: the snapshot's (system) cache point and the history cache point closing each of
+    its requests."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system: CacheTtl
+    history: CacheTtl
+
+
 class TurnRecord(Model):
     """One completed turn: every message it added to the conversation (the user's text, the assistant's
     tool calls, the tool results, the final answer). Written once, and only when the whole turn succeeded."""
@@ -160,6 +184,11 @@ class TurnRecord(Model):
     turn's first call should read back."""
     cache_break: bool = False
     """The turn's first call read less than the previous turn had left in the cache."""
+    cost_without_cache_usd: float = 0.0
+    cache_ttl: TurnCacheTtl | None = None
+    """None on turns stored before TTLs were recorded (they used the session's fixed TTL)."""
+    cache_ttl_switch: bool = False
+    """A cache point's TTL differs from the turn before."""
 
 
 class SessionStore(Protocol):
@@ -201,12 +230,16 @@ class SessionStore(Protocol):
 @dataclass(frozen=True)
 class Usage:
     """Token usage in Bedrock's terms. `input_tokens` excludes the cached tokens: the prompt's total input
-    is input + cache read + cache write."""
+    is input + cache read + cache write. `cache_write_1h_input_tokens` is the part of the cache write made
+    with the 1-hour TTL, and `write_ttls_known` says whether the provider reported that split (Bedrock's
+    `cacheDetails`); without it a write is priced at the longest TTL the request asked for."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_write_input_tokens: int = 0
+    cache_write_1h_input_tokens: int = 0
+    write_ttls_known: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -214,7 +247,14 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_write_input_tokens + other.cache_write_input_tokens,
+            self.cache_write_1h_input_tokens + other.cache_write_1h_input_tokens,
+            self.attributed and other.attributed,
         )
+
+    @property
+    def attributed(self) -> bool:
+        """Every cache write is attributed to a TTL (none were made, or the split is known)."""
+        return self.write_ttls_known or self.cache_write_input_tokens == 0
 
     @property
     def total_input_tokens(self) -> int:
@@ -226,21 +266,38 @@ class Usage:
         total = self.total_input_tokens
         return self.cache_read_input_tokens / total if total else 0.0
 
+    def with_write_ttl(self, ttl: CacheTtl) -> Usage:
+        """This usage with every unattributed cache write taken as written with `ttl` (the request's longest
+        TTL: an upper bound on its price when the provider did not split the writes by TTL)."""
+        if self.attributed:
+            return replace(self, write_ttls_known=True)
+        hour = self.cache_write_input_tokens if ttl == "1h" else 0
+        return replace(self, cache_write_1h_input_tokens=hour, write_ttls_known=True)
+
     def as_bedrock(self) -> dict[str, int]:
         return {
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "cacheReadInputTokens": self.cache_read_input_tokens,
             "cacheWriteInputTokens": self.cache_write_input_tokens,
+            "cacheWrite1hInputTokens": self.cache_write_1h_input_tokens,
         }
 
     @classmethod
     def from_bedrock(cls, usage: Mapping[str, Any]) -> Usage:
+        details = usage.get("cacheDetails")
+        hour = sum(
+            int(detail.get("inputTokens", 0) or 0)
+            for detail in details or ()
+            if isinstance(detail, Mapping) and detail.get("ttl") == "1h"
+        )
         return cls(
             input_tokens=int(usage.get("inputTokens", 0) or 0),
             output_tokens=int(usage.get("outputTokens", 0) or 0),
             cache_read_input_tokens=int(usage.get("cacheReadInputTokens", 0) or 0),
             cache_write_input_tokens=int(usage.get("cacheWriteInputTokens", 0) or 0),
+            cache_write_1h_input_tokens=hour,
+            write_ttls_known=isinstance(details, list),
         )
 
 

@@ -27,7 +27,8 @@ from ..files.memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesSe
 from ..ports import Clock
 from ..records import is_valid_namespace, is_valid_tenant
 from ..skills import document as skill_document
-from .config import CacheTtl, SessionConfig
+from .cache_ttl import DEFAULT_TTL
+from .config import CacheTtl, CacheTtlMode, SessionConfig
 from .ports import (
     SessionClosed,
     SessionPurged,
@@ -60,11 +61,14 @@ class SnapshotMonitor(Protocol):
     def assess(self, system: Sequence[Mapping[str, Any]], snapshot: str) -> TokenReport: ...
 
 
-def system_blocks(session: SessionRecord) -> list[SystemBlock]:
+def system_blocks(session: SessionRecord, ttl: CacheTtl | None = None) -> list[SystemBlock]:
     """The exact Converse `system` of every turn: base text, snapshot, cache point (TTL only when 1 hour, so
-    a default session sends the provider's default shape)."""
+    a default session sends the provider's default shape). `ttl`: the cache point's TTL for this turn (an
+    `auto` session chooses it per turn); by default the session's fixed TTL, for `auto` the model's default
+    (5 minutes). The text blocks never change."""
+    chosen = ttl or (DEFAULT_TTL if session.cache_ttl == "auto" else session.cache_ttl)
     cache_point: dict[str, str] = {"type": "default"}
-    if session.cache_ttl == "1h":
+    if chosen == "1h":
         cache_point["ttl"] = "1h"
     return [{"text": session.base_system}, {"text": session.snapshot}, {"cachePoint": cache_point}]
 
@@ -198,7 +202,7 @@ class SessionService:
         *,
         actor: str,
         base_system: str | None = None,
-        cache_ttl: CacheTtl | None = None,
+        cache_ttl: CacheTtlMode | None = None,
     ) -> StartedSession:
         if not is_valid_tenant(tenant):
             raise ValidationFailed(f"invalid tenant id {tenant!r}")
@@ -314,15 +318,16 @@ class SessionService:
             raise NotFound(f"no session with id {session_id!r}")
         return session
 
-    def prompt(self, session: SessionRecord) -> list[SystemBlock]:
-        """The session's system blocks, checked against the digest taken at start: a changed snapshot would
-        silently break the cache (and the promise), so it is refused."""
+    def prompt(self, session: SessionRecord, ttl: CacheTtl | None = None) -> list[SystemBlock]:
+        """The session's system blocks (`ttl`: this turn's system cache point TTL, see `system_blocks`),
+        checked against the digest taken at start: a changed snapshot would silently break the cache (and
+        the promise), so it is refused."""
         if snapshot_digest(session.snapshot) != session.snapshot_sha256:
             raise ValidationFailed(
                 f"session {session.id}'s stored snapshot does not match its sha256; start a new session",
                 session_id=session.id,
             )
-        return system_blocks(session)
+        return system_blocks(session, ttl)
 
     def require_open(self, session: SessionRecord) -> None:
         now = self._clock.now()

@@ -154,11 +154,18 @@ def _topic(text: str) -> set[str]:
     }
 
 
+def _scope(text: str) -> set[str]:
+    """What a comparison is about, without its change cues ("… after all", "… again")."""
+    return {
+        t.key for t in terms(text) if t.key in meaning(text) and not cues.CHANGE_CUE_RE.fullmatch(t.surface)
+    }
+
+
 def _swapped_order(new: str, old: str) -> Relation | None:
     new_pairs, old_pairs = ordered_pairs(new), ordered_pairs(old)
     for pair in new_pairs:
         if any(pair[0] & y and pair[1] & x and pair != (x, y) for x, y in old_pairs):
-            if set(meaning(new)) != set(meaning(old)):
+            if _scope(new) != _scope(old):
                 return Relation("compatible", "the same comparison for another scope")
             return Relation(
                 "update",

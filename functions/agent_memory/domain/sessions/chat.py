@@ -39,10 +39,10 @@ from .history import (
     MAX_CACHE_POINTS,
     SUMMARY_SYSTEM,
     HistoryPlan,
-    _transcript,
     assemble_messages,
     cache_point_block,
     plan_history,
+    transcript,
     with_cache_points,
 )
 from .ports import (
@@ -441,7 +441,7 @@ class ChatService:
         limit = self.config.budget.tokens(self.context_window)["history"] * 4  # ~4 characters per token
         reply = self._model.converse(
             system=[{"text": SUMMARY_SYSTEM}],
-            messages=[{"role": "user", "content": [{"text": _transcript(turns, first_number, limit)}]}],
+            messages=[{"role": "user", "content": [{"text": transcript(turns, first_number, limit)}]}],
             tool_config=None,
             inference_config={"maxTokens": self.config.summary_max_tokens},
         )

@@ -116,7 +116,7 @@ def with_cache_points(
     return out
 
 
-def _transcript(turns: Sequence[Sequence[Message]], first_number: int, limit: int) -> str:
+def transcript(turns: Sequence[Sequence[Message]], first_number: int, limit: int) -> str:
     """Plain text of turns for the summariser: user and assistant text, tool calls by name."""
     lines: list[str] = []
     for offset, turn in enumerate(turns):

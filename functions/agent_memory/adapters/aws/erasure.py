@@ -27,7 +27,14 @@ from botocore.exceptions import ClientError
 from ...domain.erasure.archives import ArchivedVectors, ArchivePart
 from ...domain.erasure.files import FileEraser, MemoryFileLines, PosixFileEraser
 from ...domain.erasure.imports import ImportContent, ImportRows
-from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
+from ...domain.erasure.model import (
+    EraseScope,
+    PurgeKind,
+    PurgePlan,
+    Retention,
+    StoreFinding,
+    is_tombstone,
+)
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
 from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
@@ -605,6 +612,7 @@ def build_aws_erasure(
     launcher: StepFunctionsPurgeLauncher | None = None,
     imports: ImportRows | None = None,
     archives: S3VectorArchives | None = None,
+    retention: Sequence[Retention] = (),
 ) -> ErasureService:
     """The purge over every store of the AWS runtime. Files through the file function's `purge` operation
     (lean) or the S3 Files mount (isolated)."""
@@ -634,4 +642,5 @@ def build_aws_erasure(
         clock=clock,
         index_probe=index_probe,
         launcher=launcher,
+        retention=retention,
     )

@@ -30,7 +30,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...domain.errors import Conflict, PathEscape, TooLarge, ValidationFailed
-from ...domain.files.memory_files import MAX_PATH_SEGMENTS, validate_file_path, validate_path_prefix
+from ...domain.files.memory_files import (
+    MAX_PATH_SEGMENTS,
+    OWN_FOLDERS,
+    validate_file_path,
+    validate_namespace_folder,
+    validate_path_prefix,
+)
 from ...domain.records import is_valid_namespace, is_valid_tenant
 
 FILE_MODE = 0o640
@@ -63,9 +69,12 @@ class PosixFileStore:
     # ------------------------------------------------------------------ FileStore
 
     def read(self, tenant: str, namespace: str, path: str) -> str | None:
+        if not _has_own_folder(namespace):
+            return None  # its directory is an ancestor's folder: it holds no file of its own
         return self._read(self._resolve(tenant, namespace, path), path)
 
     def update(self, tenant: str, namespace: str, path: str, change: Callable[[str | None], str]) -> str:
+        validate_namespace_folder(namespace)
         target = self._resolve(tenant, namespace, path)
         self._make_dirs(target.parent, path)
         with self._locked(target):
@@ -83,6 +92,8 @@ class PosixFileStore:
         self.update(tenant, namespace, path, lambda current: (current or "") + text)
 
     def delete(self, tenant: str, namespace: str, path: str) -> bool:
+        if not _has_own_folder(namespace):
+            return False
         target = self._resolve(tenant, namespace, path)
         if not target.parent.is_dir():
             return False
@@ -94,8 +105,36 @@ class PosixFileStore:
             _fsync_directory(target.parent)
             return True
 
+    def prune_purged(self, tenant: str, namespace: str, path: str) -> int:
+        """After an erasure deleted `path`: remove its lock file and every directory above it (up to the
+        namespace directory) that holds nothing but lock and temp files, so no directory named after purged
+        content stays. Only a purge calls this (a writer waiting on a removed lock file would lock a new
+        inode; the purge runs when writes to its scope are over). Returns the directories removed."""
+        target = self._resolve(tenant, namespace, path)
+        ns_dir = self._namespace_dir(tenant, namespace)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target.parent / f".{target.name}{LOCK_SUFFIX}")
+        removed = 0
+        directory = target.parent
+        while directory != ns_dir and directory.is_relative_to(ns_dir) and directory.is_dir():
+            entries = list(os.scandir(directory))
+            if any(not e.name.startswith(".") or not e.is_file(follow_symlinks=False) for e in entries):
+                break
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+            try:
+                os.rmdir(directory)
+            except OSError:
+                break  # written meanwhile
+            removed += 1
+            directory = directory.parent
+        return removed
+
     def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]:
         validate_path_prefix(prefix)
+        if not _has_own_folder(namespace):
+            return []
         ns_dir = self._namespace_dir(tenant, namespace)
         # Walk only the directory the prefix names (e.g. `skills/`), not the whole namespace.
         base_rel = prefix.rpartition("/")[0]
@@ -112,6 +151,8 @@ class PosixFileStore:
                     if entry.is_symlink() or entry.name.startswith("."):
                         continue  # links are not listed; hidden names are lock/temp files
                     if entry.is_dir(follow_symlinks=False):
+                        if not rel_dir and entry.name not in OWN_FOLDERS:
+                            continue  # another namespace's directory (`/a/b/kid` under `/a/b`)
                         if rel.count("/") < MAX_PATH_SEGMENTS - 1:  # else a file below would be too deep
                             stack.append((Path(entry.path), rel))
                     elif entry.is_file(follow_symlinks=False) and rel.startswith(prefix) and _allowed(rel):
@@ -248,6 +289,14 @@ class PosixFileStore:
             f"{target.name} is being written by another request for more than {self._lock_timeout:g}s; retry",
             path=target.name,
         )
+
+
+def _has_own_folder(namespace: str) -> bool:
+    try:
+        validate_namespace_folder(namespace)
+    except ValidationFailed:
+        return False
+    return True
 
 
 def _allowed(rel: str) -> bool:

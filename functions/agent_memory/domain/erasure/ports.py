@@ -55,3 +55,11 @@ class PurgeLauncher(Protocol):
     def start(self, tenant: str, plan_id: str) -> str:
         """Start (or find, for the same plan) the workflow; returns the execution's id."""
         ...
+
+
+class Sealer(Protocol):
+    """Runs once a purge is completed and its plan no longer holds the texts: makes sure the bytes of the
+    plan's own store (the ledger's database) do not hold them either (locally: secure delete, vacuum,
+    checkpoint, then a raw search). A finding turns the purge back to `incomplete`."""
+
+    def seal(self, scope: EraseScope) -> StoreFinding: ...

@@ -113,6 +113,27 @@ def validate_path_prefix(prefix: str) -> str:
     return prefix
 
 
+OWN_FOLDERS = (DAILY_DIR, SKILLS_DIR)
+"""The folders of a namespace's own directory; every other sub-directory is another namespace's."""
+
+
+def validate_namespace_folder(namespace: str) -> str:
+    """A namespace whose directory would fall inside an ancestor's own files (`/a/b/skills/deploy` is the
+    folder of `/a/b`'s skill `deploy`, `/a/b/memory` its daily log, `/a/b/MEMORY.md` its notes) cannot hold
+    memory files: refused, so a key for `/a/b/*` cannot write into `/a/b`'s files."""
+    segments = namespace.strip("/").split("/")
+    for position, segment in enumerate(segments[1:], start=1):
+        if segment in OWN_FOLDERS or segment.endswith(ALLOWED_SUFFIXES):
+            ancestor = "/" + "/".join(segments[:position])
+            raise ValidationFailed(
+                f"namespace {namespace} cannot hold memory files: its segment {segment!r} is a file or folder "
+                f"of namespace {ancestor}; use another name for it (records in it are unaffected)",
+                namespace=namespace,
+                segment=segment,
+            )
+    return namespace
+
+
 def _valid_segment(segment: str, position: int) -> bool:
     return bool(_SEGMENT_RE.match(segment)) or (position == 0 and segment in (DREAMS_DIR, CURATOR_DIR))
 

@@ -87,7 +87,11 @@ def _aws_places(api: Api) -> Iterator[tuple[str, bytes]]:
     for table in dynamodb.list_tables()["TableNames"]:
         for page in dynamodb.get_paginator("scan").paginate(TableName=table):
             for item in page["Items"]:
-                yield f"dynamodb:{table}", json.dumps(item, ensure_ascii=False).encode()
+                binaries = [v["B"] for v in item.values() if "B" in v]  # e.g. a gzip'd snapshot bundle
+                text = json.dumps(item, ensure_ascii=False, default=lambda b: "<binary>").encode()
+                yield f"dynamodb:{table}", text
+                for blob in binaries:
+                    yield f"dynamodb:{table}:binary", blob
     s3 = boto3.client("s3", region_name=REGION)
     for bucket in s3.list_buckets()["Buckets"]:
         versions = s3.list_object_versions(Bucket=bucket["Name"]).get("Versions", [])

@@ -14,7 +14,14 @@ import pytest
 from agent_memory.adapters.local.raw_scan import LedgerSeal, RawDataScan
 from agent_memory.adapters.posix.file_store import PosixFileStore
 from agent_memory.domain.erasure.files import purge_text
-from agent_memory.domain.erasure.model import EraseScope, PurgeKind, PurgeState, PurgeTarget, safe_ref
+from agent_memory.domain.erasure.model import (
+    EraseScope,
+    PurgeKind,
+    PurgeState,
+    PurgeTarget,
+    StoreFinding,
+    safe_ref,
+)
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.skills.document import parse
@@ -142,3 +149,30 @@ def test_a_correction_made_between_plan_and_execute_is_purged_too(tmp_path: Path
     assert done.state is PurgeState.COMPLETED and successor.id in done.record_ids and done.regrown == 1
     assert runtime.store.get("acme", successor.id) is None
     assert b"amberwing-552" not in (tmp_path / "memory.db").read_bytes()
+
+
+def test_a_write_acknowledged_while_the_verification_runs_makes_the_purge_incomplete(tmp_path: Path) -> None:
+    runtime = build_local(Settings(data_dir=tmp_path, embedder="hashing"))
+    memory, erasure = runtime.services.memory, runtime.services.erasure
+    assert erasure is not None
+    memory.remember("acme", RememberInput("The harbour opens at six", "/gone"), actor="t")
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.NAMESPACE, namespace="/gone"), actor="t")
+    written: list[str] = []
+
+    class WriterDuringVerification:
+        def seal(self, scope: EraseScope) -> StoreFinding:
+            if not written:  # a writer racing the purge's last read
+                written.append(
+                    memory.remember("acme", RememberInput("Late tide note", "/gone"), actor="t").record.id
+                )
+            return StoreFinding(store="ledger")
+
+    erasure._sealers.append(WriterDuringVerification())
+    first = erasure.execute("acme", plan.id, reason="test", actor="t")
+    assert first.state is PurgeState.INCOMPLETE and first.verification is not None
+    assert [(f.store, f.refs) for f in first.verification.stores if f.store == "writes"] == [
+        ("writes", written)
+    ]
+    again = erasure.execute("acme", plan.id, reason="test", actor="t")
+    assert again.state is PurgeState.COMPLETED and written[0] in again.record_ids
+    assert runtime.store.get("acme", written[0]) is None

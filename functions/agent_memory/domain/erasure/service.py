@@ -336,6 +336,11 @@ class ErasureService:
         plan.target = plan.target.model_copy(update={"subject": None})
         plan = self._save(plan)
         sealed = [_safe(scope, sealer.seal(scope)) for sealer in self._sealers]
+        # A write acknowledged while the verification ran: found now, it makes the purge incomplete.
+        probe = plan.model_copy(update={"needles": kept[0], "target": kept[1]})
+        late = sorted(r.id for r in self._target_now(probe) if r.id not in set(plan.record_ids))
+        if late:
+            sealed.append(StoreFinding(store="writes", items=len(late), refs=late))
         if not any(f.items for f in sealed):
             return plan
         plan.needles, plan.target = kept

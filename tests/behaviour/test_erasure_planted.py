@@ -368,3 +368,58 @@ def test_a_tenant_purge_leaves_nothing_of_the_tenant_and_touches_no_other(plante
     report("tenant", planted_api.runtime, before, after, hashes)
     assert after[1] == 0, after[2]
     assert hashes[0] == hashes[1], changed(control, control_after)
+
+
+def _erasure(api: Api) -> Any:
+    if api.runtime == "local":
+        return api.services.erasure  # type: ignore[attr-defined]
+    from agent_memory.handlers.api import services
+
+    return services().erasure
+
+
+def test_writes_to_the_scope_of_a_running_purge_are_refused_until_it_finishes(
+    planted_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = planted_api.client(PURGER)
+    namespace, sibling = "/fenced/ns", "/fenced/ns-sib"
+    kept = alpha.post(
+        "/v1/memories", json={"namespace": namespace, "content": "Fenced fact: gates shut at ten"}
+    )
+    record_id = kept.json()["memory"]["id"]
+    planned = ok(alpha.post("/v1/admin/purges", json={"kind": "namespace", "namespace": namespace}))
+    records_step = next(s for s in _erasure(planted_api).steps() if s.name == "records")
+
+    def crash(*args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("the purge's process died here")
+
+    monkeypatch.setattr(records_step, "erase", crash)  # the purge stops half-way: still `executing`
+    assert alpha.post(f"/v1/admin/purges/{planned['id']}/execute", json={"reason": REASON}).status_code == 500
+    assert ok(alpha.get(f"/v1/admin/purges/{planned['id']}"))["state"] == "executing"
+
+    writes = [
+        ("/v1/memories", {"namespace": namespace, "content": "A write racing the purge"}),
+        ("/v1/memories/batch", {"items": [{"namespace": namespace, "content": "A batched racing write"}]}),
+        (f"/v1/memories/{record_id}/correct", {"content": "Fenced fact: gates shut at eleven"}),
+        ("/v1/files/memory/entries", {"namespace": namespace, "content": "a racing note"}),
+        ("/v1/daily-log", {"namespace": namespace, "text": "a racing log line"}),
+    ]
+    for path, body in writes:
+        refused = alpha.post(path, json=body)
+        assert refused.status_code == 409 and refused.json()["error"] == "purge_in_progress", (
+            path,
+            refused.text,
+        )
+        assert planned["id"] in refused.json()["message"]
+    elsewhere = alpha.post(
+        "/v1/memories", json={"namespace": sibling, "content": "The sibling is not fenced"}
+    )
+    assert elsewhere.status_code in (200, 201), elsewhere.text
+    assert ok(alpha.get(f"/v1/memories/{record_id}"))["id"] == record_id  # reads go on
+
+    monkeypatch.undo()
+    done = ok(alpha.post(f"/v1/admin/purges/{planned['id']}/execute", json={"reason": REASON}))
+    assert done["state"] == "completed", done["verification"]
+    assert done["records"] == 1  # none of the refused writes landed
+    after = alpha.post("/v1/memories", json={"namespace": namespace, "content": "After the purge"})
+    assert after.status_code in (200, 201), after.text

@@ -16,6 +16,7 @@ bucket with the tenant role (`S3VectorArchives`), import state through the impor
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import json
 import time
@@ -557,6 +558,7 @@ class DynamoPurgeLedger:
             "gsi2sk": _s(f"{plan.planned_at.isoformat()}#{plan.id}"),
             "kind": _s("purge"),
             "version": {"N": str(plan.version)},
+            "state": _s(plan.state.value),
             "doc": _s(plan.model_dump_json()),
         }
         condition: dict[str, Any] = (
@@ -592,6 +594,15 @@ class DynamoPurgeLedger:
             PurgePlan.model_validate_json(i["doc"]["S"]) for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
         ]
         return sorted(plans, key=lambda p: (p.planned_at, p.id), reverse=True)[:limit]
+
+    def executing(self, tenant: str) -> builtins.list[PurgePlan]:
+        """The executing plans, read from the (eventually consistent) GSI2 listing and filtered on `state`;
+        a plan saved before `state` was written is not listed (the re-plan still catches its writes)."""
+        return [
+            PurgePlan.model_validate_json(i["doc"]["S"])
+            for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
+            if i.get("state", {}).get("S") == "executing"
+        ]
 
 
 def build_aws_erasure(

@@ -9,6 +9,7 @@ are merged, so deleted text does not linger in the files the service keeps (docs
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import os
@@ -426,6 +427,13 @@ class SqlitePurgeLedger:
     def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
         rows = self._db.conn().execute(
             "SELECT body FROM purges WHERE tenant = ? ORDER BY planned_at DESC, id LIMIT ?", (tenant, limit)
+        )
+        return [PurgePlan.model_validate_json(row[0]) for row in rows]
+
+    def executing(self, tenant: str) -> builtins.list[PurgePlan]:
+        rows = self._db.conn().execute(
+            "SELECT body FROM purges WHERE tenant = ? AND json_extract(body, '$.state') = 'executing'",
+            (tenant,),
         )
         return [PurgePlan.model_validate_json(row[0]) for row in rows]
 

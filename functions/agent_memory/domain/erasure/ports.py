@@ -4,6 +4,7 @@ through the shared `FileStore` and `SearchIndex` ports (see service.py)."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -23,6 +24,10 @@ class PurgeLedger(Protocol):
 
     def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
         """Newest first."""
+        ...
+
+    def executing(self, tenant: str) -> builtins.list[PurgePlan]:
+        """The tenant's plans in state `executing` (the write fence reads them on every write)."""
         ...
 
 

@@ -49,6 +49,12 @@ class PurgeNotReady(Conflict):
     code = "purge_not_ready"
 
 
+class PurgeInProgress(Conflict):
+    """A write to the scope of a purge that is executing (409): retry once the purge has finished."""
+
+    code = "purge_in_progress"
+
+
 class ErasureService:
     def __init__(
         self,
@@ -214,6 +220,28 @@ class ErasureService:
             tenant, embedder.identity, embedder.embed_query(subject), k=HYBRID_K, where=where
         )
         return {hit.record_id for hit in hits}
+
+    # ------------------------------------------------------------------ fence
+
+    def fence(self, tenant: str, *, namespaces: Sequence[str] = (), record_id: str | None = None) -> None:
+        """Refuse (`PurgeInProgress`, 409) a write to the scope of an executing purge: anything of a tenant
+        purge; the namespace of a namespace purge; a purged record (a correction, archive, patch) or the
+        namespaces of a memory purge. A subject purge fences its records only (its namespaces are all the
+        tenant's): a write naming the subject meanwhile is caught by the re-plan."""
+        for plan in self._ledger.executing(tenant):
+            kind = plan.target.kind
+            hit = (
+                kind is PurgeKind.TENANT
+                or (record_id is not None and record_id in plan.record_ids)
+                or (kind is PurgeKind.NAMESPACE and bool(set(namespaces) & {plan.target.namespace}))
+                or (kind is PurgeKind.MEMORY and bool(set(namespaces) & set(plan.namespaces)))
+            )
+            if hit:
+                raise PurgeInProgress(
+                    f"this write touches what purge {plan.id} is erasing; retry once "
+                    f"GET /v1/admin/purges/{plan.id} is no longer `executing`",
+                    plan_id=plan.id,
+                )
 
     # ------------------------------------------------------------------ execute
 

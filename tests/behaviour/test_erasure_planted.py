@@ -277,6 +277,11 @@ def test_a_subject_purge_leaves_no_byte_of_the_subject_and_keeps_skills_readable
     control = control_parts(planted_api)
     before = census(planted_api, mark)
     assert before[1] > 20, before[2]
+    exported = [
+        ok(alpha.get("/v1/export", params={"namespace": ns}))
+        for ns in ("/planted/subject", "/planted/subject2")
+    ]
+    assert all(copies(json.dumps(bundle).encode(), mark) for bundle in exported)
 
     planned, done = purge(alpha, kind="subject", subject=mark)
     assert planned["target"]["subject"] == mark  # the caller's own input, until completion
@@ -292,6 +297,8 @@ def test_a_subject_purge_leaves_no_byte_of_the_subject_and_keeps_skills_readable
     assert after[1] == 0, after[2]
     assert hashes[0] == hashes[1], changed(control, control_after)
     for namespace in ("/planted/subject", "/planted/subject2"):
+        bundle = ok(alpha.get("/v1/export", params={"namespace": namespace}))  # an export made now
+        assert copies(json.dumps(bundle).encode(), mark) == 0
         deploy = alpha.get("/v1/skills/deploy-steps", params={"namespace": namespace})
         assert deploy.status_code == 200, deploy.text  # front matter intact, description redacted
         text = json.dumps(deploy.json())

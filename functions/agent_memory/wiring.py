@@ -345,6 +345,7 @@ def _aws_erasure(
     )
     from .adapters.aws.import_store import DynamoImportStore
     from .adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, index_name_for
+    from .domain.erasure.retention import aws_retention
 
     region = settings.region or None
     archive_bucket = settings.migration_archive_bucket
@@ -393,6 +394,7 @@ def _aws_erasure(
         archives=S3VectorArchives(archive_bucket, ClientFactory("s3", credentials, region))
         if archive_bucket
         else None,
+        retention=aws_retention(settings.erasure_retention),
     )
 
 

@@ -397,6 +397,17 @@ class MemoryStack(Stack):
         self.api_function.add_environment(
             "AGENT_MEMORY_PURGE_STATE_MACHINE_ARN", self.purge.state_machine.state_machine_arn
         )
+        # What a purge cannot erase at once (backups, file versions, logs): every purge plan lists it.
+        retention = json.dumps(
+            {
+                "point_in_time_recovery_days": config.retention.point_in_time_recovery_days,
+                "noncurrent_file_version_days": config.retention.noncurrent_file_version_days,
+                "log_days": config.retention.log_days,
+                "access_log_days": config.retention.access_log_days,
+            }
+        )
+        for purging in (self.api_function, self.dreaming_function):
+            purging.add_environment("AGENT_MEMORY_ERASURE_RETENTION", retention)
         self._grant_key_use(self.api_function.role)
         self._grant_key_use(self.dreaming_function.role)
         # Embeddings are computed with each function's own role (they are not tenant data).

@@ -232,6 +232,20 @@ def test_functions_get_the_contract_environment(synthesized: Synthesized) -> Non
         assert env["AWS_STS_REGIONAL_ENDPOINTS"] == "regional"
 
 
+def test_the_purging_functions_get_the_retention_windows_every_purge_lists(synthesized: Synthesized) -> None:
+    from agent_memory.domain.erasure.retention import RetentionWindows, aws_retention
+
+    retention = _config().retention
+    for name in ("ApiFunction", "DreamingFunction"):
+        env = _function(synthesized, name)["Environment"]["Variables"]
+        windows = RetentionWindows.model_validate_json(env["AGENT_MEMORY_ERASURE_RETENTION"])
+        assert windows.point_in_time_recovery_days == retention.point_in_time_recovery_days
+        assert windows.noncurrent_file_version_days == retention.noncurrent_file_version_days
+        assert windows.log_days == retention.log_days and windows.access_log_days == retention.access_log_days
+        days = {r.store: r.days for r in aws_retention(windows)}
+        assert days["dynamodb_point_in_time_recovery"] == retention.point_in_time_recovery_days
+
+
 def test_vector_bucket_name_is_taken_from_the_bucket_arn(synthesized: Synthesized) -> None:
     (vector_bucket,) = synthesized.of_type("AWS::S3Vectors::VectorBucket")
     env = _function(synthesized, "ApiFunction")["Environment"]["Variables"]

@@ -98,8 +98,10 @@ def test_a_copy_left_behind_fails_the_verification_until_executed_again(
     monkeypatch.setattr(files_step, "erase", lambda *args, **kwargs: 0)  # a store that silently keeps a copy
     result = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin")
     assert result.state is PurgeState.INCOMPLETE
-    assert result.verification is not None and result.verification.remaining == 1
-    assert [f.store for f in result.verification.stores if f.items] == ["files"]
+    assert result.verification is not None and result.verification.remaining == 2
+    # The files store's own search and, independently, the raw bytes of the data directory find the copy.
+    left = {f.store: f.refs for f in result.verification.stores if f.items}
+    assert left == {"files": ["/ops/MEMORY.md:1"], "raw_bytes": ["files/acme/ops/MEMORY.md"]}, left
     assert result.needles  # kept: the next execute still needs to look for them
 
     monkeypatch.undo()

@@ -30,6 +30,7 @@ from ..domain import errors
 from ..domain.identity import Principal
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
+from .purge_fence import fence_write
 from .routes import admin, console, dreaming, files, memories, migration, purges, sessions, skills, versioning
 from .routes import imports as import_routes
 
@@ -164,7 +165,14 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
             return error_response(status_for(error), error.code, error.message)
         context = RequestContext(principal=principal, services=services(), headers=event.headers)
         with serving(context):
-            return _body_refusal(event) or validation(app, next_middleware)
+            refused = _body_refusal(event)
+            if refused is not None:
+                return refused
+            try:
+                fence_write(event, context)  # 409 purge_in_progress: a running purge's scope
+            except errors.DomainError as error:
+                return error_response(status_for(error), error.code, error.message, _jsonable(error.details))
+            return validation(app, next_middleware)
 
     app._request_validation_middleware = gate  # type: ignore[assignment]
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..domain.erasure.retention import RetentionWindows
 from ..domain.errors import Misconfigured
 from ..domain.identity import Principal, Scope
 from ..domain.memory.policy import MemoryPolicy
@@ -80,6 +81,9 @@ class Settings(BaseSettings):
     """Bucket the archive step exports an old vector index to (Glacier Instant Retrieval through its lifecycle
     rule). Set on every function that writes vectors or purges: it turns on the migration routing there, and
     the purge rewrites the tenant's archive parts in it."""
+    erasure_retention: RetentionWindows = RetentionWindows()
+    """The deployment's retention windows (backups, object versions, logs) that a purge cannot shorten: set
+    by the CDK stack from `retention` in cdk.json; every purge plan lists them (`retained`)."""
     guardrail_id: str = ""
     """Amazon Bedrock guardrail (id or ARN) that screens every memory-file write after the safety scan (aws
     runtime; empty: off). Set by the CDK stack when the `guardrail` context is enabled."""

@@ -27,11 +27,17 @@ from botocore.exceptions import ClientError
 from ...domain.erasure.archives import ArchivedVectors, ArchivePart
 from ...domain.erasure.files import FileEraser, MemoryFileLines, PosixFileEraser
 from ...domain.erasure.imports import ImportContent, ImportRows
-from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
+from ...domain.erasure.model import (
+    EraseScope,
+    PurgeKind,
+    Retention,
+    StoreFinding,
+    is_tombstone,
+)
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
 from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
-from ...domain.errors import ConcurrentModification, UpstreamUnavailable
+from ...domain.errors import UpstreamUnavailable
 from ...domain.migration.model import text_hash
 from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
@@ -537,56 +543,6 @@ class StepFunctionsPurgeLauncher:
         return str(response["executionArn"])
 
 
-class DynamoPurgeLedger:
-    def __init__(self, table: str, dynamodb: ClientFor) -> None:
-        self._t = _Table(table, dynamodb)
-
-    def save(self, plan: PurgePlan, *, expected_version: int | None) -> None:
-        t = plan.tenant
-        item: Item = {
-            "pk": _s(f"{t}#PURGE#{plan.id}"),
-            "sk": _s("PLAN"),
-            "gsi2pk": _s(f"{t}#PURGE"),
-            "gsi2sk": _s(f"{plan.planned_at.isoformat()}#{plan.id}"),
-            "kind": _s("purge"),
-            "version": {"N": str(plan.version)},
-            "doc": _s(plan.model_dump_json()),
-        }
-        condition: dict[str, Any] = (
-            {"ConditionExpression": "attribute_not_exists(pk)"}
-            if expected_version is None
-            else {
-                "ConditionExpression": "version = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(expected_version)}},
-            }
-        )
-        try:
-            with upstream_errors("DynamoDB", "PutItem"):
-                self._t.client(t).put_item(TableName=self._t.table, Item=item, **condition)
-        except ClientError as error:
-            if error_code(error) != "ConditionalCheckFailedException":
-                raise
-            raise ConcurrentModification(
-                f"purge plan {plan.id} changed meanwhile; read its status and retry", plan_id=plan.id
-            ) from error
-
-    def get(self, tenant: str, plan_id: str) -> PurgePlan | None:
-        with upstream_errors("DynamoDB", "GetItem"):
-            response = self._t.client(tenant).get_item(
-                TableName=self._t.table,
-                Key={"pk": _s(f"{tenant}#PURGE#{plan_id}"), "sk": _s("PLAN")},
-                ConsistentRead=True,
-            )
-        item = response.get("Item")
-        return PurgePlan.model_validate_json(item["doc"]["S"]) if item else None
-
-    def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
-        plans = [
-            PurgePlan.model_validate_json(i["doc"]["S"]) for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
-        ]
-        return sorted(plans, key=lambda p: (p.planned_at, p.id), reverse=True)[:limit]
-
-
 def build_aws_erasure(
     *,
     table: str,
@@ -605,6 +561,7 @@ def build_aws_erasure(
     launcher: StepFunctionsPurgeLauncher | None = None,
     imports: ImportRows | None = None,
     archives: S3VectorArchives | None = None,
+    retention: Sequence[Retention] = (),
 ) -> ErasureService:
     """The purge over every store of the AWS runtime. Files through the file function's `purge` operation
     (lean) or the S3 Files mount (isolated)."""
@@ -622,6 +579,8 @@ def build_aws_erasure(
         stores.append(
             SnapshotBundles(snapshots, DynamoSnapshotDeleter(table, dynamodb), record_eraser.namespaces)
         )
+    from .purge_ledger import DynamoPurgeLedger  # it reads the table through `_Table` (defined above)
+
     eraser: FileEraser = files if hasattr(files, "purge_file") else PosixFileEraser(files)  # type: ignore[assignment]
     return ErasureService(
         records=records,
@@ -630,8 +589,9 @@ def build_aws_erasure(
         embedder_of=embedder_of,
         files=MemoryFileLines(files, eraser, file_namespaces),
         stores=stores,
-        ledger=DynamoPurgeLedger(table, dynamodb),
+        ledger=DynamoPurgeLedger(_Table(table, dynamodb)),
         clock=clock,
         index_probe=index_probe,
         launcher=launcher,
+        retention=retention,
     )

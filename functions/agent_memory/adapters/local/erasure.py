@@ -9,6 +9,7 @@ are merged, so deleted text does not linger in the files the service keeps (docs
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import os
@@ -21,7 +22,14 @@ from pathlib import Path
 from ...domain.erasure.archives import ArchivedVectors, ArchivePart
 from ...domain.erasure.files import MemoryFileLines, PosixFileEraser
 from ...domain.erasure.imports import ImportContent
-from ...domain.erasure.model import EraseScope, PurgeKind, PurgePlan, StoreFinding, is_tombstone
+from ...domain.erasure.model import (
+    EraseScope,
+    PurgeKind,
+    PurgePlan,
+    Retention,
+    StoreFinding,
+    is_tombstone,
+)
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
 from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
@@ -32,6 +40,7 @@ from ...domain.sessions.ports import SessionRecord, SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
 from ._sqlite import placeholders
 from .import_store import SqliteImportStore
+from .raw_scan import LedgerSeal, RawDataScan
 
 BUSY_TIMEOUT_S = 10.0
 _CHUNK = 500
@@ -421,6 +430,13 @@ class SqlitePurgeLedger:
         )
         return [PurgePlan.model_validate_json(row[0]) for row in rows]
 
+    def executing(self, tenant: str) -> builtins.list[PurgePlan]:
+        rows = self._db.conn().execute(
+            "SELECT body FROM purges WHERE tenant = ? AND json_extract(body, '$.state') = 'executing'",
+            (tenant,),
+        )
+        return [PurgePlan.model_validate_json(row[0]) for row in rows]
+
 
 def build_local_erasure(
     data_dir: Path,
@@ -459,4 +475,17 @@ def build_local_erasure(
         ledger=SqlitePurgeLedger(data_dir / "purges.db"),
         clock=clock,
         index_probe=LocalIndexProbe(data_dir),
+        finalizers=[RawDataScan(data_dir)],
+        sealers=[LedgerSeal(data_dir / "purges.db")],
+        retention=LOCAL_RETENTION,
     )
+
+
+LOCAL_RETENTION = [
+    Retention(
+        store="backups",
+        days=None,
+        note="copies of the data directory made outside the service (backups, disk snapshots, synced folders) "
+        "are not reached: erase them by their own means",
+    )
+]

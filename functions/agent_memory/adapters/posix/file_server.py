@@ -81,13 +81,17 @@ class FileServer:
             # deleted, whichever caller asks.
             if not path.startswith(".dreams/"):
                 raise ValidationFailed(f"only files under .dreams/ can be deleted, not {path!r}")
-            return {"deleted": self._store.delete(tenant, namespace, path)}
+            deleted = self._store.delete(tenant, namespace, path)
+            self._store.prune_purged(tenant, namespace, path)
+            return {"deleted": deleted}
         if op == "purge":
             # An erasure plan (domain/erasure) removes a file that names purged content, or every file of a
             # purged namespace or tenant. The plan id is required and logged by the handler.
             if not PURGE_PLAN_RE.fullmatch(_text(request, "plan")):
                 raise ValidationFailed("purge needs `plan`: the id of the purge plan (purge_<32 hex>)")
-            return {"deleted": self._store.delete(tenant, namespace, path)}
+            deleted = self._store.delete(tenant, namespace, path)
+            self._store.prune_purged(tenant, namespace, path)
+            return {"deleted": deleted}
         # write: compare-and-swap against the version the caller read
         text = _text(request, "text")
         if len(text.encode("utf-8")) > MAX_FILE_BYTES:

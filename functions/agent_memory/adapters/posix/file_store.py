@@ -30,7 +30,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ...domain.errors import Conflict, PathEscape, TooLarge, ValidationFailed
-from ...domain.files.memory_files import MAX_PATH_SEGMENTS, validate_file_path, validate_path_prefix
+from ...domain.files.memory_files import (
+    DAILY_DIR,
+    MAX_PATH_SEGMENTS,
+    OWN_FOLDERS,
+    SKILL_FILE,
+    SKILLS_DIR,
+    is_own_path,
+    validate_file_path,
+    validate_namespace_folder,
+    validate_path_prefix,
+)
 from ...domain.records import is_valid_namespace, is_valid_tenant
 
 FILE_MODE = 0o640
@@ -63,9 +73,13 @@ class PosixFileStore:
     # ------------------------------------------------------------------ FileStore
 
     def read(self, tenant: str, namespace: str, path: str) -> str | None:
+        if not _has_own_folder(namespace):
+            return None  # named like an ancestor's file: it holds no file of its own
         return self._read(self._resolve(tenant, namespace, path), path)
 
     def update(self, tenant: str, namespace: str, path: str, change: Callable[[str | None], str]) -> str:
+        validate_namespace_folder(namespace)
+        self._refuse_ancestor_folder(tenant, namespace)
         target = self._resolve(tenant, namespace, path)
         self._make_dirs(target.parent, path)
         with self._locked(target):
@@ -94,8 +108,36 @@ class PosixFileStore:
             _fsync_directory(target.parent)
             return True
 
+    def prune_purged(self, tenant: str, namespace: str, path: str) -> int:
+        """After an erasure deleted `path`: remove its lock file and every directory above it (up to the
+        namespace directory) that holds nothing but lock and temp files, so no directory named after purged
+        content stays. Only a purge calls this (a writer waiting on a removed lock file would lock a new
+        inode; the purge runs when writes to its scope are over). Returns the directories removed."""
+        target = self._resolve(tenant, namespace, path)
+        ns_dir = self._namespace_dir(tenant, namespace)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target.parent / f".{target.name}{LOCK_SUFFIX}")
+        removed = 0
+        directory = target.parent
+        while directory != ns_dir and directory.is_relative_to(ns_dir) and directory.is_dir():
+            entries = list(os.scandir(directory))
+            if any(not e.name.startswith(".") or not e.is_file(follow_symlinks=False) for e in entries):
+                break
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+            try:
+                os.rmdir(directory)
+            except OSError:
+                break  # written meanwhile
+            removed += 1
+            directory = directory.parent
+        return removed
+
     def list(self, tenant: str, namespace: str, prefix: str = "") -> list[str]:
         validate_path_prefix(prefix)
+        if not _has_own_folder(namespace):
+            return []
         ns_dir = self._namespace_dir(tenant, namespace)
         # Walk only the directory the prefix names (e.g. `skills/`), not the whole namespace.
         base_rel = prefix.rpartition("/")[0]
@@ -112,9 +154,17 @@ class PosixFileStore:
                     if entry.is_symlink() or entry.name.startswith("."):
                         continue  # links are not listed; hidden names are lock/temp files
                     if entry.is_dir(follow_symlinks=False):
+                        if not rel_dir and entry.name not in OWN_FOLDERS:
+                            continue  # another namespace's directory (`/a/b/kid` under `/a/b`)
+                        # Below its own folders, files that are not the namespace's own are skipped.
                         if rel.count("/") < MAX_PATH_SEGMENTS - 1:  # else a file below would be too deep
                             stack.append((Path(entry.path), rel))
-                    elif entry.is_file(follow_symlinks=False) and rel.startswith(prefix) and _allowed(rel):
+                    elif (
+                        entry.is_file(follow_symlinks=False)
+                        and rel.startswith(prefix)
+                        and _allowed(rel)
+                        and is_own_path(rel)
+                    ):
                         found.append(rel)
         return sorted(found)
 
@@ -134,6 +184,30 @@ class PosixFileStore:
                 namespace=namespace,
             )
         return expected
+
+    def _refuse_ancestor_folder(self, tenant: str, namespace: str) -> None:
+        """A namespace whose directory is an ancestor's skill folder (`/a/b/skills/deploy` while `/a/b` has
+        the skill `deploy`) or its daily-log folder (`/a/b/memory` while `/a/b` keeps a daily log) may not
+        write there: a key for `/a/b/*` cannot put files into `/a/b`'s own folders."""
+        segments = namespace.strip("/").split("/")
+        base = Path(os.path.realpath(self._root)) / tenant
+        for position in range(1, len(segments)):
+            ancestor = base.joinpath(*segments[:position])
+            folder, below = segments[position], segments[position + 1 : position + 2]
+            taken = (
+                folder == SKILLS_DIR and below and (ancestor / folder / below[0] / SKILL_FILE).is_file()
+            ) or (
+                folder == DAILY_DIR
+                and any(is_own_path(f"{DAILY_DIR}/{p.name}") for p in _files_in(ancestor / folder))
+            )
+            if taken:
+                owner = "/" + "/".join(segments[:position])
+                raise ValidationFailed(
+                    f"namespace {namespace} cannot hold memory files: its directory is a folder of namespace "
+                    f"{owner} ({folder}/); use another name for it (records in it are unaffected)",
+                    namespace=namespace,
+                    owner=owner,
+                )
 
     def _resolve(self, tenant: str, namespace: str, path: str) -> Path:
         validate_file_path(path)
@@ -248,6 +322,21 @@ class PosixFileStore:
             f"{target.name} is being written by another request for more than {self._lock_timeout:g}s; retry",
             path=target.name,
         )
+
+
+def _files_in(directory: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(directory) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _has_own_folder(namespace: str) -> bool:
+    try:
+        validate_namespace_folder(namespace)
+    except ValidationFailed:
+        return False
+    return True
 
 
 def _allowed(rel: str) -> bool:

@@ -12,7 +12,15 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import Field
 
-from ...domain.erasure.model import PurgeKind, PurgePlan, PurgeState, PurgeTarget, StoreFinding, Verification
+from ...domain.erasure.model import (
+    PurgeKind,
+    PurgePlan,
+    PurgeState,
+    PurgeTarget,
+    Retention,
+    StoreFinding,
+    Verification,
+)
 from ...domain.erasure.service import ErasureService
 from ...domain.errors import Forbidden, Misconfigured, NotFound
 from ...domain.identity import Scope
@@ -64,6 +72,12 @@ class PurgeResponse(Model):
     verification: Verification | None
     execution: str | None
     """The workflow execution running a purge above the inline limit (AWS)."""
+    regrown: int
+    """Times execute added records of the target written since the plan (a correction's successor, a write
+    to the purged namespace) and ran every step again."""
+    retained: list[Retention]
+    """What this runtime keeps beyond the purge's reach for a while (backups, object versions, logs) and for
+    how many days: erased by expiry (docs/security.md)."""
 
 
 class PurgeList(Model):

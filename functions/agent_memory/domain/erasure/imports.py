@@ -5,8 +5,9 @@ text, `DecayCheck.query`), the rejection reasons and the run's error. A memory, 
 redacts those fields in place where they belong to a purged record or namespace or name the purge, and keeps
 everything else (refs, record ids, decisions, counts), so the report still adds up and a rollback still undoes
 what is left (a purged record is simply not found by it). The report lists the plans that redacted it
-(`ImportReport.purges`). A namespace purge also forgets the namespace's imported source refs; a tenant purge
-deletes every import of the tenant (report, outcomes, refs)."""
+(`ImportReport.purges`). A namespace purge deletes every import into the namespace (its report holds the
+source's label and paths) and forgets the namespace's imported source refs; a tenant purge deletes every
+import of the tenant (report, outcomes, refs)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..interop.model import ImportReport, ItemOutcome
-from .model import EraseScope, StoreFinding
-
-REDACTED = "[purged]"
-"""What a redacted text field of a report reads."""
+from .model import REDACTED, EraseScope, StoreFinding, redact_texts
 
 
 class ImportRows(Protocol):
@@ -69,6 +67,8 @@ class _Hits:
     decay: bool = False
     rejected: list[int] = field(default_factory=list)
     error: bool = False
+    other: int = 0
+    """Other texts of the report that name the purge (its source label: the uploaded archive's name, ...)."""
 
     def refs(self) -> list[str]:
         base = f"import:{self.import_id}"
@@ -78,11 +78,12 @@ class _Hits:
             + ([f"{base}:decay"] if self.decay else [])
             + [f"{base}:rejected:{n}" for n in self.rejected]
             + ([f"{base}:error"] if self.error else [])
+            + [f"{base}:text:{n}" for n in range(self.other)]
         )
 
     @property
     def report_changed(self) -> bool:
-        return bool(self.probes or self.decay or self.rejected or self.error)
+        return bool(self.probes or self.decay or self.rejected or self.error or self.other)
 
 
 def _text(value: str | None) -> bool:
@@ -126,6 +127,7 @@ class ImportContent:
             n for n, item in enumerate(report.rejected) if _text(item.reason) and scope.names(item.reason)
         ]
         hits.error = _text(report.error) and scope.names(report.error or "")
+        hits.other = redact_texts(_free_texts(report), scope)[1]
         return hits
 
     def _walk(self, scope: EraseScope) -> list[tuple[ImportReport, list[ItemOutcome], _Hits]]:
@@ -152,7 +154,11 @@ class ImportContent:
             refs.extend(f"import:{i}" for i in ids)
             items += len(ids)
         else:
-            for _report, _outcomes, hits in self._walk(scope):
+            for report, _outcomes, hits in self._walk(scope):
+                if scope.in_scope_namespace(report.namespace):
+                    refs.append(f"import:{report.id}")  # an import into a purged namespace: deleted whole
+                    items += 1
+                    continue
                 found = hits.refs()
                 refs.extend(found)
                 items += len(found)
@@ -175,13 +181,17 @@ class ImportContent:
                 erased += 1
         else:
             for report, _outcomes, hits in self._walk(scope):
+                if scope.in_scope_namespace(report.namespace):
+                    self._rows.delete_import(t, report.id)
+                    erased += 1
+                    continue
                 if hits.outcomes:
                     self._rows.replace_outcomes(
                         t, report.id, [o.model_copy(update={"file_entry": None}) for o in hits.outcomes]
                     )
                 if hits.outcomes or hits.report_changed:
                     self._redact(report, hits, plan_id)
-                    self._rows.rewrite(report)
+                    self._rows.rewrite(_redacted_texts(report, scope))
                 erased += len(hits.refs())
         return erased
 
@@ -197,3 +207,19 @@ class ImportContent:
             report.error = REDACTED
         if plan_id not in report.purges:
             report.purges.append(plan_id)
+
+
+_KEPT_FIELDS = ("id", "tenant", "namespace", "format", "state", "actor", "purges")
+
+
+def _free_texts(report: ImportReport) -> dict[str, object]:
+    """The report's texts not handled field by field above (its source label, inventory, file outcomes)."""
+    data = report.model_dump(mode="json", exclude={"preference_recall", "decay", "rejected", "error"})
+    return {k: v for k, v in data.items() if k not in _KEPT_FIELDS}
+
+
+def _redacted_texts(report: ImportReport, scope: EraseScope) -> ImportReport:
+    redacted, count = redact_texts(_free_texts(report), scope)
+    if not count:
+        return report
+    return ImportReport.model_validate(report.model_dump(mode="json") | redacted)

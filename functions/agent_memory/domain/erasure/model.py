@@ -4,6 +4,7 @@ their sha256 hashes stay (`content_hashes`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -63,6 +64,17 @@ class StoreFinding(Model):
     plan stays `incomplete` while any is listed."""
 
 
+class Retention(Model):
+    """A copy the purge cannot erase at once: where, and when it expires on its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store: str
+    days: int | None
+    """Days until the copy expires (None: it never expires by itself; the note says what to do)."""
+    note: str
+
+
 class Verification(Model):
     model_config = ConfigDict(extra="forbid")
 
@@ -110,6 +122,12 @@ class PurgePlan(Model):
     verification: Verification | None = None
     execution: str | None = None
     """The workflow execution running the purge (a plan above the inline limit, in AWS)."""
+    regrown: int = 0
+    """How many times execute found records of the target that the plan did not hold (written, corrected or
+    superseded since it was planned) and added them, with their texts, before verifying again."""
+    retained: list[Retention] = Field(default_factory=list)
+    """What the runtime keeps beyond the purge's reach for a while (backups, object versions, logs), and how
+    long: erased by expiry, not by this purge (docs/security.md)."""
     version: int = 0
 
     def scope(self) -> EraseScope:
@@ -191,14 +209,14 @@ class EraseScope:
         return any(self.names(leaf) for leaf in _strings(parsed))
 
     def names_record(self, record: Any) -> bool:
-        """A record's JSON (dict) names the purge in its id, content, context or metadata."""
+        """A record's JSON (dict) names the purge in its id or in any text it holds: content, context,
+        metadata keys and values, source refs, status reason, links (every string but the service's own
+        vocabulary, `STRUCTURAL_KEYS`)."""
         if not isinstance(record, dict):
             return False
         if record.get("id") in self.record_ids:
             return True
-        metadata = record.get("metadata") or {}
-        fields = [record.get("content"), record.get("context"), *metadata.keys(), *metadata.values()]
-        return any(self.names(str(value)) for value in fields if value is not None)
+        return any(self.names(text) for text in texts_of(record))
 
     def names_change(self, document: str) -> bool:
         """A change entry names the purge: its record, the before/after record, or its reason."""
@@ -275,6 +293,62 @@ STRUCTURAL_KEYS = frozenset(
     }
 )
 """Keys whose values are the service's own vocabulary, never content a purge looks for."""
+
+
+def texts_of(value: Any) -> Iterator[str]:
+    """Every text of a parsed JSON value a user could have put there: string values (not the structural
+    ones) and the keys of mappings below the top level (metadata keys are user text)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in STRUCTURAL_KEYS:
+                continue
+            yield from texts_of(item)
+            if isinstance(item, dict):
+                yield from (str(k) for k in item)
+    else:
+        yield from _strings(value)
+
+
+REDACTED = "[purged]"
+
+
+def redact_texts(value: Any, scope: EraseScope) -> tuple[Any, int]:
+    """`value` (parsed JSON) with every string that names the purge replaced by `[purged]` (and mapping keys
+    that name it dropped); the number of replacements. Structure, numbers and other strings are kept."""
+    if isinstance(value, str):
+        return (REDACTED, 1) if value != REDACTED and scope.names(value) else (value, 0)
+    if isinstance(value, list):
+        items = [redact_texts(item, scope) for item in value]
+        return [item for item, _ in items], sum(n for _, n in items)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        count = 0
+        for key, item in value.items():
+            if key not in STRUCTURAL_KEYS and scope.names(str(key)):
+                count += 1
+                continue
+            if key in STRUCTURAL_KEYS:
+                out[key] = item
+                continue
+            out[key], n = redact_texts(item, scope)
+            count += n
+        return out, count
+    return value, 0
+
+
+def safe_ref(scope: EraseScope, ref: str) -> str:
+    """A finding's reference as a plan may keep it: one that names the purge (a skill directory or a file
+    named after the subject) is replaced by its hash, so the plan never holds the text."""
+    folded = normalize_content(ref)
+    if not any(len(n) >= MIN_NEEDLE_CHARS and normalize_content(n) in folded for n in scope.needles):
+        return ref  # record ids, namespaces and line numbers are kept
+    return hashed_ref(ref)
+
+
+def hashed_ref(ref: str) -> str:
+    if ref.startswith("sha256:"):
+        return ref
+    return "sha256:" + hashlib.sha256(ref.encode("utf-8")).hexdigest()[:32]
 
 
 def _strings(value: Any) -> Iterator[str]:

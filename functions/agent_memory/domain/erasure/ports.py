@@ -4,6 +4,7 @@ through the shared `FileStore` and `SearchIndex` ports (see service.py)."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -23,6 +24,10 @@ class PurgeLedger(Protocol):
 
     def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
         """Newest first."""
+        ...
+
+    def executing(self, tenant: str) -> builtins.list[PurgePlan]:
+        """The tenant's plans in state `executing` (the write fence reads them on every write)."""
         ...
 
 
@@ -55,3 +60,11 @@ class PurgeLauncher(Protocol):
     def start(self, tenant: str, plan_id: str) -> str:
         """Start (or find, for the same plan) the workflow; returns the execution's id."""
         ...
+
+
+class Sealer(Protocol):
+    """Runs once a purge is completed and its plan no longer holds the texts: makes sure the bytes of the
+    plan's own store (the ledger's database) do not hold them either (locally: secure delete, vacuum,
+    checkpoint, then a raw search). A finding turns the purge back to `incomplete`."""
+
+    def seal(self, scope: EraseScope) -> StoreFinding: ...

@@ -10,35 +10,49 @@ is left per store) is kept with the plan, whose texts are dropped: only their ha
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import Conflict, NotFound, ValidationFailed
 from ..ports import Clock, Embedder, IndexFilter, RecordQuery, RecordStore, SearchIndex
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
 from .files import MemoryFileLines
 from .index import IndexEntries, IndexProbe
+from .mentions import RecordMentions
 from .model import (
     EraseScope,
     PurgeKind,
     PurgePlan,
     PurgeState,
     PurgeTarget,
+    Retention,
+    StoreFinding,
     Verification,
+    hashed_ref,
     new_plan_id,
+    safe_ref,
 )
-from .ports import ContentStore, PurgeLauncher, PurgeLedger, RecordEraser
+from .ports import ContentStore, PurgeLauncher, PurgeLedger, RecordEraser, Sealer
 
 PAGE = 200
 HYBRID_K = 20
 TOMBSTONE_BATCH = 25
 """Change entries per commit (a DynamoDB transaction holds 100 items)."""
+MAX_REGROWTHS = 5
+"""Times execute adds records written to the target meanwhile before it reports `incomplete` instead (writes
+that keep arriving: stop the writer, then execute again)."""
 INLINE_RECORD_LIMIT = 2000
 """Largest purge (records) `execute` runs inside one API call; larger plans need the CLI or the workflow."""
 
 
 class PurgeNotReady(Conflict):
     code = "purge_not_ready"
+
+
+class PurgeInProgress(Conflict):
+    """A write to the scope of a purge that is executing (409): retry once the purge has finished."""
+
+    code = "purge_in_progress"
 
 
 class ErasureService:
@@ -56,6 +70,9 @@ class ErasureService:
         inline_record_limit: int = INLINE_RECORD_LIMIT,
         index_probe: IndexProbe | None = None,
         launcher: PurgeLauncher | None = None,
+        finalizers: Sequence[ContentStore] = (),
+        sealers: Sequence[Sealer] = (),
+        retention: Sequence[Retention] = (),
     ) -> None:
         self._records = records
         self._record_eraser = record_eraser
@@ -68,13 +85,24 @@ class ErasureService:
         self._clock = clock
         self.inline_record_limit = inline_record_limit
         self.launcher = launcher
+        self._mentions = RecordMentions(records, index, embedder_of)
+        self._finalizers = list(finalizers)
+        self._sealers = list(sealers)
+        self._retention = list(retention)
 
     # ------------------------------------------------------------------ steps
 
     def steps(self) -> list[ContentStore]:
         """In order: sessions first (no running session reads purged content again), records last (the
         plan's record ids stay resolvable while the other stores are erased)."""
-        return [*self._stores, self._files, self._index, self._record_eraser]
+        return [
+            *self._stores,
+            self._mentions,
+            self._files,
+            self._index,
+            self._record_eraser,
+            *self._finalizers,
+        ]
 
     # ------------------------------------------------------------------ plan
 
@@ -96,12 +124,10 @@ class ErasureService:
             content_hashes=sorted({content_hash(text) for text in needles}),
             needles=needles,
             candidates=candidates,
+            retained=list(self._retention),
         )
         scope = plan.scope()
-        plan.plan = [
-            self._index.planned(scope) if store is self._index else store.find(scope)
-            for store in self.steps()
-        ]
+        plan.plan = [_safe(scope, getattr(store, "planned", store.find)(scope)) for store in self.steps()]
         self._ledger.save(plan, expected_version=None)
         return plan
 
@@ -130,7 +156,10 @@ class ErasureService:
             )
         probe = EraseScope(tenant, kind, (), (subject,), ())
         found = [
-            r for namespace in namespaces for r in self._all(tenant, namespace) if _names_record(probe, r)
+            r
+            for namespace in namespaces
+            for r in self._all(tenant, namespace)
+            if probe.names_record(r.model_dump(mode="json"))
         ]
         found_ids = {r.id for r in found}
         candidates = self._hybrid(tenant, subject, namespaces) - found_ids
@@ -192,6 +221,28 @@ class ErasureService:
         )
         return {hit.record_id for hit in hits}
 
+    # ------------------------------------------------------------------ fence
+
+    def fence(self, tenant: str, *, namespaces: Sequence[str] = (), record_id: str | None = None) -> None:
+        """Refuse (`PurgeInProgress`, 409) a write to the scope of an executing purge: anything of a tenant
+        purge; the namespace of a namespace purge; a purged record (a correction, archive, patch) or the
+        namespaces of a memory purge. A subject purge fences its records only (its namespaces are all the
+        tenant's): a write naming the subject meanwhile is caught by the re-plan."""
+        for plan in self._ledger.executing(tenant):
+            kind = plan.target.kind
+            hit = (
+                kind is PurgeKind.TENANT
+                or (record_id is not None and record_id in plan.record_ids)
+                or (kind is PurgeKind.NAMESPACE and bool(set(namespaces) & {plan.target.namespace}))
+                or (kind is PurgeKind.MEMORY and bool(set(namespaces) & set(plan.namespaces)))
+            )
+            if hit:
+                raise PurgeInProgress(
+                    f"this write touches what purge {plan.id} is erasing; retry once "
+                    f"GET /v1/admin/purges/{plan.id} is no longer `executing`",
+                    plan_id=plan.id,
+                )
+
     # ------------------------------------------------------------------ execute
 
     def status(self, tenant: str, plan_id: str) -> PurgePlan:
@@ -224,6 +275,7 @@ class ErasureService:
         if plan.state is PurgeState.INCOMPLETE:
             plan.done = []  # the verification found copies: run every step again
         if plan.state is not PurgeState.EXECUTING:
+            self._grow(plan)  # lineage and writes since the plan: purged too
             plan.state = PurgeState.EXECUTING
             plan.reason = reason.strip()[:500]
             plan.executed_by = actor
@@ -283,21 +335,102 @@ class ErasureService:
             raise PurgeNotReady(f"plan {plan_id} has not been executed", plan_id=plan_id)
         if plan.state is PurgeState.COMPLETED:
             return plan
+        if self._grow(plan) and plan.regrown <= MAX_REGROWTHS:
+            plan.done = []  # records written meanwhile: every step again, then verify again
+            return self._save(plan)
         scope = plan.scope()
-        findings = [step.find(scope) for step in self.steps()]
+        findings = [_safe(scope, step.find(scope)) for step in self.steps()]
+        if plan.regrown > MAX_REGROWTHS:
+            findings.append(StoreFinding(store="writes", items=1, refs=["records still being written"]))
         remaining = sum(f.items for f in findings)
         unreachable = sum(len(f.unreachable) for f in findings)
         plan.verification = Verification(
             at=self._clock.now(), remaining=remaining, unreachable=unreachable, stores=findings
         )
         if remaining == 0 and unreachable == 0 and len(plan.done) == len(self.steps()):
-            plan.state = PurgeState.COMPLETED
-            plan.completed_at = plan.verification.at
-            plan.needles = []  # only the hashes stay (the subject's among them)
-            plan.target = plan.target.model_copy(update={"subject": None})
-        else:
-            plan.state = PurgeState.INCOMPLETE
+            return self._complete(plan, scope)
+        plan.state = PurgeState.INCOMPLETE
         return self._save(plan)
+
+    def _complete(self, plan: PurgePlan, scope: EraseScope) -> PurgePlan:
+        """Drop the texts from the plan, then let the sealers (the ledger's own database) make sure the
+        texts the plan held while executing are gone from their bytes too; else `incomplete`."""
+        verification = plan.verification
+        assert verification is not None
+        kept = (plan.needles, plan.target)
+        plan.state = PurgeState.COMPLETED
+        plan.completed_at = verification.at
+        plan.needles = []  # only the hashes stay (the subject's among them)
+        plan.target = plan.target.model_copy(update={"subject": None})
+        plan = self._save(plan)
+        sealed = [_safe(scope, sealer.seal(scope)) for sealer in self._sealers]
+        # A write acknowledged while the verification ran: found now, it makes the purge incomplete.
+        probe = plan.model_copy(update={"needles": kept[0], "target": kept[1]})
+        late = sorted(r.id for r in self._target_now(probe) if r.id not in set(plan.record_ids))
+        if late:
+            sealed.append(StoreFinding(store="writes", items=len(late), refs=late))
+        if not any(f.items for f in sealed):
+            return plan
+        plan.needles, plan.target = kept
+        plan.state = PurgeState.INCOMPLETE
+        plan.completed_at = None
+        verification.stores.extend(sealed)
+        verification.remaining += sum(f.items for f in sealed)
+        return self._save(plan)
+
+    # ------------------------------------------------------------------ re-plan
+
+    def _grow(self, plan: PurgePlan) -> bool:
+        """Add to the plan the records of its target it does not hold yet: successors or versions linked to a
+        purged record (a correction made after the plan), and records written to the target since. True when
+        any was added (their texts become needles too)."""
+        known = set(plan.record_ids)
+        found = [r for r in self._target_now(plan) if r.id not in known]
+        if not found:
+            return False
+        for record in found:
+            plan.record_ids.append(record.id)
+            plan.record_namespaces[record.id] = record.namespace
+            plan.record_hashes[record.id] = record.content_hash or content_hash(record.content)
+            if record.content not in plan.needles:
+                plan.needles.append(record.content)
+            if record.namespace not in plan.namespaces:
+                plan.namespaces.append(record.namespace)
+        plan.content_hashes = sorted(set(plan.content_hashes) | {content_hash(n) for n in plan.needles})
+        plan.regrown += 1
+        return True
+
+    def _target_now(self, plan: PurgePlan) -> builtins.list[MemoryRecord]:
+        tenant, target = plan.tenant, plan.target
+        if target.kind is PurgeKind.NAMESPACE:
+            current = self._all(tenant, plan.namespaces[0])
+        elif target.kind is PurgeKind.TENANT:
+            namespaces = set(self._record_eraser.namespaces(tenant)) | set(self._files.namespaces(tenant))
+            current = [r for ns in sorted(namespaces) for r in self._all(tenant, ns)]
+        else:
+            current = []
+            if target.kind is PurgeKind.SUBJECT and plan.needles and target.subject:
+                current = self._resolve(tenant, target)[0]
+        return current + self._linked(plan)
+
+    def _linked(self, plan: PurgePlan) -> builtins.list[MemoryRecord]:
+        """Records of the plan's namespaces that link to a purged record (transitively) or carry the content
+        hash of one: a version written after the plan."""
+        ids = set(plan.record_ids)
+        hashes = set(plan.record_hashes.values())
+        pool = [r for ns in plan.namespaces for r in self._all(plan.tenant, ns)]
+        linked: dict[str, MemoryRecord] = {}
+        grew = True
+        while grew:
+            grew = False
+            for record in pool:
+                if record.id in ids or record.id in linked:
+                    continue
+                links = {record.supersedes, record.superseded_by, record.corrected_from}
+                if links & (ids | linked.keys()) or (record.content_hash and record.content_hash in hashes):
+                    linked[record.id] = record
+                    grew = True
+        return list(linked.values())
 
     def _save(self, plan: PurgePlan) -> PurgePlan:
         expected = plan.version
@@ -306,6 +439,15 @@ class ErasureService:
         return plan
 
 
-def _names_record(scope: EraseScope, record: MemoryRecord) -> bool:
-    fields: list[Any] = [record.content, record.context, *record.metadata.keys(), *record.metadata.values()]
-    return any(scope.names(str(value)) for value in fields)
+NAMED_BY_USERS = frozenset({"files", "snapshots", "raw_bytes"})
+"""Stores whose references are names a user chose (file paths with skill names, snapshot names)."""
+
+
+def _safe(scope: EraseScope, finding: StoreFinding) -> StoreFinding:
+    """A finding whose references name the purge (a path holding the subject) keeps their hashes instead; so
+    do the user-named references of a namespace or tenant purge (every name in it is the purged content)."""
+    if scope.whole_namespaces and finding.store in NAMED_BY_USERS:
+        finding.refs = [hashed_ref(ref) for ref in finding.refs]
+    finding.refs = [safe_ref(scope, ref) for ref in finding.refs]
+    finding.unreachable = [safe_ref(scope, ref) for ref in finding.unreachable]
+    return finding

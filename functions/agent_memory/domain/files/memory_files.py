@@ -113,6 +113,46 @@ def validate_path_prefix(prefix: str) -> str:
     return prefix
 
 
+OWN_FOLDERS = (DAILY_DIR, SKILLS_DIR)
+"""The folders of a namespace's own directory; every other sub-directory is another namespace's."""
+
+_DATE_MD = r"\d{4}-\d{2}-\d{2}\.md"
+_OWN_PATH_RE = re.compile(
+    rf"^(?:[^/]+|{DAILY_DIR}/{_DATE_MD}|{SKILLS_DIR}/.+|\{DREAMS_DIR}/.+|\{CURATOR_DIR}/.+)$"
+)
+_NAMESPACE_FILES_RE = re.compile(rf"^(?:MEMORY\.md|USER\.md|{DAILY_DIR}/{_DATE_MD}|{SKILLS_DIR}/[^/]+/.+)$")
+"""What a namespace writes at its own directory: a path that ends so below a sub-directory is a
+descendant namespace's file."""
+
+
+def is_own_path(path: str) -> bool:
+    """Whether `path` (relative to a namespace's directory) is one of the namespace's own files. Namespaces
+    nest on disk (`/a/b/kid` is `a/b/kid/`, `/a/b/skills/deploy` is `a/b/skills/deploy/`): a path is a
+    descendant's when, below some sub-directory, it reads like a namespace's own file (`kid/MEMORY.md`,
+    `skills/deploy/MEMORY.md`, `skills/memory/2026-12-01.md`). Listing only the namespace's own keeps every
+    namespace's files apart: a namespace purge, an export or a listing never takes a child's for the parent's."""
+    if not _OWN_PATH_RE.match(path):
+        return False
+    parts = path.split("/")
+    return not any(_NAMESPACE_FILES_RE.match("/".join(parts[cut:])) for cut in range(1, len(parts)))
+
+
+def validate_namespace_folder(namespace: str) -> str:
+    """A namespace segment named like a file (`/a/b/MEMORY.md`) would turn an ancestor's file into a
+    directory: refused for memory files."""
+    segments = namespace.strip("/").split("/")
+    for position, segment in enumerate(segments[1:], start=1):
+        if segment.endswith(ALLOWED_SUFFIXES):
+            ancestor = "/" + "/".join(segments[:position])
+            raise ValidationFailed(
+                f"namespace {namespace} cannot hold memory files: its segment {segment!r} is named like a file "
+                f"of namespace {ancestor}; use another name for it (records in it are unaffected)",
+                namespace=namespace,
+                segment=segment,
+            )
+    return namespace
+
+
 def _valid_segment(segment: str, position: int) -> bool:
     return bool(_SEGMENT_RE.match(segment)) or (position == 0 and segment in (DREAMS_DIR, CURATOR_DIR))
 

@@ -24,7 +24,7 @@ from ...domain.versioning.diff import Diff
 from ...domain.versioning.ports import SNAPSHOT_NAME_PATTERN, SnapshotMeta
 from ...domain.versioning.service import Reuse, VersioningService
 from ..context import RequestContext, current
-from ..models import Namespace
+from ..models import Namespace, Strict
 
 router = Router()
 M = TypeVar("M", bound=Model)
@@ -46,18 +46,14 @@ def _zoned(value: datetime) -> datetime:
 ZonedDatetime = Annotated[datetime, AfterValidator(_zoned)]
 
 
-class InlineBundle(Model):
+class InlineBundle(Strict):
     """An export bundle in its JSON form: the manifest and every other member as text."""
-
-    model_config = ConfigDict(extra="forbid")
 
     manifest: dict[str, Any]
     members: dict[str, str] = Field(max_length=MAX_IMPORT_MEMBERS)
 
 
-class ImportBundleRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class ImportBundleRequest(Strict):
     bundle: InlineBundle
     dry_run: bool = False
 
@@ -75,9 +71,7 @@ class ImportBundleResponse(Model):
     file_conflicts: list[dict[str, str]]
 
 
-class SnapshotRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class SnapshotRequest(Strict):
     namespace: Namespace
     name: SnapshotName
     note: Annotated[str, Field(max_length=500)] = ""
@@ -123,9 +117,7 @@ class DiffResponse(Model):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class RestoreRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class RestoreRequest(Strict):
     namespace: Namespace
     dry_run: bool = False
 

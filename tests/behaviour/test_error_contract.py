@@ -351,3 +351,19 @@ def test_a_tenant_has_at_most_max_open_sessions(api):
     finally:
         for session_id in opened:
             send(api, "POST", f"/v1/sessions/{session_id}/end", body=b"{}")
+
+
+def test_a_post_without_a_body_of_its_own_answers_body_refusals_the_document_declares(api):
+    """POST /v1/memories/{id}/reviewed takes no body, but the server reads one before routing: a body that is
+    not UTF-8, not JSON or oversized is refused, each with a status docs/openapi.json declares for it."""
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).resolve().parents[2] / "docs" / "openapi.json").read_text())
+    declared = document["paths"]["/v1/memories/{memory_id}/reviewed"]["post"]["responses"]
+    path = "/v1/memories/mem_doesnotexist/reviewed"
+
+    malformed = error_body(send(api, "POST", path, body=b"\xff\xfe not UTF-8"), 400)
+    assert malformed["error"] == "malformed_json"
+    other_type = send(api, "POST", path, body=b"x=1", headers={"Content-Type": "text/plain"})
+    assert other_type.status == 415, other_type.text
+    assert {"400", "413", "415"} <= set(declared)

@@ -29,6 +29,7 @@ from aws_lambda_powertools.event_handler import HttpResolverLocal
 from .adapters.local.api_keys import LocalApiKeys
 from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
+from .api.routes.imports import MAX_IMPORT_BODY_BYTES
 from .settings.service import Settings
 from .wiring import LocalRuntime, build_local
 
@@ -153,6 +154,8 @@ class ServerGuard:
     def __init__(self, app: App, max_bytes: int, limits: ServerLimits = DEFAULT_LIMITS) -> None:
         self._app = app
         self._max = max_bytes
+        # Routes whose documented limit needs a larger body than the general one.
+        self._larger = {("POST", "/v1/imports"): max(max_bytes, MAX_IMPORT_BODY_BYTES)}
         self._limits = limits
         self._loop: asyncio.AbstractEventLoop | None = None
         self._slots = asyncio.Semaphore(limits.max_concurrent_requests)
@@ -194,10 +197,15 @@ class ServerGuard:
         finally:
             self._slots.release()
 
+    def body_limit(self, method: str, path: str) -> int:
+        """The most body bytes a request to this route may send."""
+        return self._larger.get((method, path.rstrip("/")), self._max)
+
     async def _read_body(self, scope: Scope, receive: Receive) -> list[dict[str, Any]] | None:
+        limit = self.body_limit(str(scope.get("method", "")), str(scope.get("path", "")))
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self._max:
-            raise self._too_large()
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise self._too_large(limit)
         buffered: list[dict[str, Any]] = []
         received = 0
         try:
@@ -207,8 +215,8 @@ class ServerGuard:
                     if message["type"] == "http.disconnect":
                         return None
                     received += len(message.get("body", b""))
-                    if received > self._max:
-                        raise self._too_large()
+                    if received > limit:
+                        raise self._too_large(limit)
                     buffered.append(message)
                     if not message.get("more_body", False):
                         return buffered
@@ -222,14 +230,14 @@ class ServerGuard:
                 close=True,  # the rest of the body may still come; the connection cannot be reused
             ) from None
 
-    def _too_large(self) -> _Refused:
+    def _too_large(self, limit: int) -> _Refused:
         # The connection stays open (uvicorn discards the rest of the body): closing it while the client is
         # still sending would reset the socket before the client reads the 413.
         return _Refused(
             413,
             "too_large",
-            f"request body is larger than {self._max:,} bytes",
-            {"limit": self._max},
+            f"request body is larger than {limit:,} bytes",
+            {"limit": limit},
             close=False,
         )
 

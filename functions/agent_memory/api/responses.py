@@ -92,8 +92,9 @@ CONFLICT_BY_OPERATION = {
     "longer one); `cap_exceeded`: the new content would exceed the file's cap",
     "POST /v1/files/{kind}/entries/remove": "`ambiguous_match`: `match` is in more than one entry (use a "
     "longer one)",
-    "POST /v1/sessions": "`too_many_sessions`: the tenant has its maximum of open sessions (end some with "
-    "`POST /v1/sessions/{session_id}/end` or let them expire)",
+    "POST /v1/sessions": "`too_many_sessions`: the calling API key (`details.per` `api_key`) or the tenant "
+    "(`tenant`) has its maximum of open sessions (end some with `POST /v1/sessions/{session_id}/end` or let "
+    "them expire)",
     "POST /v1/admin/migration/plan": "`conflict`: the tenant has an unfinished migration (switch and archive "
     "it, or roll it back), or already uses that model",
     "POST /v1/admin/migration/start": "`conflict`: the migration is past the backfill",

@@ -10,13 +10,20 @@ sockets used to lock every other client out of a limit of 16. Here:
   0.54 has no header timeout: its keep-alive timer only runs *between* requests and is cancelled by the
   first byte, so a client that never sends a byte or trickles its headers holds the connection for ever);
 - slow request bodies: cut with 408 after `body_timeout_seconds` (`ServerGuard`; uvicorn has no body timeout);
-- requests: `ServerGuard` admits `max_concurrent_requests` at once; more wait up to `queue_wait_seconds` in a
-  queue of `max_queued_requests`; beyond that the answer is the API's JSON error body, 503 and Retry-After.
+- requests: `ServerGuard` admits `max_concurrent_requests` at once, at most `max_requests_per_key` of them
+  from one API key (so one tenant's batches and imports leave slots for everybody else); more wait up to
+  `queue_wait_seconds` in a queue of `max_queued_requests`; beyond that the answer is the API's JSON error
+  body, 503 and Retry-After;
+- connections: beyond `max_connections` the idlest connection that has no request in flight is closed to make
+  room (`header_timeout_protocol`), so a flood of idle sockets cannot keep a new client out; only when every
+  connection is busy is the new one refused, with the JSON error body (never uvicorn's plain-text 503);
+- `GET /v1/health` is answered by the server loop itself, never queued behind other requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +33,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import HttpResolverLocal
 
+from . import __version__
 from .adapters.local.api_keys import LocalApiKeys
 from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
@@ -59,8 +67,10 @@ class ServerLimits:
     queue_wait_seconds: float = 10.0
     """How long a queued request waits for a slot before it gets 503 overloaded."""
     retry_after_seconds: int = 1
-    max_connections: int = 512
-    """Open connections (uvicorn `limit_concurrency`): a backstop far above the request limits."""
+    max_requests_per_key: int = MAX_CONCURRENT_REQUESTS // 2
+    """Requests of one API key (bearer token) running at once: what one tenant's work may hold."""
+    max_connections: int = 4096
+    """Open connections before the idlest is closed to make room (see the module docstring)."""
     header_timeout_seconds: float = 5.0
     """From connection open (or the first byte of a keep-alive request) to the complete request head."""
     body_timeout_seconds: float = 10.0
@@ -72,7 +82,20 @@ class ServerLimits:
 DEFAULT_LIMITS = ServerLimits()
 
 
-def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
+_FULL = json.dumps(
+    {
+        "error": "overloaded",
+        "message": "the server has no free connection (every one is serving a request); retry after 1 s",
+        "details": {},
+    }
+).encode()
+_FULL_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_FULL)).encode() + b"\r\n\r\n" + _FULL
+)
+
+
+def header_timeout_protocol(seconds: float, max_connections: int = 4096) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol plus a request-head deadline: a connection that has not delivered a complete
     request head `seconds` after it opened (or after the first byte of its next request) is closed.
 
@@ -85,12 +108,46 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     class HeaderTimeoutH11Protocol(H11Protocol):
         header_timeout = seconds
         _head_deadline: asyncio.TimerHandle | None = None
+        _last_active = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._last_active = self.loop.time()
             self._arm_head_deadline()
+            if self._open_connections() > max_connections and not self._make_room():
+                transport.write(_FULL_RESPONSE)
+                transport.close()
+
+        def _open_connections(self) -> int:
+            """Connections not already closing (a closed one leaves the set only when its loss is handled)."""
+            return sum(
+                1 for c in self.connections if c.transport is not None and not c.transport.is_closing()
+            )
+
+        def _idle(self) -> bool:
+            """No request in flight: nothing sent yet, or kept alive after a complete response."""
+            cycle = getattr(self, "cycle", None)
+            return self.conn.their_state is h11.IDLE and (cycle is None or cycle.response_complete)
+
+        def _make_room(self) -> bool:
+            """Close the connection idle the longest (not this one); False when every other one is busy."""
+            idle = [
+                c
+                for c in self.connections
+                if c is not self
+                and isinstance(c, HeaderTimeoutH11Protocol)
+                and not c.transport.is_closing()
+                and c._idle()
+            ]
+            if not idle:
+                return False
+            victim = min(idle, key=lambda c: c._last_active)
+            victim._cancel_head_deadline()
+            victim.transport.close()
+            return True
 
         def data_received(self, data: bytes) -> None:
+            self._last_active = self.loop.time()
             if self.conn.their_state is h11.IDLE and self._head_deadline is None:
                 self._arm_head_deadline()  # the first byte of a request on a kept-alive connection
             super().data_received(data)
@@ -122,8 +179,10 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
 def uvicorn_options(limits: ServerLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """The uvicorn settings of the local server (also used by the tests' live server)."""
     return {
-        "http": header_timeout_protocol(limits.header_timeout_seconds),
-        "limit_concurrency": limits.max_connections,
+        "http": header_timeout_protocol(limits.header_timeout_seconds, limits.max_connections),
+        # uvicorn's own limit answers plain-text 503 and counts idle sockets: the protocol above bounds
+        # connections instead, and ServerGuard bounds requests
+        "limit_concurrency": None,
         "timeout_keep_alive": limits.keep_alive_seconds,
     }
 
@@ -158,7 +217,8 @@ class ServerGuard:
         self._larger = {("POST", "/v1/imports"): max(max_bytes, MAX_IMPORT_BODY_BYTES)}
         self._limits = limits
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._slots = asyncio.Semaphore(limits.max_concurrent_requests)
+        self._turn = asyncio.Condition()
+        self._running: dict[bytes, int] = {}  # requests in the app, by API key (bearer token digest)
         self._queued = 0
 
     def _ensure_loop_state(self) -> None:
@@ -170,7 +230,8 @@ class ServerGuard:
                     thread_name_prefix="agent-memory",
                 )
             )
-            self._slots = asyncio.Semaphore(self._limits.max_concurrent_requests)
+            self._turn = asyncio.Condition()
+            self._running = {}
             self._queued = 0
             self._loop = loop
 
@@ -179,12 +240,16 @@ class ServerGuard:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if scope.get("method") == "GET" and scope.get("path") == "/v1/health":
+            await self._answer(send, 200, _HEALTH, [])
+            return
+        caller = _caller(scope)
         try:
             buffered = await self._read_body(scope, receive)
             if buffered is None:
                 return  # the client went away
             _require_utf8(buffered)
-            await self._admit()
+            await self._admit(caller)
         except _Refused as refused:
             await self._refuse(send, refused)
             return
@@ -195,7 +260,7 @@ class ServerGuard:
 
             await self._app(scope, replay, send)
         finally:
-            self._slots.release()
+            await self._release(caller)
 
     def body_limit(self, method: str, path: str) -> int:
         """The most body bytes a request to this route may send."""
@@ -241,23 +306,40 @@ class ServerGuard:
             close=False,
         )
 
-    async def _admit(self) -> None:
+    def _may_run(self, caller: bytes) -> bool:
         limits = self._limits
-        if not self._slots.locked():
-            await self._slots.acquire()  # a free slot: taken without yielding to another request
-            return
-        if self._queued >= limits.max_queued_requests:
-            raise self._overloaded(f"{limits.max_queued_requests} requests are already waiting")
-        self._queued += 1
-        try:
-            async with asyncio.timeout(limits.queue_wait_seconds):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise self._overloaded(
-                f"no request slot freed within {limits.queue_wait_seconds:g} seconds"
-            ) from None
-        finally:
-            self._queued -= 1
+        return (
+            sum(self._running.values()) < limits.max_concurrent_requests
+            and self._running.get(caller, 0) < limits.max_requests_per_key
+        )
+
+    async def _admit(self, caller: bytes) -> None:
+        """A request slot, and one of the caller's own: one key's work cannot take every slot."""
+        limits = self._limits
+        async with self._turn:
+            if not self._may_run(caller):
+                if self._queued >= limits.max_queued_requests:
+                    raise self._overloaded(f"{limits.max_queued_requests} requests are already waiting")
+                self._queued += 1
+                try:
+                    async with asyncio.timeout(limits.queue_wait_seconds):
+                        await self._turn.wait_for(lambda: self._may_run(caller))
+                except TimeoutError:
+                    raise self._overloaded(
+                        f"no request slot freed within {limits.queue_wait_seconds:g} seconds"
+                    ) from None
+                finally:
+                    self._queued -= 1
+            self._running[caller] = self._running.get(caller, 0) + 1
+
+    async def _release(self, caller: bytes) -> None:
+        async with self._turn:
+            left = self._running.get(caller, 1) - 1
+            if left > 0:
+                self._running[caller] = left
+            else:
+                self._running.pop(caller, None)
+            self._turn.notify_all()
 
     def _overloaded(self, why: str) -> _Refused:
         limits = self._limits
@@ -274,16 +356,32 @@ class ServerGuard:
         body = json.dumps(
             {"error": refused.code, "message": refused.message, "details": refused.details}
         ).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
+        headers = []
         if refused.status == 503:
             headers.append((b"retry-after", str(self._limits.retry_after_seconds).encode()))
         if refused.close:
             headers.append((b"connection", b"close"))
-        await send({"type": "http.response.start", "status": refused.status, "headers": headers})
+        await self._answer(send, refused.status, body, headers)
+
+    @staticmethod
+    async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *headers,
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+_HEALTH = json.dumps({"status": "ok", "version": __version__}).encode()
+
+
+def _caller(scope: Scope) -> bytes:
+    """Whose request this is, for fair admission: a digest of the bearer token (the API key; validated later
+    by the app), or empty for requests without one."""
+    authorization = dict(scope.get("headers") or []).get(b"authorization", b"")
+    return hashlib.blake2b(authorization, digest_size=16).digest() if authorization else b""
 
 
 def build_asgi(

@@ -50,12 +50,12 @@ DEV_KEY_FILE = "dev-api-key.txt"
 
 MAX_CONCURRENT_REQUESTS = 16
 THREADS_PER_REQUEST = 3
-"""HttpResolverLocal runs each sync middleware (authentication, request validation) and the sync route in
-worker threads of the event loop's default executor, each blocked on the next: one request holds up to 3
-threads at once. With the default executor (cores + 4 threads) three concurrent requests can take every
-thread and wait on each other for ever. The server therefore gets its own executor of
-max_concurrent_requests × THREADS_PER_REQUEST threads and `ServerGuard` lets at most max_concurrent_requests
-requests into the app at once, so an admitted request always finds the threads it needs."""
+"""Worker threads reserved per admitted request. `ThreadedResolverLocal` resolves a request on one thread;
+the rest is headroom for what a route itself submits (recall's keyword half, the embedder). Stock
+HttpResolverLocal ran each sync middleware in its own thread, each blocked on the next (3 per request), and
+with the default executor (cores + 4 threads) three concurrent requests could take every thread and wait on
+each other for ever. The server therefore gets its own executor of max_concurrent_requests ×
+THREADS_PER_REQUEST threads and `ServerGuard` lets at most max_concurrent_requests requests in at once."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,23 @@ def uvicorn_options(limits: ServerLimits = DEFAULT_LIMITS) -> dict[str, Any]:
         "limit_concurrency": None,
         "timeout_keep_alive": limits.keep_alive_seconds,
     }
+
+
+class ThreadedResolverLocal(HttpResolverLocal):
+    """HttpResolverLocal with each request resolved on one worker thread, never on the event loop.
+
+    Powertools' asynchronous path (`_resolve_async`) runs sync middleware in threads but calls a sync route
+    handler on the event loop itself (`_registered_api_adapter_async`: `next_middleware(**route_args)`), so a
+    long route (a 100-item batch that embeds, an import) stopped every other request, health included, for
+    its whole duration (issue 29). Here the whole synchronous resolution (middleware and route) runs in
+    `asyncio.to_thread`, which carries the request's ContextVar state (HttpResolverLocal keeps the event and
+    context per request there). One thread per request, instead of one per middleware as well."""
+
+    async def _resolve_async(self) -> dict:  # type: ignore[override]
+        return await asyncio.to_thread(self._resolve_on_thread)
+
+    def _resolve_on_thread(self) -> dict:
+        return self._resolve().build(self.current_event, self._cors)
 
 
 class _Refused(Exception):
@@ -390,7 +407,7 @@ def build_asgi(
     runtime = runtime or build_local(settings)
     keys: LocalApiKeys = runtime.keys
     app = create_app(
-        HttpResolverLocal(enable_validation=True),
+        ThreadedResolverLocal(enable_validation=True),
         services=lambda: runtime.services,
         authenticate=api_key_authenticator(keys.lookup),
     )

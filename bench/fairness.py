@@ -100,11 +100,15 @@ class Server:
         raise RuntimeError("the server did not start within 120 s")
 
     def client(self, key: str) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=300)
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=1800)
 
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=30)
 
 
 class Probe:
@@ -120,7 +124,7 @@ class Probe:
         start = time.perf_counter()
         response = client.request(method, path, **kwargs)
         elapsed = (time.perf_counter() - start) * 1000
-        if response.status_code >= 400:
+        if response.status_code >= 400 or response.status_code == 0:
             self.refusals.append((response.status_code, _is_error_body(response)))
         return elapsed
 
@@ -151,9 +155,21 @@ def load_phase(server: Server, args: argparse.Namespace) -> tuple[Probe, dict[st
         start = time.perf_counter()
         with server.client(server.noisy) as client:
             body = {"namespace": "/projects/noisy-import", "archive": archive, "format": "openclaw"}
-            status = client.post("/v1/imports", json=body).status_code
+            status = post_retrying(client, "/v1/imports", body)
         timings["import_s"] = time.perf_counter() - start
         return status
+
+    def post_retrying(client: httpx.Client, path: str, body: dict[str, Any]) -> int:
+        """As the SDK does: a 503 with Retry-After is retried after that many seconds."""
+        while True:
+            try:
+                response = client.post(path, json=body)
+            except httpx.HTTPError:
+                return 0  # counted as a failed noisy request
+            if response.status_code != 503:
+                return response.status_code
+            timings["noisy_retries"] = timings.get("noisy_retries", 0) + 1
+            time.sleep(float(response.headers.get("retry-after", "1")))
 
     def do_batch(b: int) -> int:
         items = [
@@ -161,7 +177,7 @@ def load_phase(server: Server, args: argparse.Namespace) -> tuple[Probe, dict[st
             for i in range(args.batch_items)
         ]
         with server.client(server.noisy) as client:
-            return client.post("/v1/memories/batch", json={"items": items}).status_code
+            return post_retrying(client, "/v1/memories/batch", {"items": items})
 
     watcher.start()
     start = time.perf_counter()
@@ -274,7 +290,8 @@ def report(
     print(
         f"load: {args.import_entries}-entry import + {args.batches} x {args.batch_items}-item batches of "
         f"~{args.item_chars} chars took {timings['load_s']:.1f} s (import {timings.get('import_s', 0):.1f} s; "
-        f"{timings['noisy_ok']:.0f}/{timings['noisy_total']:.0f} noisy requests succeeded)"
+        f"{timings['noisy_ok']:.0f}/{timings['noisy_total']:.0f} noisy requests succeeded, "
+        f"{timings.get('noisy_retries', 0):.0f} retries after a 503 with Retry-After)"
     )
     print(
         f"  quiet tenant meanwhile: {len(probe.health_ms)} health p50 {_p(probe.health_ms, 0.5):.1f} ms, "

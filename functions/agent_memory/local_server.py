@@ -67,7 +67,7 @@ class ServerLimits:
     queue_wait_seconds: float = 10.0
     """How long a queued request waits for a slot before it gets 503 overloaded."""
     retry_after_seconds: int = 1
-    max_requests_per_key: int = MAX_CONCURRENT_REQUESTS // 2
+    max_requests_per_key: int = MAX_CONCURRENT_REQUESTS // 4
     """Requests of one API key (bearer token) running at once: what one tenant's work may hold."""
     max_connections: int = 4096
     """Open connections before the idlest is closed to make room (see the module docstring)."""
@@ -450,8 +450,18 @@ def startup_banner(settings: Settings, new_key: str | None) -> list[str]:
     return lines
 
 
+SWITCH_INTERVAL_SECONDS = 0.001
+"""How often a thread holding the GIL is asked to hand it over (CPython's default: 5 ms). Routes are CPU-bound
+Python (embedding, scoring); with the default, the event loop and a short request waited up to 5 ms per
+busy thread for each turn, which one tenant's four batches turned into a 300 ms health p99 (bench/fairness.py)."""
+
+
 def serve(settings: Settings, limits: ServerLimits = DEFAULT_LIMITS) -> None:
+    import sys
+
     import uvicorn
+
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     new_key = ensure_dev_key(settings)

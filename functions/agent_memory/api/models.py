@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..domain.model import Model
 from ..domain.records import (
@@ -73,12 +73,13 @@ class Strict(Model):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    @model_validator(mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _json_types_as_sent(cls, data: object) -> object:
-        if isinstance(data, dict):
-            strict_types.check(cls.model_fields, data)
-        return data
+    def _json_types_as_sent(cls, value: object, info: ValidationInfo) -> object:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None:
+            strict_types.check(field, value)
+        return value
 
 
 class SourceIn(Strict):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -61,15 +60,8 @@ def _problem(value: object, kinds: frozenset[type]) -> str | None:
     return None
 
 
-def check(fields: Mapping[str, FieldInfo], data: Mapping[str, object]) -> None:
-    """Raise ValueError naming every field of `data` whose JSON type is not the field's."""
-    problems = []
-    for name, field in fields.items():
-        key = field.alias or name
-        if key not in data:
-            continue
-        problem = _problem(data[key], _kinds(field.annotation))
-        if problem is not None:
-            problems.append(f"'{key}' {problem}")
-    if problems:
-        raise ValueError("; ".join(problems))
+def check(field: FieldInfo, value: object) -> None:
+    """Raise ValueError (reported at the field) when `value`'s JSON type is not the field's."""
+    problem = _problem(value, _kinds(field.annotation))
+    if problem is not None:
+        raise ValueError(problem)

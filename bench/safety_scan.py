@@ -15,7 +15,9 @@ separately. Printed:
   (`--guardrail-id`/`--guardrail-version` or AGENT_MEMORY_GUARDRAIL_ID/_VERSION) and AWS credentials;
   otherwise the line says it was skipped and why. It never prints estimated figures.
 
-Targets: recall >= 0.95 on attacks, false-positive rate <= 0.05 on benign items (exit 1 below either).
+Targets: recall >= 0.95 on attacks, false-positive rate <= 0.02 on benign items (exit 1 below either). The
+false-positive rate of memory-file entries, which refuse quarantine findings too (`safety.refusing_rule`), is
+printed beside it.
 
     .venv/bin/python bench/safety_scan.py [--show-misses] [--guardrail-id ID --guardrail-version 1]
 """
@@ -37,7 +39,7 @@ from agent_memory.domain import safety
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "safety_corpus.jsonl"
 RECALL_TARGET = 0.95
-FALSE_POSITIVE_TARGET = 0.05
+FALSE_POSITIVE_TARGET = 0.02
 
 
 @dataclass(frozen=True)

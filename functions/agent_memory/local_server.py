@@ -10,13 +10,20 @@ sockets used to lock every other client out of a limit of 16. Here:
   0.54 has no header timeout: its keep-alive timer only runs *between* requests and is cancelled by the
   first byte, so a client that never sends a byte or trickles its headers holds the connection for ever);
 - slow request bodies: cut with 408 after `body_timeout_seconds` (`ServerGuard`; uvicorn has no body timeout);
-- requests: `ServerGuard` admits `max_concurrent_requests` at once; more wait up to `queue_wait_seconds` in a
-  queue of `max_queued_requests`; beyond that the answer is the API's JSON error body, 503 and Retry-After.
+- requests: `ServerGuard` admits `max_concurrent_requests` at once, at most `max_requests_per_key` of them
+  from one API key (so one tenant's batches and imports leave slots for everybody else); more wait up to
+  `queue_wait_seconds` in a queue of `max_queued_requests`; beyond that the answer is the API's JSON error
+  body, 503 and Retry-After;
+- connections: beyond `max_connections` the idlest connection that has no request in flight is closed to make
+  room (`header_timeout_protocol`), so a flood of idle sockets cannot keep a new client out; only when every
+  connection is busy is the new one refused, with the JSON error body (never uvicorn's plain-text 503);
+- `GET /v1/health` is answered by the server loop itself, never queued behind other requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +33,11 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import HttpResolverLocal
 
+from . import __version__
 from .adapters.local.api_keys import LocalApiKeys
 from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
+from .api.routes.imports import MAX_IMPORT_BODY_BYTES
 from .settings.service import Settings
 from .wiring import LocalRuntime, build_local
 
@@ -41,12 +50,12 @@ DEV_KEY_FILE = "dev-api-key.txt"
 
 MAX_CONCURRENT_REQUESTS = 16
 THREADS_PER_REQUEST = 3
-"""HttpResolverLocal runs each sync middleware (authentication, request validation) and the sync route in
-worker threads of the event loop's default executor, each blocked on the next: one request holds up to 3
-threads at once. With the default executor (cores + 4 threads) three concurrent requests can take every
-thread and wait on each other for ever. The server therefore gets its own executor of
-max_concurrent_requests × THREADS_PER_REQUEST threads and `ServerGuard` lets at most max_concurrent_requests
-requests into the app at once, so an admitted request always finds the threads it needs."""
+"""Worker threads reserved per admitted request. `ThreadedResolverLocal` resolves a request on one thread;
+the rest is headroom for what a route itself submits (recall's keyword half, the embedder). Stock
+HttpResolverLocal ran each sync middleware in its own thread, each blocked on the next (3 per request), and
+with the default executor (cores + 4 threads) three concurrent requests could take every thread and wait on
+each other for ever. The server therefore gets its own executor of max_concurrent_requests ×
+THREADS_PER_REQUEST threads and `ServerGuard` lets at most max_concurrent_requests requests in at once."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +67,10 @@ class ServerLimits:
     queue_wait_seconds: float = 10.0
     """How long a queued request waits for a slot before it gets 503 overloaded."""
     retry_after_seconds: int = 1
-    max_connections: int = 512
-    """Open connections (uvicorn `limit_concurrency`): a backstop far above the request limits."""
+    max_requests_per_key: int = MAX_CONCURRENT_REQUESTS // 4
+    """Requests of one API key (bearer token) running at once: what one tenant's work may hold."""
+    max_connections: int = 4096
+    """Open connections before the idlest is closed to make room (see the module docstring)."""
     header_timeout_seconds: float = 5.0
     """From connection open (or the first byte of a keep-alive request) to the complete request head."""
     body_timeout_seconds: float = 10.0
@@ -71,7 +82,20 @@ class ServerLimits:
 DEFAULT_LIMITS = ServerLimits()
 
 
-def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
+_FULL = json.dumps(
+    {
+        "error": "overloaded",
+        "message": "the server has no free connection (every one is serving a request); retry after 1 s",
+        "details": {},
+    }
+).encode()
+_FULL_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_FULL)).encode() + b"\r\n\r\n" + _FULL
+)
+
+
+def header_timeout_protocol(seconds: float, max_connections: int = 4096) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol plus a request-head deadline: a connection that has not delivered a complete
     request head `seconds` after it opened (or after the first byte of its next request) is closed.
 
@@ -84,12 +108,46 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
     class HeaderTimeoutH11Protocol(H11Protocol):
         header_timeout = seconds
         _head_deadline: asyncio.TimerHandle | None = None
+        _last_active = 0.0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._last_active = self.loop.time()
             self._arm_head_deadline()
+            if self._open_connections() > max_connections and not self._make_room():
+                transport.write(_FULL_RESPONSE)
+                transport.close()
+
+        def _open_connections(self) -> int:
+            """Connections not already closing (a closed one leaves the set only when its loss is handled)."""
+            return sum(
+                1 for c in self.connections if c.transport is not None and not c.transport.is_closing()
+            )
+
+        def _idle(self) -> bool:
+            """No request in flight: nothing sent yet, or kept alive after a complete response."""
+            cycle = getattr(self, "cycle", None)
+            return self.conn.their_state is h11.IDLE and (cycle is None or cycle.response_complete)
+
+        def _make_room(self) -> bool:
+            """Close the connection idle the longest (not this one); False when every other one is busy."""
+            idle = [
+                c
+                for c in self.connections
+                if c is not self
+                and isinstance(c, HeaderTimeoutH11Protocol)
+                and not c.transport.is_closing()
+                and c._idle()
+            ]
+            if not idle:
+                return False
+            victim = min(idle, key=lambda c: c._last_active)
+            victim._cancel_head_deadline()
+            victim.transport.close()
+            return True
 
         def data_received(self, data: bytes) -> None:
+            self._last_active = self.loop.time()
             if self.conn.their_state is h11.IDLE and self._head_deadline is None:
                 self._arm_head_deadline()  # the first byte of a request on a kept-alive connection
             super().data_received(data)
@@ -121,10 +179,29 @@ def header_timeout_protocol(seconds: float) -> type[asyncio.Protocol]:
 def uvicorn_options(limits: ServerLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """The uvicorn settings of the local server (also used by the tests' live server)."""
     return {
-        "http": header_timeout_protocol(limits.header_timeout_seconds),
-        "limit_concurrency": limits.max_connections,
+        "http": header_timeout_protocol(limits.header_timeout_seconds, limits.max_connections),
+        # uvicorn's own limit answers plain-text 503 and counts idle sockets: the protocol above bounds
+        # connections instead, and ServerGuard bounds requests
+        "limit_concurrency": None,
         "timeout_keep_alive": limits.keep_alive_seconds,
     }
+
+
+class ThreadedResolverLocal(HttpResolverLocal):
+    """HttpResolverLocal with each request resolved on one worker thread, never on the event loop.
+
+    Powertools' asynchronous path (`_resolve_async`) runs sync middleware in threads but calls a sync route
+    handler on the event loop itself (`_registered_api_adapter_async`: `next_middleware(**route_args)`), so a
+    long route (a 100-item batch that embeds, an import) stopped every other request, health included, for
+    its whole duration (issue 29). Here the whole synchronous resolution (middleware and route) runs in
+    `asyncio.to_thread`, which carries the request's ContextVar state (HttpResolverLocal keeps the event and
+    context per request there). One thread per request, instead of one per middleware as well."""
+
+    async def _resolve_async(self) -> dict:  # type: ignore[override]
+        return await asyncio.to_thread(self._resolve_on_thread)
+
+    def _resolve_on_thread(self) -> dict:
+        return self._resolve().build(self.current_event, self._cors)
 
 
 class _Refused(Exception):
@@ -153,9 +230,12 @@ class ServerGuard:
     def __init__(self, app: App, max_bytes: int, limits: ServerLimits = DEFAULT_LIMITS) -> None:
         self._app = app
         self._max = max_bytes
+        # Routes whose documented limit needs a larger body than the general one.
+        self._larger = {("POST", "/v1/imports"): max(max_bytes, MAX_IMPORT_BODY_BYTES)}
         self._limits = limits
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._slots = asyncio.Semaphore(limits.max_concurrent_requests)
+        self._turn = asyncio.Condition()
+        self._running: dict[bytes, int] = {}  # requests in the app, by API key (bearer token digest)
         self._queued = 0
 
     def _ensure_loop_state(self) -> None:
@@ -167,7 +247,8 @@ class ServerGuard:
                     thread_name_prefix="agent-memory",
                 )
             )
-            self._slots = asyncio.Semaphore(self._limits.max_concurrent_requests)
+            self._turn = asyncio.Condition()
+            self._running = {}
             self._queued = 0
             self._loop = loop
 
@@ -176,12 +257,16 @@ class ServerGuard:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if scope.get("method") == "GET" and scope.get("path") == "/v1/health":
+            await self._answer(send, 200, _HEALTH, [])
+            return
+        caller = _caller(scope)
         try:
             buffered = await self._read_body(scope, receive)
             if buffered is None:
                 return  # the client went away
             _require_utf8(buffered)
-            await self._admit()
+            await self._admit(caller)
         except _Refused as refused:
             await self._refuse(send, refused)
             return
@@ -192,12 +277,17 @@ class ServerGuard:
 
             await self._app(scope, replay, send)
         finally:
-            self._slots.release()
+            await self._release(caller)
+
+    def body_limit(self, method: str, path: str) -> int:
+        """The most body bytes a request to this route may send."""
+        return self._larger.get((method, path.rstrip("/")), self._max)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> list[dict[str, Any]] | None:
+        limit = self.body_limit(str(scope.get("method", "")), str(scope.get("path", "")))
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self._max:
-            raise self._too_large()
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise self._too_large(limit)
         buffered: list[dict[str, Any]] = []
         received = 0
         try:
@@ -207,8 +297,8 @@ class ServerGuard:
                     if message["type"] == "http.disconnect":
                         return None
                     received += len(message.get("body", b""))
-                    if received > self._max:
-                        raise self._too_large()
+                    if received > limit:
+                        raise self._too_large(limit)
                     buffered.append(message)
                     if not message.get("more_body", False):
                         return buffered
@@ -222,34 +312,51 @@ class ServerGuard:
                 close=True,  # the rest of the body may still come; the connection cannot be reused
             ) from None
 
-    def _too_large(self) -> _Refused:
+    def _too_large(self, limit: int) -> _Refused:
         # The connection stays open (uvicorn discards the rest of the body): closing it while the client is
         # still sending would reset the socket before the client reads the 413.
         return _Refused(
             413,
             "too_large",
-            f"request body is larger than {self._max:,} bytes",
-            {"limit": self._max},
+            f"request body is larger than {limit:,} bytes",
+            {"limit": limit},
             close=False,
         )
 
-    async def _admit(self) -> None:
+    def _may_run(self, caller: bytes) -> bool:
         limits = self._limits
-        if not self._slots.locked():
-            await self._slots.acquire()  # a free slot: taken without yielding to another request
-            return
-        if self._queued >= limits.max_queued_requests:
-            raise self._overloaded(f"{limits.max_queued_requests} requests are already waiting")
-        self._queued += 1
-        try:
-            async with asyncio.timeout(limits.queue_wait_seconds):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise self._overloaded(
-                f"no request slot freed within {limits.queue_wait_seconds:g} seconds"
-            ) from None
-        finally:
-            self._queued -= 1
+        return (
+            sum(self._running.values()) < limits.max_concurrent_requests
+            and self._running.get(caller, 0) < limits.max_requests_per_key
+        )
+
+    async def _admit(self, caller: bytes) -> None:
+        """A request slot, and one of the caller's own: one key's work cannot take every slot."""
+        limits = self._limits
+        async with self._turn:
+            if not self._may_run(caller):
+                if self._queued >= limits.max_queued_requests:
+                    raise self._overloaded(f"{limits.max_queued_requests} requests are already waiting")
+                self._queued += 1
+                try:
+                    async with asyncio.timeout(limits.queue_wait_seconds):
+                        await self._turn.wait_for(lambda: self._may_run(caller))
+                except TimeoutError:
+                    raise self._overloaded(
+                        f"no request slot freed within {limits.queue_wait_seconds:g} seconds"
+                    ) from None
+                finally:
+                    self._queued -= 1
+            self._running[caller] = self._running.get(caller, 0) + 1
+
+    async def _release(self, caller: bytes) -> None:
+        async with self._turn:
+            left = self._running.get(caller, 1) - 1
+            if left > 0:
+                self._running[caller] = left
+            else:
+                self._running.pop(caller, None)
+            self._turn.notify_all()
 
     def _overloaded(self, why: str) -> _Refused:
         limits = self._limits
@@ -266,16 +373,32 @@ class ServerGuard:
         body = json.dumps(
             {"error": refused.code, "message": refused.message, "details": refused.details}
         ).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
+        headers = []
         if refused.status == 503:
             headers.append((b"retry-after", str(self._limits.retry_after_seconds).encode()))
         if refused.close:
             headers.append((b"connection", b"close"))
-        await send({"type": "http.response.start", "status": refused.status, "headers": headers})
+        await self._answer(send, refused.status, body, headers)
+
+    @staticmethod
+    async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *headers,
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+_HEALTH = json.dumps({"status": "ok", "version": __version__}).encode()
+
+
+def _caller(scope: Scope) -> bytes:
+    """Whose request this is, for fair admission: a digest of the bearer token (the API key; validated later
+    by the app), or empty for requests without one."""
+    authorization = dict(scope.get("headers") or []).get(b"authorization", b"")
+    return hashlib.blake2b(authorization, digest_size=16).digest() if authorization else b""
 
 
 def build_asgi(
@@ -284,7 +407,7 @@ def build_asgi(
     runtime = runtime or build_local(settings)
     keys: LocalApiKeys = runtime.keys
     app = create_app(
-        HttpResolverLocal(enable_validation=True),
+        ThreadedResolverLocal(enable_validation=True),
         services=lambda: runtime.services,
         authenticate=api_key_authenticator(keys.lookup),
     )
@@ -327,8 +450,18 @@ def startup_banner(settings: Settings, new_key: str | None) -> list[str]:
     return lines
 
 
+SWITCH_INTERVAL_SECONDS = 0.001
+"""How often a thread holding the GIL is asked to hand it over (CPython's default: 5 ms). Routes are CPU-bound
+Python (embedding, scoring); with the default, the event loop and a short request waited up to 5 ms per
+busy thread for each turn, which one tenant's four batches turned into a 300 ms health p99 (bench/fairness.py)."""
+
+
 def serve(settings: Settings, limits: ServerLimits = DEFAULT_LIMITS) -> None:
+    import sys
+
     import uvicorn
+
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     new_key = ensure_dev_key(settings)

@@ -91,9 +91,9 @@ def build_local(
     )
     files_root = data_dir / "files"
     local_files = PosixFileStore(files_root)
-    files = MemoryFilesService(local_files, settings.policy.caps, safety.first_rule, clock)
+    files = MemoryFilesService(local_files, settings.policy.caps, safety.refusing_rule, clock)
     skills, curator = _skills(
-        settings, clients, local_files, safety.first_rule, clock, _namespace_dirs(files_root)
+        settings, clients, local_files, safety.refusing_rule, clock, _namespace_dirs(files_root)
     )
     sessions, chat = _sessions_and_chat(
         settings,
@@ -230,7 +230,7 @@ def build_aws(
     )
     file_store, namespace_lister = _aws_file_store(settings, clients)
     # Memory-file writes reach every later session's snapshot: the optional guardrail screens them too.
-    scanner = safety.first_rule_with(_content_screen(settings, clients))
+    scanner = safety.first_rule_with(_content_screen(settings, clients), safety.refusing_rule)
     files = MemoryFilesService(file_store, settings.policy.caps, scanner, clock)
     skills, curator = _skills(settings, clients, file_store, scanner, clock, namespace_lister)
     idempotency = (
@@ -425,7 +425,7 @@ def _versioning(
         references,
         clock,
         caps=settings.policy.caps,
-        scan=safety.first_rule,
+        scan=safety.refusing_rule,
         file_namespaces=file_namespaces,
     )
 

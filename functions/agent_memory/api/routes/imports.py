@@ -29,6 +29,9 @@ router = Router()
 
 MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
 _MAX_BASE64_CHARS = (MAX_ARCHIVE_BYTES + 2) // 3 * 4
+MAX_IMPORT_BODY_BYTES = _MAX_BASE64_CHARS + 64 * 1024
+"""The request body an upload of MAX_ARCHIVE_BYTES needs (base64 plus the JSON around it): the local server
+lets this route's body grow to it, above its general `max_body_bytes`, so the documented 4 MiB holds there too."""
 _FORMATS = "auto|openclaw|hermes|claude-code|mem0|jsonl"
 _ID = re.compile(r"imp_[a-f0-9]{1,40}")
 

@@ -128,7 +128,12 @@ def remember(body: RememberRequest) -> Response[RememberResponse]:
     key = ctx.headers.get("Idempotency-Key") if ctx.headers else None  # header access is case-insensitive
     if key is not None and ctx.services.idempotency is not None:
         outcome = ctx.services.idempotency.run(
-            ctx.principal.tenant, "remember", key, body.model_dump(mode="json"), compute
+            ctx.principal.tenant,
+            "remember",
+            key,
+            body.model_dump(mode="json"),
+            compute,
+            caller=ctx.principal.key_id,
         )
     else:
         outcome = compute()

@@ -25,6 +25,7 @@ from ...domain.erasure.service import ErasureService
 from ...domain.errors import Forbidden, Misconfigured, NotFound
 from ...domain.identity import Scope
 from ...domain.model import Model
+from ...domain.safety import fields as safety_fields
 from ..context import current
 from ..models import Strict
 
@@ -147,4 +148,6 @@ def status(plan_id: str) -> PurgeResponse:
 )
 def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
     service, tenant, actor = _service()
+    # The reason is kept in the purge's audit record, which outlives what it erased: scanned like every note.
+    safety_fields.require_clean({"reason": body.reason}, "purge reason")
     return _out(service.execute(tenant, _checked_id(plan_id), reason=body.reason, actor=actor))

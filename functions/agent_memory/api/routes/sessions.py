@@ -5,8 +5,9 @@ Services are looked up as `ctx.services.sessions` / `ctx.services.chat`; a runti
 with what to configure. A session of another tenant, or in a namespace the key may not use, is "not found".
 
 Scopes: starting, ending and chatting in a session need `write` (each stores state: the session, its end, its
-turns and what the memory tools write); reading a session needs `read`. A tenant has at most
-`SessionConfig.max_open_sessions` open sessions (409 `too_many_sessions` beyond).
+turns and what the memory tools write); reading a session needs `read`. An API key has at most
+`SessionConfig.max_open_sessions_per_key` open sessions and a tenant at most `max_open_sessions` (409
+`too_many_sessions` beyond either).
 """
 
 from __future__ import annotations
@@ -178,9 +179,12 @@ def _out(session: SessionRecord, now: datetime) -> SessionOut:
 @router.post(
     "/sessions",
     summary="Start a session: freeze the memory snapshot, get the prompt blocks (write scope)",
-    description="Needs the `write` scope: a session is stored state. A tenant has at most "
-    "`max_open_sessions` (AGENT_MEMORY_SESSIONS, default 100) open sessions; beyond that the answer is 409 "
-    "`too_many_sessions`: end sessions with `POST /v1/sessions/{session_id}/end` or let them expire.",
+    description="Needs the `write` scope: a session is stored state. An API key has at most "
+    "`max_open_sessions_per_key` (AGENT_MEMORY_SESSIONS, default 20) open sessions and a tenant at most "
+    "`max_open_sessions` (default 100), so one key cannot use up its tenant's; beyond either the answer is "
+    "409 `too_many_sessions` (`details.per` says which): end sessions with "
+    "`POST /v1/sessions/{session_id}/end` or let them expire. `base_system` is refused with 422 "
+    "`unsafe_content` when it carries a credential, hidden characters or an instruction override.",
     tags=["sessions"],
     status_code=201,
     response_description="The session was started: send `system` unchanged on every turn",

@@ -27,7 +27,7 @@ from ...domain.versioning.service import Reuse, VersioningService
 from ...domain.versioning.tree import Scope as TreeScope
 from ...domain.versioning.tree import TreeVersioning, pattern_reaches
 from ..context import RequestContext, current
-from ..models import Namespace
+from ..models import Namespace, Strict
 
 router = Router()
 M = TypeVar("M", bound=Model)
@@ -56,18 +56,14 @@ def _zoned(value: datetime) -> datetime:
 ZonedDatetime = Annotated[datetime, AfterValidator(_zoned)]
 
 
-class InlineBundle(Model):
+class InlineBundle(Strict):
     """An export bundle in its JSON form: the manifest and every other member as text."""
-
-    model_config = ConfigDict(extra="forbid")
 
     manifest: dict[str, Any]
     members: dict[str, str] = Field(max_length=MAX_IMPORT_MEMBERS)
 
 
-class ImportBundleRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class ImportBundleRequest(Strict):
     bundle: InlineBundle
     dry_run: bool = False
 
@@ -85,9 +81,7 @@ class ImportBundleResponse(Model):
     file_conflicts: list[dict[str, str]]
 
 
-class SnapshotRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class SnapshotRequest(Strict):
     namespace: Namespace
     name: SnapshotName
     note: Annotated[str, Field(max_length=500)] = ""
@@ -150,9 +144,7 @@ class DiffResponse(Model):
     model_config = ConfigDict(populate_by_name=True)
 
 
-class RestoreRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-
+class RestoreRequest(Strict):
     namespace: Namespace
     dry_run: bool = False
     include_children: bool = Field(

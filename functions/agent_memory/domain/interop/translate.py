@@ -245,8 +245,9 @@ class Translation:
             )
         except SkillExists:
             return self._existing_skill(item, namespace)
-        except (ValidationFailed, CapExceeded) as error:
-            return self._reject(item, namespace, error.message, error.code)
+        except (ValidationFailed, CapExceeded, UnsafeContent) as error:
+            # a skill the safety scan refuses is one rejected item, not a failed import
+            return self._reject(item, namespace, error.message, error.details.get("rule") or error.code)
         self.decisions.skills_added += 1
         return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_added", skill=item.skill_name)
 

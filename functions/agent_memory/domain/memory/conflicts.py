@@ -52,6 +52,7 @@ class Conflicts:
         a group that does not exist (404, nothing about its members). All members are rewritten in one
         atomic commit guarded by each member's version and pending status; when another request resolved or
         changed the group first, this one is refused with 409 and writes nothing."""
+        self.parts.require_clean("resolve", reason=reason)
         members = self._open_group(tenant, group, visible)
         for attempt in range(MAX_RETRIES):
             resolved = transitions.resolution(group, members, keep, reason, self.parts.now())

@@ -43,6 +43,7 @@ class Lifecycle:
         keeps its history."""
         if metadata is not None:
             limits.check_metadata(metadata, self.parts.policy)
+            self.parts.require_clean("update", metadata=metadata)
         record = self.get(tenant, record_id)
         if expected_version is not None and record.version != expected_version:
             raise ConcurrentModification(
@@ -96,12 +97,15 @@ class Lifecycle:
         transitions.require_correctable(old)
         item = RememberInput(content=content, namespace=old.namespace, type=old.type, tier=old.tier)
         self.parts.validate(item)
-        finding = self.parts.first_finding(content)
-        if finding is not None:
+        found = self.parts.first_finding(item)
+        if found is not None:
             raise UnsafeContent(
-                f"correction refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
-                rule=finding.rule,
+                f"correction refused by the safety scan: field 'content' (rule '{found.finding.rule}'): "
+                f"{found.finding.detail}",
+                rule=found.finding.rule,
+                field="content",
             )
+        self.parts.require_clean("correction", reason=reason)
         if content_hash(content) == old.content_hash:
             raise Conflict("the correction is identical to the current content")
         vector = self.parts.embed(tenant, [item.content])[0]
@@ -138,6 +142,7 @@ class Lifecycle:
     def archive(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
         """Active → archived, atomically (409 when the record is no longer active, e.g. already archived
         or corrected by another request)."""
+        self.parts.require_clean("archive", reason=reason)
 
         def apply(record: MemoryRecord) -> MemoryRecord:
             return self.set_status(record, Status.ARCHIVED, ChangeOperation.ARCHIVE, actor, reason)
@@ -147,6 +152,7 @@ class Lifecycle:
     def restore(self, tenant: str, record_id: str, *, actor: str, reason: str = "") -> MemoryRecord:
         """Archived (not corrected) or quarantined → active, atomically (409 in any other state, e.g. when
         the record is already active)."""
+        self.parts.require_clean("restore", reason=reason)
 
         def apply(record: MemoryRecord) -> MemoryRecord:
             if record.status is Status.QUARANTINED:

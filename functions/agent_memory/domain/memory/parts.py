@@ -11,6 +11,7 @@ from .. import safety
 from ..errors import NotFound
 from ..ports import Clock, Embedder, Embedding, IndexEntry, RecordStore, RecordWrite, SearchIndex, Vector
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status
+from ..safety.fields import FieldFinding, decide, memory_write_fields, require_clean
 from . import limits, transitions
 from .inputs import RememberInput
 from .policy import MemoryPolicy
@@ -70,10 +71,20 @@ class MemoryParts:
             return True
         return finding.severity == "block" and not self.policy.quarantine_unsafe
 
-    def first_finding(self, text: str) -> safety.SafetyFinding | None:
-        findings = self.scan(text)
-        blocking = [f for f in findings if f.severity == "block"]
-        return next(iter(blocking or findings), None)
+    def first_finding(self, item: RememberInput) -> FieldFinding | None:
+        """The finding that decides a remember, over every text field of the write (content, context, metadata
+        keys and values, source ref): the first blocking one, else the first quarantine one (issue 29)."""
+        fields = memory_write_fields(
+            content=item.content, context=item.context, metadata=item.metadata, source_ref=item.source.ref
+        )
+        return decide(fields, self.scan).first
+
+    def require_clean(self, what: str, **fields: object) -> None:
+        """Refuse (422 `unsafe_content`, naming the field) a text with any finding: reasons and metadata of
+        state changes, which have no quarantine state."""
+        given = {name.replace("_", "."): value for name, value in fields.items() if value}
+        if given:
+            require_clean(given, what, self.scan)
 
     # ------------------------------------------------------------------ vectors and index
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from .. import safety
 from ..errors import ConcurrentModification, TooLarge, UnsafeContent, ValidationFailed
 from ..ports import Embedding, IndexFilter, Vector
 from ..records import MemoryRecord, MemoryType, Status, Tier, content_hash
+from ..safety.fields import FieldFinding
 from . import classify as classifier
 from . import write_judge
 from .context import batch_context, cut_context
@@ -32,14 +32,16 @@ class Writer:
         """Apply the write discipline to one memory and return the decision. Raises on invalid or unsafe
         input (nothing is stored then)."""
         self.parts.validate(item)
-        finding = self.parts.first_finding(item.content)
-        if finding is not None and self.parts.must_reject(finding):
+        found = self.parts.first_finding(item)
+        if found is not None and self.parts.must_reject(found.finding):
             raise UnsafeContent(
-                f"memory refused by the safety scan (rule '{finding.rule}'): {finding.detail}",
-                rule=finding.rule,
+                f"memory refused by the safety scan: field '{found.field}' (rule '{found.finding.rule}'): "
+                f"{found.finding.detail}",
+                rule=found.finding.rule,
+                field=found.field,
             )
         vector = self.parts.embed(tenant, [item.content])[0]
-        return self._with_retry(tenant, item, vector, actor, finding)
+        return self._with_retry(tenant, item, vector, actor, found)
 
     def remember_batch(
         self, tenant: str, items: Sequence[RememberInput], *, actor: str
@@ -54,19 +56,22 @@ class Writer:
                 got=len(items),
             )
         results: list[RememberResult | None] = [None] * len(items)
-        accepted: list[tuple[int, RememberInput, safety.SafetyFinding | None]] = []
+        accepted: list[tuple[int, RememberInput, FieldFinding | None]] = []
         for position, item in enumerate(items):
             try:
                 self.parts.validate(item)
             except (ValidationFailed, TooLarge) as error:
                 results[position] = RememberResult(Decision.REJECTED, error.message, None, rule=error.code)
                 continue
-            finding = self.parts.first_finding(item.content)
-            if finding is not None and self.parts.must_reject(finding):
-                why = f"refused by the safety scan (rule '{finding.rule}'): {finding.detail}"
-                results[position] = RememberResult(Decision.REJECTED, why, None, rule=finding.rule)
+            found = self.parts.first_finding(item)
+            if found is not None and self.parts.must_reject(found.finding):
+                why = (
+                    f"refused by the safety scan: field '{found.field}' (rule '{found.finding.rule}'): "
+                    f"{found.finding.detail}"
+                )
+                results[position] = RememberResult(Decision.REJECTED, why, None, rule=found.finding.rule)
                 continue
-            accepted.append((position, item, finding))
+            accepted.append((position, item, found))
         accepted = batch_context(accepted)
         vectors = self.parts.embed(tenant, [i.content for _, i, _ in accepted]) if accepted else []
         for (position, item, finding), vector in zip(accepted, vectors, strict=True):
@@ -79,12 +84,12 @@ class Writer:
         item: RememberInput,
         vector: Vector,
         actor: str,
-        finding: safety.SafetyFinding | None,
+        found: FieldFinding | None,
     ) -> RememberResult:
         self.parts.ensure_tenant(tenant)
         for attempt in range(MAX_RETRIES):
             try:
-                return self._once(tenant, item, vector, actor, finding)
+                return self._once(tenant, item, vector, actor, found)
             except ConcurrentModification:
                 if attempt == MAX_RETRIES - 1:
                     raise
@@ -96,19 +101,20 @@ class Writer:
         item: RememberInput,
         vector: Vector,
         actor: str,
-        finding: safety.SafetyFinding | None,
+        found: FieldFinding | None,
     ) -> RememberResult:
         now = self.parts.now()
         record = self.new_record(tenant, item, now)
-        if finding is not None:
+        if found is not None:
+            rule = found.finding.rule
             record.status = Status.QUARANTINED
-            record.status_reason = f"safety rule '{finding.rule}': {finding.detail}"
+            record.status_reason = f"safety rule '{rule}' in field '{found.field}': {found.finding.detail}"
             self.parts.create(record, vector, actor)
             return RememberResult(
                 Decision.QUARANTINED,
-                f"stored in quarantine (never recalled) by safety rule '{finding.rule}'",
+                f"stored in quarantine (never recalled) by safety rule '{rule}' in field '{found.field}'",
                 record,
-                rule=finding.rule,
+                rule=rule,
             )
         exact = self._exact_match(tenant, record)
         if exact is not None:

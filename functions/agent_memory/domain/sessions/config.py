@@ -142,6 +142,9 @@ class SessionConfig(Model):
     max_base_system_chars: Annotated[int, Field(ge=100, le=MAX_BASE_SYSTEM_CHARS)] = MAX_BASE_SYSTEM_CHARS
     max_open_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
     """Open (not ended, unexpired) sessions per tenant; a start beyond it is refused with 409."""
+    max_open_sessions_per_key: Annotated[int, Field(ge=1, le=100_000)] = 20
+    """Open sessions per API key (the session's actor), so that one key (say one limited to /projects/alpha)
+    cannot use up the whole tenant's cap and lock every other key out; a start beyond it is refused with 409."""
     max_skills_listed: Annotated[int, Field(ge=0, le=1000)] = 50
     max_skill_description_chars: Annotated[int, Field(ge=0, le=2000)] = 200
     max_skills_index_chars: Annotated[int, Field(ge=0, le=100_000)] = 6000

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from .. import safety
-from ..errors import NotFound, ValidationFailed
+from ..errors import NotFound, UnsafeContent, ValidationFailed
 from ..files.memory_files import SKILL_FILE, SKILLS_DIR, FileView, MemoryFilesService
 from ..ports import Clock
 from ..records import is_valid_namespace, is_valid_tenant
@@ -176,7 +176,7 @@ class SessionService:
         config: SessionConfig | None = None,
         *,
         monitor: SnapshotMonitor | None = None,
-        scan: Scanner = safety.first_rule,
+        scan: Scanner = safety.refusing_rule,
     ) -> None:
         self._store = store
         self._files = files
@@ -217,7 +217,7 @@ class SessionService:
             )
 
         now = self._clock.now()
-        self._check_open_sessions(tenant, now)
+        self._check_open_sessions(tenant, now, actor[:128])
         snapshot = self.render_snapshot(tenant, namespace)
         session = SessionRecord(
             id=new_session_id(),
@@ -239,9 +239,20 @@ class SessionService:
             observer(started)
         return started
 
-    def _check_open_sessions(self, tenant: str, now: datetime) -> None:
-        """The per-tenant cap. Counted before the write, so concurrent starts may pass it by a few (DynamoDB
-        counts on an eventually consistent index); it bounds what one key can pile up, it is not a quota."""
+    def _check_open_sessions(self, tenant: str, now: datetime, actor: str) -> None:
+        """The per-key cap, then the per-tenant one. Counted before the write, so concurrent starts may pass
+        them by a few (DynamoDB counts on an eventually consistent index); they bound what one key and one
+        tenant can pile up, they are not quotas."""
+        per_key = self.config.max_open_sessions_per_key
+        if self._store.count_open(tenant, now, limit=per_key, actor=actor) >= per_key:
+            raise TooManySessions(
+                f"this API key already has {per_key} open sessions, the most one key may hold: end the sessions "
+                "you no longer use with POST /v1/sessions/{id}/end, or wait for them to expire "
+                f"({self.config.ttl_hours:g} h after they started)",
+                limit=per_key,
+                per="api_key",
+                ttl_hours=self.config.ttl_hours,
+            )
         cap = self.config.max_open_sessions
         if self._store.count_open(tenant, now, limit=cap) >= cap:
             raise TooManySessions(
@@ -249,6 +260,7 @@ class SessionService:
                 "use with POST /v1/sessions/{id}/end (each session's id is in the answer that started it), or "
                 f"wait for them to expire ({self.config.ttl_hours:g} h after they started)",
                 limit=cap,
+                per="tenant",
                 ttl_hours=self.config.ttl_hours,
             )
 
@@ -304,6 +316,16 @@ class SessionService:
                 f"base_system is {len(base_system):,} characters; at most {limit:,} are allowed",
                 chars=len(base_system),
                 limit=limit,
+            )
+        # The base text is the caller's own instructions, so standing orders ("always answer in French") are
+        # its job; a credential, hidden characters or an override of the instructions around it are not.
+        rule = safety.first_rule(base_system)
+        if rule is not None:
+            raise UnsafeContent(
+                f"base_system refused by the safety scan (rule '{rule}'): remove the credential, hidden "
+                "characters or instruction override from it",
+                rule=rule,
+                field="base_system",
             )
         return base_system
 

@@ -257,6 +257,7 @@ class SkillsService:
         validate_name(name)
         description = self._description(description)
         body = self._body(body)
+        self._check_note(note)
         now = self._clock.now()
         meta = SkillMeta(
             name=name,
@@ -446,6 +447,7 @@ class SkillsService:
         note: str,
     ) -> Skill:
         _check_scope(tenant, namespace)
+        self._check_note(note)
         path = skill_path(name)
         # Checked before the locked write, so a missing skill leaves no directories behind.
         if self._files.read(tenant, namespace, path) is None:
@@ -537,6 +539,11 @@ class SkillsService:
             raise ValidationFailed("the body may not start with a '---' line (it would read as front matter)")
         self._check_safe(text)
         return text
+
+    def _check_note(self, note: str) -> None:
+        """A change note is kept in the change log and shown with the skill's history: scanned like its body."""
+        if isinstance(note, str) and note.strip():
+            self._check_safe(" ".join(safety.normalise(note).split()))
 
     def _check_safe(self, text: str) -> None:
         rule = self._scan(text)

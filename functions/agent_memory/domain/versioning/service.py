@@ -25,6 +25,7 @@ from ..memory.policy import FileCaps
 from ..memory.service import MemoryService
 from ..ports import Clock, FileStore, RecordQuery, RecordStore, RecordWrite
 from ..records import ChangeEntry, MemoryRecord, Status, content_hash, is_valid_namespace
+from ..safety import fields as safety_fields
 from . import diff as diffs
 from .ports import SNAPSHOT_NAME_PATTERN, ReferenceStore, SnapshotMeta, SnapshotStore
 
@@ -240,9 +241,9 @@ class VersioningService:
             if record.content_hash != content_hash(record.content):
                 report.rejected.append({"id": record.id, "reason": "content_hash does not match the content"})
                 continue
-            rule = self._scan(record.content) if record.status in LIVE_STATUSES else None
-            if rule is not None:
-                report.rejected.append({"id": record.id, "reason": f"refused by safety rule {rule!r}"})
+            refusal = self._record_refusal(record) if record.status in LIVE_STATUSES else None
+            if refusal is not None:
+                report.rejected.append({"id": record.id, "reason": refusal})
                 continue
             if not dry_run:
                 self._store.commit([RecordWrite(record, None)], changes[:_CHANGES_PER_COMMIT])
@@ -303,10 +304,31 @@ class VersioningService:
 
     # ------------------------------------------------------------------ snapshots
 
+    def _record_refusal(self, record: MemoryRecord) -> str | None:
+        """Why a live record of a bundle may not be imported: its content, or any other text it carries
+        (context, metadata, source, status reason), trips the safety scan. A record the write path would only
+        quarantine is refused too: an import must not make it active."""
+        rule = self._scan(record.content)
+        if rule is not None:
+            return f"refused by safety rule {rule!r}"
+        verdict = safety_fields.decide(
+            safety_fields.memory_write_fields(
+                content="",
+                context=record.context,
+                metadata=record.metadata,
+                source_ref=record.source.ref,
+                reason=record.status_reason,
+            )
+        )
+        first = verdict.first
+        return f"refused by safety rule {first.finding.rule!r} in {first.field}" if first else None
+
     def create_snapshot(
         self, tenant: str, namespace: str, name: str, *, actor: str, note: str = ""
     ) -> SnapshotMeta:
         _check_name(name)
+        # The note is listed with the snapshot and carried in its bundle: held to the rule of every write.
+        safety_fields.require_clean({"note": note}, "snapshot note")
         bundle = self.export(tenant, [namespace])
         payload = bundles.pack_tar(bundle)
         meta = SnapshotMeta(

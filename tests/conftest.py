@@ -39,6 +39,21 @@ class FixedClock:
         return self.current
 
 
+class ShiftedClock:
+    """The system clock plus an offset the test moves forward by hand: time passes as usual (for what runs in
+    other threads or in moto) and a test can jump past a cache's lifetime instead of sleeping through it."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def advance(self, **delta: float) -> datetime:
+        self.offset += timedelta(**delta)
+        return self.now()
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock()

@@ -239,15 +239,26 @@ def test_the_cost_at_rest_the_readme_quotes_is_bench_cost_at_rests() -> None:
     from bench import cost_at_rest
     from tests.iam.synth import synthesize
 
-    template = synthesize(cost_at_rest.shipped_context("lean"))["template"]
-    total = sum(dollars for _, _, dollars in cost_at_rest.price(cost_at_rest.count(template)))
+    totals = {}
+    for profile in ("lean", "isolated"):
+        counts = cost_at_rest.count(synthesize(cost_at_rest.shipped_context(profile))["template"])
+        totals[profile] = sum(dollars for _, _, dollars in cost_at_rest.price(counts))
+    total = totals["lean"]
+    deploy = (ROOT / "docs" / "deploy.md").read_text()
+    table = re.search(r"\| \*\*Total\*\* \| \| \*\*([\d.]+)\*\* \| \*\*([\d.]+)\*\* \|", deploy)
+    assert table, "docs/deploy.md's at-rest table lost its total row"
+    assert float(table[1]) == pytest.approx(totals["lean"], abs=0.005), totals
+    assert float(table[2]) == pytest.approx(totals["isolated"], abs=0.005), totals
     quoted = re.search(r"Estimated cost for a small team: about \$([\d.]+)/month\s+at rest", README)
     assert quoted, "README.md no longer quotes the cost at rest"
     assert float(quoted[1]) == pytest.approx(total, abs=0.005), (
         f"bench/cost_at_rest.py: lean ${total:.2f}/month"
     )
     assert "interface VPC endpoints" not in README[quoted.start() : quoted.end() + 200] or (
-        cost_at_rest.count(template)["interface_endpoints"] > 0
+        cost_at_rest.count(synthesize(cost_at_rest.shipped_context("lean"))["template"])[
+            "interface_endpoints"
+        ]
+        > 0
     ), "the default profile has no interface endpoint: the README must not say the cost is theirs"
 
 

@@ -8,13 +8,21 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .PHONY: setup browser run test lint format synth bench openapi lock clean
 
-$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml package.json
+NODE_STAMP := node_modules/.installed
+
+# Incremental: nothing is reinstalled unless one of these files changed (pip reuses its wheel cache when one
+# did). The two editable packages go in one pip call (each call scans the indexes and builds its own backend).
+$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m pip install --quiet --no-deps -e clients/python
-	@if [ -f package-lock.json ]; then npm ci --silent --no-audit --no-fund; fi
+	$(BIN)/python -m pip install --quiet --no-deps -e . -e clients/python
 	@touch $(STAMP)
+
+# The CDK CLI (package.json) is for `make synth` and deploys only: the tests synthesize through the Python
+# library (Node.js runs its jsii kernel), so `make test` does not wait for npm.
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --silent --no-audit --no-fund
+	@touch $(NODE_STAMP)
 
 setup: $(STAMP)
 
@@ -44,7 +52,7 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-synth: setup
+synth: setup $(NODE_STAMP)
 	npx cdk synth --quiet
 
 bench: setup

@@ -42,15 +42,23 @@ DATA_STORAGE_MONTH = 0.54
 TARGET = {"lean": 10.00}
 
 
-def synthesize(profile: str) -> dict[str, Any]:
-    import aws_cdk as cdk
-
-    from app import build_app
+def shipped_context(profile: str) -> dict[str, Any]:
+    """The shipped cdk.json's context with `profile`, offline (no layer build)."""
     from infra.config import CONTEXT_KEY, load_cdk_json_context
 
     context = copy.deepcopy(load_cdk_json_context(ROOT / "cdk.json"))
     context[CONTEXT_KEY]["profile"] = profile
     context["skip-layer-build"] = "true"
+    return context
+
+
+def synthesize(profile: str) -> dict[str, Any]:
+    import aws_cdk as cdk
+
+    from app import build_app
+    from infra.config import CONTEXT_KEY
+
+    context = shipped_context(profile)
     outdir = tempfile.mkdtemp(prefix=f"cost-{profile}-")
     app = cdk.App(context=context, outdir=outdir)
     build_app(app)

@@ -39,6 +39,21 @@ class FixedClock:
         return self.current
 
 
+class ShiftedClock:
+    """The system clock plus an offset the test moves forward by hand: time passes as usual (for what runs in
+    other threads or in moto) and a test can jump past a cache's lifetime instead of sleeping through it."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def advance(self, **delta: float) -> datetime:
+        self.offset += timedelta(**delta)
+        return self.now()
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock()
@@ -54,6 +69,34 @@ def handler_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]
     get_handler_settings.cache_clear()
     yield monkeypatch
     get_handler_settings.cache_clear()
+
+
+# --------------------------------------------------------------------------- xdist: tests that share a worker
+
+WORKER_GROUPS = {
+    "tests/infra/": "cdk",  # the CDK's jsii kernel costs each process ~15 s of CPU before its first synth
+    "tests/unit/test_docs_claims.py": "cdk",  # synthesizes the same templates (tests/iam/synth.py)
+    "tests/browser/": "browser",  # one local server and one Chromium for the module
+}
+"""Node-id prefix → the group whose tests run on one xdist worker (`--dist loadgroup`)."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadgroup` with the groups above. xdist 3.8 groups by a `@group` suffix it appends to each
+    node id, which pytest 9 no longer lets it set (node ids are structured), so its `xdist_group` marks are
+    silently ignored; this scheduler groups by node-id prefix instead (and still honours a `@group` suffix)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class PrefixGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for prefix, group in WORKER_GROUPS.items():
+                if nodeid.startswith(prefix):
+                    return group
+            return super()._split_scope(nodeid)
+
+    return PrefixGroupScheduling(config, log)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- the IAM contract (tests/iam)

@@ -27,6 +27,7 @@ from agent_memory.wiring import AwsClients, build_aws
 from agent_memory.workflows.migration_asl import build_definition
 from tests.aws import moto_s3vectors
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
+from tests.conftest import ShiftedClock
 
 TENANT = "alpha"
 NS = "/notes"
@@ -99,12 +100,17 @@ def aws(monkeypatch):
         )
         clients = AwsClients(sts=boto3.client("sts", region_name=REGION), stepfunctions=stepfunctions)
         # The target model: the hashing embedder at 128 dimensions stands in for a Bedrock model spec.
+        clock = ShiftedClock()  # the system time, moved forward by hand past the routing's 1 s state cache
         services = build_aws(
-            settings, clients, embedder=HashingEmbedder(), migration_embedders=build_embedder_spec
+            settings,
+            clients,
+            embedder=HashingEmbedder(),
+            clock=clock,
+            migration_embedders=build_embedder_spec,
         )
         migration_handler.configure(lambda: services.migration)
         try:
-            yield services, stepfunctions, runtime
+            yield services, stepfunctions, runtime, clock
         finally:
             migration_handler.configure(None)
 
@@ -126,7 +132,7 @@ def similarities(services, query: str) -> list[float]:
 def test_the_backfill_state_machine_runs_the_real_handler_and_the_lifecycle_completes_on_aws(
     aws, capsys
 ) -> None:
-    services, stepfunctions, runtime = aws
+    services, stepfunctions, runtime, clock = aws
     for i in range(12):
         services.memory.remember(
             TENANT, RememberInput(content=f"service {i} listens on port {9000 + i}", namespace=NS), actor="t"
@@ -160,7 +166,7 @@ def test_the_backfill_state_machine_runs_the_real_handler_and_the_lifecycle_comp
 
     old = HashingEmbedder(384)
     migration.switch(TENANT, actor="ops")
-    time.sleep(1.1)  # the routing's 1 s state cache (route_ttl_seconds) expires
+    clock.advance(seconds=1.1)  # the routing's 1 s state cache (route_ttl_seconds) expires
     after = similarities(services, "which service listens on port 9004")
     assert after != before
     with pytest.raises(EmbedderDrift):  # the drift guard: an old-model vector against the new index
@@ -186,14 +192,14 @@ def test_the_backfill_state_machine_runs_the_real_handler_and_the_lifecycle_comp
     assert len(lines) == 12 and len(json.loads(lines[0])["data"]["float32"]) == 384
     with pytest.raises(vectors.exceptions.NotFoundException):
         vectors.get_index(vectorBucketName=VECTOR_BUCKET, indexName=f"mem-{TENANT}")
-    time.sleep(1.1)
+    clock.advance(seconds=1.1)
     assert similarities(services, "which service listens on port 9004") == after
     with pytest.raises(Conflict):
         migration.rollback(TENANT, actor="ops")
 
 
 def test_a_rollback_while_the_state_machine_runs_ends_the_loop_and_restores_the_old_model(aws) -> None:
-    services, stepfunctions, _ = aws
+    services, stepfunctions, _, _ = aws
     for i in range(5):
         services.memory.remember(
             TENANT, RememberInput(content=f"fact {i} about queues", namespace=NS), actor="t"
@@ -215,7 +221,7 @@ def test_a_rollback_while_the_state_machine_runs_ends_the_loop_and_restores_the_
 
 
 def test_the_state_machine_fails_visibly_when_the_handler_keeps_failing(aws) -> None:
-    services, stepfunctions, _ = aws
+    services, stepfunctions, _, _ = aws
     services.memory.remember(TENANT, RememberInput(content="one fact", namespace=NS), actor="t")
     execution = services.migration.launcher.start(TENANT, "mig_unknown")
     described = wait(stepfunctions, execution)

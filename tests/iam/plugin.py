@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from typing import Any
 import pytest
 
 from tests.iam import recorder
+from tests.iam.synth import SYNTH_DIR_ENV
 
 _DIR_KEY = "iam_calls_dir"
+_SYNTH_KEY = "synth_dir"
 
 
 def _calls_dir(config: pytest.Config) -> Path:
@@ -37,10 +40,25 @@ def _calls_dir(config: pytest.Config) -> Path:
 def configure(config: pytest.Config) -> None:
     recorder.install()
     _calls_dir(config)
+    _share_synths(config)
 
 
 def configure_node(node: Any) -> None:
     node.workerinput[_DIR_KEY] = str(_calls_dir(node.config))
+    node.workerinput[_SYNTH_KEY] = os.environ.get(SYNTH_DIR_ENV, "")
+
+
+def _share_synths(config: pytest.Config) -> None:
+    """One directory per run where each CDK synth is written once and read by every process (tests/iam/synth.py):
+    the controller makes it (unless the caller chose one), the workers get it through their input."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if workerinput.get(_SYNTH_KEY):
+            os.environ[SYNTH_DIR_ENV] = workerinput[_SYNTH_KEY]
+        return
+    if not os.environ.get(SYNTH_DIR_ENV):
+        os.environ[SYNTH_DIR_ENV] = tempfile.mkdtemp(prefix="agent-memory-synth-")
+        config._synth_dir_owned = os.environ[SYNTH_DIR_ENV]  # type: ignore[attr-defined]
 
 
 def runtest_setup(item: pytest.Item) -> None:
@@ -63,6 +81,17 @@ def session_finish(session: pytest.Session) -> None:
         recorder.dump(str(directory / f"{worker['workerid']}.jsonl"))
         return
     recorder.dump(str(directory / "controller.jsonl"))
+    try:
+        _judge(session, directory)
+    finally:
+        owned = getattr(config, "_synth_dir_owned", None)
+        if owned:
+            shutil.rmtree(owned, ignore_errors=True)
+            os.environ.pop(SYNTH_DIR_ENV, None)
+
+
+def _judge(session: pytest.Session, directory: Path) -> None:
+    config = session.config
     if os.environ.get("AGENT_MEMORY_SKIP_IAM_CONTRACT") or session.exitstatus not in (0, 1):
         return
     calls = [

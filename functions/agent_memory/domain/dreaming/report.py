@@ -114,31 +114,8 @@ def render_report(report: DreamReport, top: int) -> str:
         "## Workload",
         "",
     ]
-    workload = report.workload
-    if workload.get("cold_start"):
-        lines.append(f"Cold start: {workload.get('recalls', 0)} recent recalls; default priorities used.")
-    else:
-        topics = ", ".join(f"{t['term']} ({t['share']:.0%})" for t in workload.get("top_topics", []))
-        lines.append(f"{workload.get('recalls', 0)} recent recalls. Top topics: {topics or 'none'}.")
-    lines += ["", "## Themes (REM)", ""]
-    if report.themes:
-        lines += [
-            f"- {t['term']}: {t['days']} days, {t['items']} items, strength {t['strength']:.2f}"
-            for t in report.themes
-        ]
-    else:
-        lines.append("No recurring theme.")
-    promoted = [o for o in report.outcomes if o.decision == "promoted"]
-    lines += ["", f"## Promoted ({len(promoted)})", ""]
-    for outcome in promoted:
-        lines.append(f"- **{_one_line(outcome.candidate.text)}** — {outcome.reason}")
-        lines.append(f"  - {_signal_line(outcome)}")
-        lines.append(f"  - provenance: {', '.join(outcome.candidate.refs[:5])}")
-    others = [o for o in report.outcomes if o.decision != "promoted"][:top]
-    lines += ["", f"## Not promoted (strongest {len(others)} of {len(report.outcomes) - len(promoted)})", ""]
-    for outcome in others:
-        lines.append(f"- {_one_line(outcome.candidate.text)} — **{outcome.decision}**: {outcome.reason}")
-        lines.append(f"  - {_signal_line(outcome)}")
+    lines += _workload_and_themes(report)
+    lines += _decisions(report, top)
     maintenance = report.maintenance
     lines += ["", "## Maintenance", ""]
     if "forgetting" in maintenance:
@@ -158,6 +135,40 @@ def render_report(report: DreamReport, top: int) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _workload_and_themes(report: DreamReport) -> list[str]:
+    lines: list[str] = []
+    workload = report.workload
+    if workload.get("cold_start"):
+        lines.append(f"Cold start: {workload.get('recalls', 0)} recent recalls; default priorities used.")
+    else:
+        topics = ", ".join(f"{t['term']} ({t['share']:.0%})" for t in workload.get("top_topics", []))
+        lines.append(f"{workload.get('recalls', 0)} recent recalls. Top topics: {topics or 'none'}.")
+    lines += ["", "## Themes (REM)", ""]
+    if report.themes:
+        lines += [
+            f"- {t['term']}: {t['days']} days, {t['items']} items, strength {t['strength']:.2f}"
+            for t in report.themes
+        ]
+    else:
+        lines.append("No recurring theme.")
+    return lines
+
+
+def _decisions(report: DreamReport, top: int) -> list[str]:
+    promoted = [o for o in report.outcomes if o.decision == "promoted"]
+    lines = ["", f"## Promoted ({len(promoted)})", ""]
+    for outcome in promoted:
+        lines.append(f"- **{_one_line(outcome.candidate.text)}** — {outcome.reason}")
+        lines.append(f"  - {_signal_line(outcome)}")
+        lines.append(f"  - provenance: {', '.join(outcome.candidate.refs[:5])}")
+    others = [o for o in report.outcomes if o.decision != "promoted"][:top]
+    lines += ["", f"## Not promoted (strongest {len(others)} of {len(report.outcomes) - len(promoted)})", ""]
+    for outcome in others:
+        lines.append(f"- {_one_line(outcome.candidate.text)} — **{outcome.decision}**: {outcome.reason}")
+        lines.append(f"  - {_signal_line(outcome)}")
+    return lines
 
 
 def _one_line(text: str, limit: int = 160) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..memory.near_duplicates import term_set
 from ..records import MemoryType, RecallLogEntry, Tier
-from .config import DreamingConfig
+from .config import DeepGates, DreamingConfig
 from .extraction import concept_count
 from .salience import Salience, salience, speakers_of_lines, split_speaker
 
@@ -326,9 +326,6 @@ def score_candidates(
 ) -> list[Outcome]:
     """Six signals, bonuses, total and gates for every candidate, in one linear pass."""
     weights, gates = config.weights, config.gates
-    frequency_norm = math.log1p(config.frequency_saturation)
-    decay_rate = math.log(2) / config.recency_half_life_days
-    consolidation_span = config.consolidation_days - 1
     outcomes: list[Outcome] = []
     lines = [split_speaker(candidate.text) for candidate in candidates]  # once per candidate
     speakers = speakers_of_lines(lines)
@@ -341,19 +338,7 @@ def score_candidates(
             concepts=concepts - _speaker_concepts(line[0]),
             line=line,
         )
-        signal_count = candidate.recall_count + candidate.mentions
-        days_since_evidence = max(0.0, (as_of - candidate.last_seen).total_seconds() / 86400.0)
-        age_days = max(0.0, (as_of - candidate.first_seen).total_seconds() / 86400.0)
-        signals = Signals(
-            frequency=_clamp(math.log1p(signal_count) / frequency_norm),
-            relevance=_clamp(candidate.mean_recall_score),
-            diversity=_clamp(
-                max(candidate.unique_queries, len(candidate.recall_days)) / config.diversity_saturation
-            ),
-            recency=_clamp(math.exp(-decay_rate * days_since_evidence)),
-            consolidation=_clamp((len(candidate.evidence_days) - 1) / consolidation_span),
-            conceptual=_clamp(concepts / config.concept_saturation),
-        )
+        signals, age_days = _signals(candidate, concepts, config, as_of)
         base = (
             weights.frequency * signals.frequency
             + weights.relevance * signals.relevance
@@ -369,30 +354,57 @@ def score_candidates(
             + config.workload_bonus * work
             + config.salience_bonus * salient.value
         )
-        results = [
-            GateResult("min_score", total, gates.min_score, total >= gates.min_score),
-            GateResult(
-                "min_recall_count",
-                candidate.recall_count,
-                gates.min_recall_count,
-                candidate.recall_count >= gates.min_recall_count,
-            ),
-            GateResult(
-                "min_unique_queries",
-                candidate.unique_queries,
-                gates.min_unique_queries,
-                candidate.unique_queries >= gates.min_unique_queries,
-            ),
-            GateResult("max_age_days", age_days, gates.max_age_days, age_days <= gates.max_age_days),
-            GateResult(
-                "min_salience", salient.value, gates.min_salience, salient.value >= gates.min_salience
-            ),
-        ]
+        results = _gate_results(candidate, total, age_days, salient.value, gates)
         route = gates.salient is not None and salient.value >= gates.salient
         outcomes.append(
             Outcome(candidate, signals, base, rem, work, total, age_days, results, salient, route)
         )
     return outcomes
+
+
+def _signals(
+    candidate: Candidate, concepts: float, config: DreamingConfig, as_of: datetime
+) -> tuple[Signals, float]:
+    """The six signals of a candidate, each in [0, 1], and its age in days."""
+    frequency_norm = math.log1p(config.frequency_saturation)
+    decay_rate = math.log(2) / config.recency_half_life_days
+    consolidation_span = config.consolidation_days - 1
+    signal_count = candidate.recall_count + candidate.mentions
+    days_since_evidence = max(0.0, (as_of - candidate.last_seen).total_seconds() / 86400.0)
+    age_days = max(0.0, (as_of - candidate.first_seen).total_seconds() / 86400.0)
+    signals = Signals(
+        frequency=_clamp(math.log1p(signal_count) / frequency_norm),
+        relevance=_clamp(candidate.mean_recall_score),
+        diversity=_clamp(
+            max(candidate.unique_queries, len(candidate.recall_days)) / config.diversity_saturation
+        ),
+        recency=_clamp(math.exp(-decay_rate * days_since_evidence)),
+        consolidation=_clamp((len(candidate.evidence_days) - 1) / consolidation_span),
+        conceptual=_clamp(concepts / config.concept_saturation),
+    )
+    return signals, age_days
+
+
+def _gate_results(
+    candidate: Candidate, total: float, age_days: float, salience_value: float, gates: DeepGates
+) -> list[GateResult]:
+    return [
+        GateResult("min_score", total, gates.min_score, total >= gates.min_score),
+        GateResult(
+            "min_recall_count",
+            candidate.recall_count,
+            gates.min_recall_count,
+            candidate.recall_count >= gates.min_recall_count,
+        ),
+        GateResult(
+            "min_unique_queries",
+            candidate.unique_queries,
+            gates.min_unique_queries,
+            candidate.unique_queries >= gates.min_unique_queries,
+        ),
+        GateResult("max_age_days", age_days, gates.max_age_days, age_days <= gates.max_age_days),
+        GateResult("min_salience", salience_value, gates.min_salience, salience_value >= gates.min_salience),
+    ]
 
 
 def _speaker_concepts(name: str | None) -> float:

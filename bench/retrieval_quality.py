@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextvars
 import json
 import math
 import pickle
@@ -41,13 +42,23 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.memory import service as service_module
+from agent_memory.domain.memory.focus import Focus, focus_of
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.service import Decision, MemoryService, RecallInput, RememberInput
+from agent_memory.domain.memory.recall import ScoredRecord, select_top
+from agent_memory.domain.memory.service import (
+    Decision,
+    MemoryService,
+    RecallInput,
+    RecallResult,
+    RememberInput,
+)
 from agent_memory.domain.ports import Embedder, IndexFilter
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Source, SourceKind, Status, Tier
 from agent_memory.domain.text import tokenize
@@ -139,6 +150,7 @@ class StoredVectors:
         self.vectors: dict[tuple[str, str], list[float]] = (
             pickle.loads(path.read_bytes()) if path.exists() else {}  # the bench's own file
         )
+        self.changed = False
         atexit.register(self.save)
 
     @property
@@ -149,19 +161,48 @@ class StoredVectors:
         missing = list(dict.fromkeys(text for text in texts if ("p", text) not in self.vectors))
         for text, vector in zip(missing, self.inner.embed_documents(missing), strict=True):
             self.vectors[("p", text)] = vector
+            self.changed = True
         return [self.vectors[("p", text)] for text in texts]
 
     def embed_query(self, text: str) -> list[float]:
         if ("q", text) not in self.vectors:
             self.vectors[("q", text)] = self.inner.embed_query(text)
+            self.changed = True
         return self.vectors[("q", text)]
 
     def save(self) -> None:
-        self.path.write_bytes(pickle.dumps(self.vectors))
+        if self.changed:
+            self.path.write_bytes(pickle.dumps(self.vectors))
+
+
+_FOCUS: contextvars.ContextVar[Focus | None] = contextvars.ContextVar("recall_focus", default=None)
+
+
+class FocusedService(MemoryService):
+    """`MemoryService` with the recall focus of docs/decisions/recall-focus.md, until `MemoryService.recall`
+    calls it itself (the patch is in that record; then this class and `_select_top_with_focus` go). Everything
+    else is the service's own recall: only its `select_top` call receives the question's focus."""
+
+    def recall(self, tenant: str, query: RecallInput) -> RecallResult:
+        policy = self.policy
+        focus = focus_of(query.query, off_subject=policy.focus_off_subject, untimed=policy.focus_untimed)
+        token = _FOCUS.set(focus if focus.active else None)
+        try:
+            return super().recall(tenant, query)
+        finally:
+            _FOCUS.reset(token)
+
+
+def _select_top_with_focus(*args: Any, **kwargs: Any) -> list[ScoredRecord]:
+    focus = _FOCUS.get()
+    return select_top(*args, **kwargs, focus=focus.factor if focus is not None else None)
+
+
+service_module.select_top = _select_top_with_focus  # type: ignore[attr-defined]
 
 
 def build_service(tmp: Path, embedder: Embedder) -> MemoryService:
-    return MemoryService(
+    return FocusedService(
         store=SqliteRecordStore(tmp / "memory.db"),
         index=LocalSearchIndex(tmp / "index"),
         embedder=embedder,

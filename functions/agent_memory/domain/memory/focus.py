@@ -17,6 +17,7 @@ relevance the candidate was ordered by) still holds and its lazy hydration stays
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -86,12 +87,20 @@ class Focus:
 
     def factor(self, record: MemoryRecord) -> float:
         factor = 1.0
-        said_by, said = speaker(record.content)
-        if self.names and said_by is not None and not set(said_by.split()) & self.names:
+        said_by, timed = _traits(record.content)
+        if self.names and said_by and not said_by & self.names:
             factor *= self.off_subject
-        if self.when and not says_when(said):
+        if self.when and not timed:
             factor *= self.untimed
         return factor
+
+
+@functools.lru_cache(maxsize=16384)
+def _traits(content: str) -> tuple[frozenset[str], bool]:
+    """(the words of the memory's speaker label, whether its statement says when), memoised: the same
+    memories come back recall after recall, and the two scans cost ~50 µs per memory on a busy 2-core host."""
+    said_by, said = speaker(content)
+    return frozenset(said_by.split()) if said_by else frozenset(), says_when(said)
 
 
 def focus_of(question: str, *, off_subject: float, untimed: float) -> Focus:

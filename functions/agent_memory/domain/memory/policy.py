@@ -109,6 +109,12 @@ class MemoryPolicy(Model):
     with a clear winner (span ≥ 0.08) is scaled as before. 0.08 (0.10 alike; 0.05-0.06 too little, 0.15 costs
     non-dev recall): R@10 dev 0.753 vs 0.760 without, non-dev 0.703 vs 0.699, and hybrid ≥ keyword, vector and
     plain RRF in every category on both (docs/architecture.md)."""
+    focus_off_subject: Unit = 0.7
+    """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when its
+    speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md."""
+    focus_untimed: Unit = 0.8
+    """Recall focus: the share of its relevance a memory without a time expression keeps when the question asks
+    when (1: no time focus). docs/decisions/recall-focus.md."""
     over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
 

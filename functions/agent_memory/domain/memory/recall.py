@@ -146,12 +146,17 @@ def relevance_first(relevance: float, prior: float, delta: float) -> float:
 
 
 def rerank(
-    fused: Sequence[Fused], records: dict[str, MemoryRecord], policy: MemoryPolicy, now: datetime
+    fused: Sequence[Fused],
+    records: dict[str, MemoryRecord],
+    policy: MemoryPolicy,
+    now: datetime,
+    focus: Callable[[MemoryRecord], float] | None = None,
 ) -> list[ScoredRecord]:
     """Relevance (RRF normalised to [0, 1] by the best possible value, rank 1 in both lists) scaled by the
     prior, the weighted mean of recency (half-life decay since the record was last written), importance (the
     record's score) and strength, through `relevance_first`: the priors reorder only records of nearly equal
-    relevance and never lift an irrelevant record over a relevant one."""
+    relevance and never lift an irrelevant record over a relevant one. `focus` (domain/memory/focus.py) scales a
+    record's relevance by a factor in [0, 1] first: who and what the question is about."""
     weights = policy.weights
     prior_total = weights.recency + weights.importance + weights.strength
     delta = prior_share(policy)
@@ -162,6 +167,8 @@ def rerank(
         if record is None:
             continue
         relevance = item.relevance if item.relevance is not None else min(1.0, item.rrf / best_possible)
+        if focus is not None:
+            relevance *= focus(record)
         recency = decay(hours_between(record.updated_at, now), policy.recency_half_life_hours)
         importance = record.score
         current_strength = strength(record, now)
@@ -198,6 +205,7 @@ def select_top(
     *,
     k: int,
     threshold: float,
+    focus: Callable[[MemoryRecord], float] | None = None,
 ) -> list[ScoredRecord]:
     """The `k` best of `rerank(fused, records)` with scores ≥ `threshold`, hydrating (`load`: ids → the
     records that pass the recall filters) only as many candidates as can still reach the top k.
@@ -206,7 +214,8 @@ def select_top(
     ≤ 1), so once k records are scored and the k-th score beats the relevance of every candidate not yet
     loaded, none of those can enter the top k (nor pass a threshold above its relevance). Candidates are
     visited in relevance order, in batches. At fetch depth 100 this loads ~20-40 records instead of ~180:
-    hydration (reading and validating each stored record) was the largest part of a recall at 10k records."""
+    hydration (reading and validating each stored record) was the largest part of a recall at 10k records.
+    `focus` (a factor ≤ 1 per record, see `rerank`) keeps the bound exact: it can only lower a score."""
     best_possible = 2.0 / (policy.rrf_k + 1)
 
     def relevance_of(item: Fused) -> float:
@@ -225,7 +234,7 @@ def select_top(
         start += len(chunk)
         batch = max(k, 8)
         records = load([item.record_id for item in chunk])
-        kept.extend(item for item in rerank(chunk, records, policy, now) if item.score >= threshold)
+        kept.extend(item for item in rerank(chunk, records, policy, now, focus) if item.score >= threshold)
         kept.sort(key=lambda s: (-s.score, -s.relevance, s.record.id))
     return kept[:k]
 

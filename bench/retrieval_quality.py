@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import contextvars
 import json
 import math
 import pickle
@@ -41,21 +40,16 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from agent_memory.adapters.clock import SystemClock
 from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.domain.memory import service as service_module
-from agent_memory.domain.memory.focus import Focus, focus_of
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.recall import ScoredRecord, select_top
 from agent_memory.domain.memory.service import (
     Decision,
     MemoryService,
     RecallInput,
-    RecallResult,
     RememberInput,
 )
 from agent_memory.domain.ports import Embedder, IndexFilter
@@ -173,34 +167,8 @@ class StoredVectors:
             self.path.write_bytes(pickle.dumps(self.vectors))
 
 
-_FOCUS: contextvars.ContextVar[Focus | None] = contextvars.ContextVar("recall_focus", default=None)
-
-
-class FocusedService(MemoryService):
-    """`MemoryService` with the recall focus of docs/decisions/recall-focus.md, until `MemoryService.recall`
-    calls it itself (the patch is in that record; then this class and `_select_top_with_focus` go). Everything
-    else is the service's own recall: only its `select_top` call receives the question's focus."""
-
-    def recall(self, tenant: str, query: RecallInput) -> RecallResult:
-        policy = self.policy
-        focus = focus_of(query.query, off_subject=policy.focus_off_subject, untimed=policy.focus_untimed)
-        token = _FOCUS.set(focus if focus.active else None)
-        try:
-            return super().recall(tenant, query)
-        finally:
-            _FOCUS.reset(token)
-
-
-def _select_top_with_focus(*args: Any, **kwargs: Any) -> list[ScoredRecord]:
-    focus = _FOCUS.get()
-    return select_top(*args, **kwargs, focus=focus.factor if focus is not None else None)
-
-
-service_module.select_top = _select_top_with_focus  # type: ignore[attr-defined]
-
-
 def build_service(tmp: Path, embedder: Embedder) -> MemoryService:
-    return FocusedService(
+    return MemoryService(
         store=SqliteRecordStore(tmp / "memory.db"),
         index=LocalSearchIndex(tmp / "index"),
         embedder=embedder,

@@ -5,11 +5,12 @@ process; a Bedrock round trip in AWS).
 Keyed by tenant, the embedder's fingerprint (a vector of one model is never served for another) and the
 query normalised the way a retry differs: Unicode NFKC, case, runs of whitespace and the punctuation around
 the words ("How do we deploy?" and "how do we deploy" share one vector; any other difference does not).
-Bounded LRU, in process, synchronous: nothing runs after the request. It holds query texts' vectors, never a
-memory; `forget(tenant)` drops a tenant's entries (a tenant purge calls it)."""
+Bounded LRU, in process, synchronous: nothing runs after the request. It holds query vectors under the query's
+hash (never its text), never a memory; `forget(tenant)` drops a tenant's entries (a tenant purge calls it)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -41,7 +42,9 @@ class QueryVectorCache:
     def embed(self, tenant: str, embedder: Embedder, text: str) -> Vector:
         """`embedder.embed_query(text)`, from the cache when the same tenant asked the same query (up to case,
         spacing and surrounding punctuation) of the same model before."""
-        key = (tenant, embedder.identity.key, normalised_query(text))
+        # the query's hash, not its text: a purged subject asked as a query leaves no text behind in memory
+        digest = hashlib.sha256(normalised_query(text).encode()).hexdigest()
+        key = (tenant, embedder.identity.key, digest)
         with self._lock:
             found = self._vectors.get(key)
             if found is not None:

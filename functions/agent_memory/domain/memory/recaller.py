@@ -13,8 +13,10 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
+from .focus import focus_of
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
+from .query_vectors import QueryVectorCache
 from .recall import (
     ScoredRecord,
     newer_first,
@@ -32,6 +34,8 @@ MAX_QUERY_CHARS = 2000
 class Recaller:
     def __init__(self, parts: MemoryParts) -> None:
         self.parts = parts
+        self.query_vectors = QueryVectorCache()
+        """A retried or re-cased query costs no second embedding (issue 34)."""
 
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         text = query.query.strip()
@@ -59,7 +63,7 @@ class Recaller:
         def vector_half() -> list[Hit]:
             self.parts.ensure_tenant(tenant)
             embedder = self.parts.embedder_of(tenant)
-            vector = embedder.embed_query(text)
+            vector = self.query_vectors.embed(tenant, embedder, text)
             return self.parts.index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
 
         vector_hits, keyword_hits = search_halves(
@@ -84,7 +88,11 @@ class Recaller:
                 if self._matches(record, query, statuses)
             }
 
-        results = newer_first(select_top(fused, load, self.parts.policy, now, k=query.k, threshold=threshold))
+        # The question's focus (issue 34): turns of speakers it does not name, and for a "when" question memories
+        # with no time, keep a share of their relevance.
+        focus = focus_of(text, off_subject=p.focus_off_subject, untimed=p.focus_untimed)
+        factor = focus.factor if focus.active else None
+        results = newer_first(select_top(fused, load, p, now, k=query.k, threshold=threshold, focus=factor))
         query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
         if results:
             self._log_recall(tenant, text, query_hash, results, now)

@@ -232,7 +232,9 @@ def plant(api: Api, who: str, namespace: str, mark: str) -> dict[str, Any]:
     ok(client.post("/v1/skills/deploy-steps/edit", json=edit))
     outcome = {"namespace": namespace, "outcome": "helped", "note": f"worked for {mark}"}
     ok(client.post("/v1/skills/deploy-steps/outcomes", json=outcome))
-    snapshot = client.post("/v1/snapshots", json={"namespace": namespace, "name": f"snap-{slug}"})
+    snapshot = client.post(
+        "/v1/snapshots", json={"namespace": namespace, "name": f"snap-{slug}", "include_children": False}
+    )
     assert snapshot.status_code in (200, 201), snapshot.text
     return {"records": written, "session": session["id"]}
 

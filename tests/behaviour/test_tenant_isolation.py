@@ -90,7 +90,7 @@ SNAPSHOT = "iso-snapshot"
 
 # Words that exist only in alpha's data: none may appear in an answer to beta (except where beta's own
 # request carried them).
-SECRETS = ("BLUE HERON", "GREY OWL", "coffee and tea", "terse answers", "ops/heron.md")
+SECRETS = ("BLUE HERON", "GREY OWL", "favourite drink is coffee", "terse answers", "ops/heron.md")
 
 
 def seed_alpha(api: Api) -> AlphaWorld:
@@ -108,11 +108,20 @@ def seed_alpha(api: Api) -> AlphaWorld:
         alpha.post("/v1/memories", json={"content": "Alpha's old vendor was GREY OWL", "namespace": ns}), 201
     )
     archived = ok(alpha.post(f"/v1/memories/{old['memory']['id']}/archive", json={"reason": "old"}))
+    moment = "2026-11-02T09:00:00+00:00"  # two values dated to one moment: held for review (issue 27)
     first = ok(
-        alpha.post("/v1/memories", json={"content": "The user likes coffee and tea", "namespace": ns}), 201
+        alpha.post(
+            "/v1/memories",
+            json={"content": "The user's favourite drink is coffee", "namespace": ns, "valid_from": moment},
+        ),
+        201,
     )
     second = ok(
-        alpha.post("/v1/memories", json={"content": "The user no longer likes tea", "namespace": ns}), 201
+        alpha.post(
+            "/v1/memories",
+            json={"content": "The user's favourite drink is tea", "namespace": ns, "valid_from": moment},
+        ),
+        201,
     )
     assert second["decision"] == "pending", second
     group = second["memory"]["conflict_group"]

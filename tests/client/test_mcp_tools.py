@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -140,9 +141,19 @@ def test_a_recall_hit_is_compact_and_verbose_gives_the_whole_record(mcp: Tools, 
 
 def test_conflicts_are_listed_and_resolved_from_the_tools(mcp: Tools, namespace: str) -> None:
     assert _run(mcp, "conflicts_list", {})["conflicts"] == []
-    first = _run(mcp, "remember", {"content": "The user likes coffee and tea"})["memory"]["id"]
-    held = _run(mcp, "remember", {"content": "The user no longer likes tea"})
-    assert held["decision"] == "pending"
+    # A conflict is two values both dated to the same moment (issue 27); the tools have no valid_from, so the
+    # agent's developer seeds it through the API.
+    moment = "2026-11-02T09:00:00+00:00"
+    with httpx.Client(base_url=mcp.url, headers={"Authorization": f"Bearer {mcp.key}"}) as api:
+        first = api.post(
+            "/v1/memories",
+            json={"content": "The standup is at 9:00", "namespace": mcp.namespace, "valid_from": moment},
+        ).json()["memory"]["id"]
+        held = api.post(
+            "/v1/memories",
+            json={"content": "The standup is at 10:00", "namespace": mcp.namespace, "valid_from": moment},
+        ).json()
+    assert held["decision"] == "pending", held
 
     (group,) = _run(mcp, "conflicts_list", {})["conflicts"]
     assert {m["id"] for m in group["memories"]} == {first, held["memory"]["id"]}

@@ -46,6 +46,8 @@ COMPATIBLE = [
         "Service number 2 exposes a health endpoint on port 8002",
     ),
     ("Maya: I never drink coffee at work", "Leo: I drink coffee at work"),
+    ("Concurrent fact number 1", "Concurrent fact number 2"),
+    ("Ticket 41 blocks the release", "Ticket 42 blocks the release"),
 ]
 
 

@@ -61,6 +61,7 @@ ROUTES: dict[str, str] = {
     "POST /v1/export/import": "import_bundle",
     "POST /v1/imports": "import_archive",
     "GET /v1/imports/{import_id}": "get_import",
+    "GET /v1/imports/{import_id}/items": "import_items",
     "POST /v1/imports/{import_id}/rollback": "rollback_import",
     "GET /v1/snapshots": "list_snapshots",
     "POST /v1/snapshots": "create_snapshot",
@@ -372,6 +373,13 @@ class Operations(Generic[R]):
     def get_import(self, import_id: str) -> R:
         """An import's validation report (admin scope)."""
         return self._send(Call("GET", f"/v1/imports/{_seg(import_id)}"))
+
+    def import_items(
+        self, import_id: str, *, decision: str | None = None, offset: int = 0, limit: int = 200
+    ) -> R:
+        """What each item of an import became (admin scope), optionally one decision only; paged by offset."""
+        params = {"decision": decision, "offset": offset, "limit": limit}
+        return self._send(Call("GET", f"/v1/imports/{_seg(import_id)}/items", params=params))
 
     def rollback_import(self, import_id: str, *, idempotency_key: str | None = None) -> R:
         """Roll an import back as a unit (admin scope)."""

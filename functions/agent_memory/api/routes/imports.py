@@ -128,7 +128,7 @@ def get_import(import_id: str) -> ImportResponse:
 def import_items(
     import_id: str,
     decision: Annotated[str | None, Query(max_length=40, pattern=r"^[a-z_]+$")] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> ImportItems:
     """Every item, not only the report's listed ones (the report lists at most 600 it did not write)."""

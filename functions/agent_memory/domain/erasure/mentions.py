@@ -57,14 +57,7 @@ class RecordMentions:
         return found
 
     def _all(self, tenant: str, namespace: str) -> list[MemoryRecord]:
-        out: list[MemoryRecord] = []
-        cursor: str | None = None
-        while True:
-            page = self._records.list(tenant, RecordQuery(namespaces=(namespace,), limit=PAGE, cursor=cursor))
-            out.extend(page.items)
-            cursor = page.next_cursor
-            if not cursor:
-                return out
+        return all_records(self._records, tenant, namespace)
 
     def find(self, scope: EraseScope) -> StoreFinding:
         found = self._mentioning(scope)
@@ -93,3 +86,15 @@ class RecordMentions:
             embedded_text=record.content,
         )
         self._index.upsert(tenant, embedder.identity, [entry])
+
+
+def all_records(records: RecordStore, tenant: str, namespace: str) -> list[MemoryRecord]:
+    """Every record of one namespace, every status, page by page."""
+    out: list[MemoryRecord] = []
+    cursor: str | None = None
+    while True:
+        page = records.list(tenant, RecordQuery(namespaces=(namespace,), limit=PAGE, cursor=cursor))
+        out.extend(page.items)
+        cursor = page.next_cursor
+        if not cursor:
+            return out

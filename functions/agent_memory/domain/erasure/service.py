@@ -14,11 +14,11 @@ import builtins
 from collections.abc import Callable, Sequence
 
 from ..errors import Conflict, NotFound, ValidationFailed
-from ..ports import Clock, Embedder, IndexFilter, RecordQuery, RecordStore, SearchIndex
+from ..ports import Clock, Embedder, IndexFilter, RecordStore, SearchIndex
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
 from .files import MemoryFileLines
 from .index import IndexEntries, IndexProbe
-from .mentions import RecordMentions
+from .mentions import RecordMentions, all_records
 from .model import (
     EraseScope,
     PurgeKind,
@@ -166,14 +166,7 @@ class ErasureService:
         return found, namespaces, sorted(candidates)
 
     def _all(self, tenant: str, namespace: str) -> list[MemoryRecord]:
-        out: list[MemoryRecord] = []
-        cursor: str | None = None
-        while True:
-            page = self._records.list(tenant, RecordQuery(namespaces=(namespace,), limit=PAGE, cursor=cursor))
-            out.extend(page.items)
-            cursor = page.next_cursor
-            if not cursor:
-                return out
+        return all_records(self._records, tenant, namespace)
 
     def _lineage(self, tenant: str, first: MemoryRecord) -> list[MemoryRecord]:
         """The record, the versions it superseded or was corrected from and those that superseded or

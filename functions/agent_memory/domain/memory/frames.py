@@ -182,7 +182,20 @@ def parallel(new: str, old: str) -> Relation | None:
     difference = replaced[0]
     if len(difference.old) > 3 or len(difference.new) > 3 or _mixed(difference):
         return None
+    if (
+        difference.kind == "value"
+        and difference.at > 0
+        and old_terms[difference.at - 1].surface in _IDENTIFIERS
+    ):
+        return Relation("compatible", f"another item of a numbered series ({difference.describe()})")
     return _one_slot(new, old, difference, frame, cue)
+
+
+_IDENTIFIER_WORDS = (
+    "number no # id ticket issue pr item step case room build episode chapter part section page line"
+)
+_IDENTIFIERS = frozenset(_IDENTIFIER_WORDS.split())
+"""Words whose number names the thing ("fact number 2", "ticket 41"): another number is another thing."""
 
 
 def new_cue(new: str, old: str) -> bool:

@@ -18,7 +18,9 @@ from .inputs import Decision, RememberInput, RememberResult
 from .parts import MemoryParts
 from .write_ops import WriteOps
 
-MAX_RETRIES = 3
+MAX_RETRIES = 8
+"""Attempts of one remember against concurrent writers: each re-reads the neighbours (an update racing
+another update of the same fact is decided again on what the other committed)."""
 NEIGHBOURS = 8
 
 

@@ -60,9 +60,8 @@ def decide(
         same = [(r, rel) for r, _, rel in relations if rel.kind == "same" and r.status is Status.ACTIVE]
         return _update(valid_from, updated + same, dated)
     for record, similarity, rel in relations:
-        if record.type == memory_type and _mergeable(record, similarity, rel, content, thresholds):
-            check = same_statement(content, record.content)
-            return Plan("merge", f"same statement (similarity {similarity:.2f}; {check.reason})", [record])
+        if record.type == memory_type and (check := _mergeable(record, similarity, rel, content, thresholds)):
+            return Plan("merge", f"same statement (similarity {similarity:.2f}; {check})", [record])
     linked = [
         (r, rel) for r, _, rel in relations if rel.kind == "possible_update" and r.status is Status.ACTIVE
     ]
@@ -90,11 +89,15 @@ def _update(valid_from: datetime, updated: list[tuple[MemoryRecord, Relation]], 
 
 def _mergeable(
     record: MemoryRecord, similarity: float, rel: Relation, content: str, thresholds: SimilarityProfile
-) -> bool:
+) -> str | None:
+    """Why merging `content` into `record` loses nothing, or None when it would (or cannot) merge."""
     if record.superseded_by or record.status not in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
-        return False
+        return None
     if record.type is MemoryType.EPISODE or rel.kind not in ("same", "compatible"):
-        return False
+        return None
     if similarity < thresholds.near_duplicate:
-        return False
-    return rel.kind == "same" or same_statement(content, record.content).allowed
+        return None
+    if rel.kind == "same":
+        return rel.reason
+    check = same_statement(content, record.content)
+    return check.reason if check.allowed else None

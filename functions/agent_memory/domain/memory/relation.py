@@ -31,6 +31,7 @@ import re
 
 from ..patterns import lazy
 from . import contradiction, cues, frames
+from .assessment import Assessment
 from .frames import Relation
 from .slots import SOFT, meaning, negations, ordered_pairs, terms
 from .tokens import normalize, single_claim, speaker, stem
@@ -52,7 +53,8 @@ def _relate(new: str, old: str) -> Relation:
     guard = _keeps_both(normalize(new_body), normalize(old_body))
     if guard is not None:
         return guard
-    opposed = _opposition(new, old)
+    assessment = contradiction.assess(new, old)  # once: the rules below read it twice
+    opposed = _opposition(new, old, assessment)
     if opposed is not None:
         return opposed
     swapped = _swapped_order(new, old)
@@ -66,9 +68,8 @@ def _relate(new: str, old: str) -> Relation:
         found = rule(new_body, old_body)
         if found is not None:
             return found
-    known = contradiction.assess(new, old)
-    if known.basis in ("replacement_known", "switch_known"):
-        return Relation("compatible", known.reason)  # the old statement already names the new value
+    if assessment.basis in ("replacement_known", "switch_known"):
+        return Relation("compatible", assessment.reason)  # the old statement already names the new value
     parallel = frames.parallel(new_body, old_body)
     if parallel is not None:
         return parallel
@@ -111,8 +112,7 @@ _OPPOSITION = {
 }
 
 
-def _opposition(new: str, old: str) -> Relation | None:
-    assessment = contradiction.assess(new, old)
+def _opposition(new: str, old: str, assessment: Assessment) -> Relation | None:
     if assessment.kind == "supersedes" and assessment.basis == "value":
         return None  # a value frame: the parallel rules below weigh the predicate
     mapped = _OPPOSITION.get(assessment.basis)

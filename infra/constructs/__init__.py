@@ -1,28 +1,41 @@
-"""One construct per concern, each named for what it provides."""
+"""One construct per concern, each named for what it provides and owning the grants on it."""
 
 from .access_logs import AccessLogs
+from .bedrock_models import BedrockModels
 from .content_guardrail import ContentGuardrail
 from .curator_workflow import CuratorWorkflow
+from .data_key import data_key
 from .dreaming_workflow import DreamingWorkflow
+from .function_set import FunctionSet
+from .job_schedules import decay_job_schedule, job_schedule_group
 from .memory_api import MemoryApi
 from .memory_files import MEMORY_MOUNT_PATH, MemoryFiles
 from .memory_tables import MemoryTables
+from .migration_workflow import MigrationWorkflow
 from .network import Network
 from .observability import Observability
+from .purge_workflow import PurgeWorkflow
 from .service_function import ServiceFunction
 from .tenant_vectors import TenantVectors
 
 __all__ = [
     "MEMORY_MOUNT_PATH",
     "AccessLogs",
+    "BedrockModels",
     "ContentGuardrail",
     "CuratorWorkflow",
     "DreamingWorkflow",
+    "FunctionSet",
     "MemoryApi",
     "MemoryFiles",
     "MemoryTables",
+    "MigrationWorkflow",
     "Network",
     "Observability",
+    "PurgeWorkflow",
     "ServiceFunction",
     "TenantVectors",
+    "data_key",
+    "decay_job_schedule",
+    "job_schedule_group",
 ]

@@ -6,6 +6,8 @@ from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ..config import DeploymentConfig
+
 
 class AccessLogs(Construct):
     """S3-managed encryption because S3 server access logging cannot deliver to an SSE-KMS bucket."""
@@ -29,4 +31,10 @@ class AccessLogs(Construct):
                 id="AwsSolutions-S1",
                 reason="This is the access-log destination itself; logging it into itself would loop.",
             )
+        )
+
+    @classmethod
+    def for_deployment(cls, scope: Construct, construct_id: str, config: DeploymentConfig) -> AccessLogs:
+        return cls(
+            scope, construct_id, retention_days=config.retention.access_log_days, retain=config.retain_data
         )

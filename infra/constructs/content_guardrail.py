@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
+from aws_cdk import Stack
 from aws_cdk import aws_bedrock as bedrock
 from constructs import Construct
 
-from ..config import GuardrailConfig
+from ..config import DeploymentConfig, GuardrailConfig
+from .network import Network
+from .service_function import ServiceFunction
 
 BLOCKED_MESSAGE = "Refused by the memory service's content guardrail."
 
@@ -55,6 +59,41 @@ class ContentGuardrail(Construct):
             "Version",
             guardrail_identifier=self.guardrail.attr_guardrail_id,
             description=f"configuration {digest[:16]}",
+        )
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Stack,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        writers: Sequence[ServiceFunction | None],
+        network: Network,
+    ) -> ContentGuardrail | None:
+        """When `guardrail.enabled`, the guardrail screening the memory-file `writers` (None: not deployed);
+        else None (each screened write is a billed Bedrock call)."""
+        if not config.guardrail.enabled:
+            return None
+        guardrail = cls(
+            scope, construct_id, name=f"{scope.stack_name}-memory-writes", config=config.guardrail
+        )
+        for writer in writers:
+            if writer is not None:
+                guardrail.grant_apply(writer, network)
+        return guardrail
+
+    def grant_apply(self, writer: ServiceFunction, network: Network) -> None:
+        """A function that writes memory files screens them: bedrock:ApplyGuardrail on this guardrail only (in
+        IAM and in the bedrock-runtime endpoint policy), and the guardrail's id and version to call."""
+        writer.add_environment("AGENT_MEMORY_GUARDRAIL_ID", self.guardrail_id)
+        writer.add_environment("AGENT_MEMORY_GUARDRAIL_VERSION", self.version_number)
+        network.grant(
+            "bedrock-runtime",
+            writer,
+            sid="ContentGuardrail",
+            actions=["bedrock:ApplyGuardrail"],
+            resources=[self.guardrail_arn],
         )
 
     @property

@@ -10,9 +10,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from agent_memory.workflows.curator_asl import definition_json
-
-from ..config import CuratorScheduleConfig, TenantConfig
+from ..config import CuratorScheduleConfig, DeploymentConfig, TenantConfig
+from ..workflows.curator_asl import definition_json
+from .service_function import ServiceFunction
 from .workflow_parts import logged_state_machine, tenant_schedules
 
 SCHEDULE_RETRY_ATTEMPTS = 3
@@ -70,4 +70,28 @@ class CuratorWorkflow(Construct):
             role_description="EventBridge Scheduler: start the skills curator state machine",
             description=lambda tenant: f"Skills curator of tenant {tenant.id} ({tenant.time_zone})",
             schedule_input=lambda tenant: {"tenants": [tenant.id]},
+        )
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        function: ServiceFunction,
+        schedule_group: scheduler.IScheduleGroup,
+    ) -> CuratorWorkflow:
+        """Tasks on `function` (the dreaming function), bounded by its timeout."""
+        return cls(
+            scope,
+            construct_id,
+            config=config.schedules.curator,
+            tenants=config.tenants,
+            schedule_group=schedule_group,
+            function=function.function,
+            task_timeout_seconds=config.functions.dreaming.timeout_seconds,
+            log_retention_days=config.retention.log_days,
+            dead_letter_retention_days=config.retention.dead_letter_days,
+            retain_logs=config.retain_data,
         )

@@ -12,11 +12,12 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from agent_memory.workflows.dreaming_asl import DreamingFunctions, definition_json
-
-from ..config import DreamingScheduleConfig, FunctionSizing, TenantConfig
+from ..config import DeploymentConfig, DreamingScheduleConfig, FunctionSizing, TenantConfig
+from ..workflows.dreaming_asl import DreamingFunctions, definition_json
+from .function_set import FunctionSet
+from .network import Network
 from .service_function import ServiceFunction
-from .workflow_parts import logged_state_machine, tenant_schedules
+from .workflow_parts import grant_start, logged_state_machine, tenant_schedules
 
 DREAMING_HANDLER = "agent_memory.handlers.dreaming.handler"
 """One function serves every task of the state machine; it dispatches on the payload's `task`."""
@@ -111,4 +112,36 @@ class DreamingWorkflow(Construct):
             # handlers/dreaming.py (list_targets): the tenants to sweep, and the time zone whose today is
             # the sweep day.
             schedule_input=lambda tenant: {"tenants": [tenant.id], "time_zone": tenant.time_zone},
+        )
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        functions: FunctionSet,
+        schedule_group: scheduler.IScheduleGroup,
+    ) -> DreamingWorkflow:
+        """The task function works on the memory files (the curator and purge steps run on it too)."""
+        workflow = cls(
+            scope,
+            construct_id,
+            config=config.schedules.dreaming,
+            tenants=config.tenants,
+            schedule_group=schedule_group,
+            **functions.dreaming_options(),
+        )
+        functions.grant_files(workflow.function)
+        return workflow
+
+    def grant_start(self, function: ServiceFunction, network: Network) -> None:
+        """On-demand dreaming: the API function starts a sweep of one tenant."""
+        grant_start(
+            self.state_machine,
+            function,
+            network,
+            sid="StartDreaming",
+            environment_name="AGENT_MEMORY_DREAMING_STATE_MACHINE_ARN",
         )

@@ -13,7 +13,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
-from ..config import ApiConfig
+from ..config import ApiConfig, DeploymentConfig
+from .service_function import ServiceFunction
 
 BEARER_PATTERN = r"^Bearer [A-Za-z0-9._~+/=-]{16,512}$"
 """RFC 6750 bearer token syntax. API Gateway answers 401 for anything else without invoking the authorizer."""
@@ -271,6 +272,30 @@ class MemoryApi(Construct):
                     "execution logs; it grants nothing else.",
                 )
             )
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        api: ServiceFunction,
+        authorizer: ServiceFunction,
+        console: ServiceFunction,
+        chat: ServiceFunction | None,
+    ) -> MemoryApi:
+        return cls(
+            scope,
+            construct_id,
+            api_function=api.function,
+            chat_function=chat.function if chat else None,
+            console_function=console.function,
+            authorizer_function=authorizer.function,
+            config=config.api,
+            access_log_retention_days=config.retention.access_log_days,
+            retain_logs=config.retain_data,
+        )
 
     @property
     def url(self) -> str:

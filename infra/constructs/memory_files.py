@@ -14,7 +14,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3files as s3files
 from constructs import Construct
 
-from ..config import MemoryFilesConfig
+from ..config import DeploymentConfig, MemoryFilesConfig
+from .network import Network
 
 MEMORY_MOUNT_PATH = "/mnt/memory"
 """Where every function sees the memory files (AGENT_MEMORY_FILES_ROOT)."""
@@ -203,6 +204,30 @@ class MemoryFiles(Construct):
         ]
         self._access_points: dict[str, s3files.CfnAccessPoint] = {}
         self._mounted: set[str] = set()
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        network: Network,
+        key: kms.IKey,
+        logs: s3.IBucket,
+    ) -> MemoryFiles:
+        """Mount targets in the function subnets; old file versions kept as long as the retention says."""
+        return cls(
+            scope,
+            construct_id,
+            vpc=network.vpc,
+            subnets=network.subnets,
+            key=key,
+            access_logs_bucket=logs,
+            config=config.memory_files,
+            noncurrent_version_days=config.retention.noncurrent_file_version_days,
+            retain=config.retain_data,
+        )
 
     def access_point_for(self, function_id: str) -> s3files.CfnAccessPoint:
         """The access point of one function (created on first use). Every access point enforces the same

@@ -20,15 +20,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_s3vectors as s3vectors
 from constructs import Construct
 
-from agent_memory.workflows.migration_asl import definition_json
-
-from ..config import FunctionSizing
+from ..config import DeploymentConfig, FunctionSizing
+from ..workflows.migration_asl import definition_json
+from .function_set import FunctionSet
+from .network import S3, Network
 from .service_function import METRICS_NAMESPACE, ServiceFunction
-from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS
-from .workflow_parts import failed_executions_alarm, logged_state_machine
+from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS, TenantVectors
+from .workflow_parts import failed_executions_alarm, grant_start, logged_state_machine
 
 MIGRATION_HANDLER = "agent_memory.handlers.migration.handler"
 MIGRATION_METRICS_SERVICE = "migration"
@@ -58,7 +58,157 @@ class MigrationWorkflow(Construct):
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
 
-        self.archive_bucket = s3.Bucket(
+        self.archive_bucket = self._archive_bucket(key, access_logs_bucket, retain)
+        self.function = ServiceFunction(
+            self,
+            "MigrationFunction",
+            handler=MIGRATION_HANDLER,
+            description="Embedding migration backfill pages (run by the backfill state machine)",
+            code=code,
+            layer=layer,
+            vpc=vpc,
+            subnets=subnets,
+            sizing=sizing,
+            log_retention_days=log_retention_days,
+            environment={
+                **environment,
+                "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": self.archive_bucket.bucket_name,
+            },
+            asynchronous=False,
+            retain_logs=retain_logs,
+        )
+        fn = self.function.function
+
+        self.log_group, self.state_machine = logged_state_machine(
+            self,
+            definition=definition_json(
+                fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
+            ),
+            function=fn,
+            function_label="migration",
+            log_retention_days=log_retention_days,
+            retain_logs=retain_logs,
+        )
+
+        self.alarms = self._alarms()
+
+    @classmethod
+    def for_deployment(
+        cls,
+        scope: Construct,
+        construct_id: str,
+        config: DeploymentConfig,
+        *,
+        functions: FunctionSet,
+        key: kms.IKey,
+        logs: s3.IBucket,
+    ) -> MigrationWorkflow:
+        """The task function works on tenant data like the others, sized like the dreaming function."""
+        return cls(
+            scope,
+            construct_id,
+            key=key,
+            access_logs_bucket=logs,
+            sizing=config.functions.dreaming,
+            retain=config.retain_data,
+            **functions.options_for(),
+        )
+
+    def grant_tenant(self, vectors: TenantVectors, network: Network) -> None:
+        """What the tenant role needs for a migration: its second index, retiring the first, the archive (in
+        IAM and in the endpoint policies)."""
+        tenant_role, own_index = vectors.tenant_access_role, vectors.own_indexes
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantMigrationIndexes",
+                actions=[*VECTOR_ACTIONS, *INDEX_ACTIONS, "s3vectors:DeleteIndex"],
+                resources=[f"{own_index}.*"],
+            )
+        )
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantIndexRetirement", actions=["s3vectors:DeleteIndex"], resources=[own_index]
+            )
+        )
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantArchive",
+                actions=list(ARCHIVE_OBJECT_ACTIONS),
+                resources=[self.archive_bucket.arn_for_objects(f"{TENANT_PRINCIPAL_TAG}/*")],
+            )
+        )
+        # A purge (domain/erasure) lists the tenant's archive parts to rewrite them without purged vectors:
+        # ListBucket on the bucket, only for keys under the session's own `<tenant>/` prefix.
+        tenant_role.add_to_policy(
+            iam.PolicyStatement(
+                sid="OwnTenantArchiveListing",
+                actions=["s3:ListBucket"],
+                resources=[self.archive_bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{TENANT_PRINCIPAL_TAG}/*"]}},
+            )
+        )
+        self._acknowledge_tenant_wildcards(vectors)
+        self._tenant_endpoint_policies(vectors, network)
+
+    def route_writes(self, function: ServiceFunction) -> None:
+        """Every function that may assume the tenant role writes records and vectors; with the archive bucket
+        set, its wiring routes vectors through the tenant's migration (both indexes during one, never an
+        archived index) and the purge rewrites the tenant's archive parts. A writer without it would write
+        only to `mem-<tenant>`, recreating an index the migration archived."""
+        function.add_environment("AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", self.archive_bucket.bucket_name)
+
+    def grant_start(self, function: ServiceFunction, network: Network) -> None:
+        """The API function starts the backfill of a migration."""
+        grant_start(
+            self.state_machine,
+            function,
+            network,
+            sid="StartBackfill",
+            environment_name="AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN",
+        )
+
+    def _tenant_endpoint_policies(self, vectors: TenantVectors, network: Network) -> None:
+        tenant_role = vectors.tenant_access_role
+        network.allow(
+            "s3vectors",
+            sid="TenantIndexRetirement",
+            roles=[tenant_role],
+            actions=["s3vectors:DeleteIndex"],
+            resources=[f"{vectors.vector_bucket_arn}/index/{INDEX_PREFIX}*"],
+        )
+        network.allow(
+            S3,
+            sid="TenantMigrationArchive",
+            roles=[tenant_role],
+            actions=ARCHIVE_OBJECT_ACTIONS,
+            resources=[self.archive_bucket.arn_for_objects("*")],
+        )
+        network.allow(
+            S3,
+            sid="TenantMigrationArchiveListing",
+            roles=[tenant_role],
+            actions=["s3:ListBucket"],
+            resources=[self.archive_bucket.bucket_arn],
+        )
+
+    def _acknowledge_tenant_wildcards(self, vectors: TenantVectors) -> None:
+        stack = Stack.of(self)
+        vectors_id = stack.get_logical_id(vectors.vector_bucket)
+        archive_id = stack.get_logical_id(cast(s3.CfnBucket, self.archive_bucket.node.default_child))
+        Validations.of(vectors.tenant_access_role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{vectors_id}.VectorBucketArn>/index/mem-<aws:PrincipalTag/tenant>.*]",
+                reason="An embedding migration's second index of the session's own tenant, created at run time "
+                "(mem-<tenant>.e<n>); tenant ids hold no dot, so no other tenant's index matches.",
+            ),
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{archive_id}.Arn>/<aws:PrincipalTag/tenant>/*]",
+                reason="The archive objects of the session's own tenant only (<tenant>/<migration>/...).",
+            ),
+        )
+
+    def _archive_bucket(self, key: kms.IKey, access_logs_bucket: s3.IBucket, retain: bool) -> s3.Bucket:
+        return s3.Bucket(
             self,
             "ArchiveBucket",
             encryption=s3.BucketEncryption.KMS,
@@ -92,38 +242,8 @@ class MigrationWorkflow(Construct):
             removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
 
-        self.function = ServiceFunction(
-            self,
-            "MigrationFunction",
-            handler=MIGRATION_HANDLER,
-            description="Embedding migration backfill pages (run by the backfill state machine)",
-            code=code,
-            layer=layer,
-            vpc=vpc,
-            subnets=subnets,
-            sizing=sizing,
-            log_retention_days=log_retention_days,
-            environment={
-                **environment,
-                "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": self.archive_bucket.bucket_name,
-            },
-            asynchronous=False,
-            retain_logs=retain_logs,
-        )
-        fn = self.function.function
-
-        self.log_group, self.state_machine = logged_state_machine(
-            self,
-            definition=definition_json(
-                fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
-            ),
-            function=fn,
-            function_label="migration",
-            log_retention_days=log_retention_days,
-            retain_logs=retain_logs,
-        )
-
-        self.alarms = [
+    def _alarms(self) -> list[cloudwatch.Alarm]:
+        return [
             failed_executions_alarm(
                 self,
                 "BackfillExecutionsFailed",
@@ -149,50 +269,3 @@ class MigrationWorkflow(Construct):
                 "`migrate retry` re-runs them; switch is refused until none is left.",
             ),
         ]
-
-    def grant_tenant(self, tenant_role: iam.Role, vector_bucket: s3vectors.CfnVectorBucket) -> None:
-        """What the tenant role needs for a migration: its second index, retiring the first, the archive."""
-        own_index = f"{vector_bucket.attr_vector_bucket_arn}/index/{INDEX_PREFIX}{TENANT_PRINCIPAL_TAG}"
-        tenant_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="OwnTenantMigrationIndexes",
-                actions=[*VECTOR_ACTIONS, *INDEX_ACTIONS, "s3vectors:DeleteIndex"],
-                resources=[f"{own_index}.*"],
-            )
-        )
-        tenant_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="OwnTenantIndexRetirement", actions=["s3vectors:DeleteIndex"], resources=[own_index]
-            )
-        )
-        tenant_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="OwnTenantArchive",
-                actions=list(ARCHIVE_OBJECT_ACTIONS),
-                resources=[self.archive_bucket.arn_for_objects(f"{TENANT_PRINCIPAL_TAG}/*")],
-            )
-        )
-        # A purge (domain/erasure) lists the tenant's archive parts to rewrite them without purged vectors:
-        # ListBucket on the bucket, only for keys under the session's own `<tenant>/` prefix.
-        tenant_role.add_to_policy(
-            iam.PolicyStatement(
-                sid="OwnTenantArchiveListing",
-                actions=["s3:ListBucket"],
-                resources=[self.archive_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{TENANT_PRINCIPAL_TAG}/*"]}},
-            )
-        )
-        stack = Stack.of(self)
-        vectors_id = stack.get_logical_id(vector_bucket)
-        archive_id = stack.get_logical_id(cast(s3.CfnBucket, self.archive_bucket.node.default_child))
-        Validations.of(tenant_role).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{vectors_id}.VectorBucketArn>/index/mem-<aws:PrincipalTag/tenant>.*]",
-                reason="An embedding migration's second index of the session's own tenant, created at run time "
-                "(mem-<tenant>.e<n>); tenant ids hold no dot, so no other tenant's index matches.",
-            ),
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{archive_id}.Arn>/<aws:PrincipalTag/tenant>/*]",
-                reason="The archive objects of the session's own tenant only (<tenant>/<migration>/...).",
-            ),
-        )

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import cast
 
+import jsii
+from aws_cdk import IStableListProducer, Lazy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ..config import NetworkConfig
+from ..config import FILE_FUNCTION_PROFILES, INTERFACE_ENDPOINT_AZS, DeploymentConfig, NetworkConfig
+from .service_function import ServiceFunction
 
 VPC_CIDR = "10.40.0.0/16"
 
@@ -26,6 +30,19 @@ DYNAMODB = "dynamodb"
 """The gateway endpoint's name in `allow` (interface endpoints go by their config name, e.g. `sts`)."""
 S3 = "s3"
 """The S3 gateway endpoint's name in `allow` (the migration's archive of old vectors writes S3 objects)."""
+
+
+@jsii.implements(IStableListProducer)
+class _EndpointCall:
+    """One endpoint statement: its actions and resources, and the roles that make the call (the condition's
+    `aws:PrincipalArn` list, produced when the template is written)."""
+
+    def __init__(self, actions: list[str], resources: list[str]) -> None:
+        self.actions, self.resources = actions, resources
+        self.roles: list[iam.IRole] = []
+
+    def produce(self) -> list[str]:
+        return [role.role_arn for role in self.roles]
 
 
 class Network(Construct):
@@ -102,6 +119,7 @@ class Network(Construct):
 
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         self._allowed: set[str] = set()
+        self._declared: dict[tuple[str, str], _EndpointCall] = {}
         if endpoint_azs == 0:
             if config.interface_endpoints:
                 raise ValueError("endpoint_azs=0 means no interface endpoint, but some are configured")
@@ -132,6 +150,33 @@ class Network(Construct):
                 open=False,
             )
 
+    @classmethod
+    def for_deployment(
+        cls, scope: Construct, construct_id: str, config: DeploymentConfig, *, flow_logs_bucket: s3.IBucket
+    ) -> Network:
+        """The network of a deployment's profile. `lean`: the file function is the only function in the VPC
+        and calls no AWS API, so the VPC gets no endpoint at all (interface endpoints are what a deployment at
+        rest pays for). `isolated`: every function is in the VPC; the API function starts the migration
+        backfill (and on-demand dreaming), so Step Functions gets an endpoint, and the migration function
+        archives old vectors to S3 objects, so S3 gets its (free) gateway endpoint."""
+        network_config = config.network
+        lean = config.profile in FILE_FUNCTION_PROFILES
+        if lean:
+            network_config = network_config.model_copy(update={"interface_endpoints": ()})
+        elif "states" not in network_config.interface_endpoints:
+            network_config = network_config.model_copy(
+                update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
+            )
+        return cls(
+            scope,
+            construct_id,
+            config=network_config,
+            flow_logs_bucket=flow_logs_bucket,
+            endpoint_azs=INTERFACE_ENDPOINT_AZS[config.profile],
+            dynamodb_endpoint=not lean,
+            s3_endpoint=not lean,
+        )
+
     def endpoint(self, name: str) -> ec2.GatewayVpcEndpoint | ec2.InterfaceVpcEndpoint | None:
         """The endpoint for `dynamodb` or an interface endpoint's config name; None when not created."""
         if name == DYNAMODB:
@@ -147,26 +192,67 @@ class Network(Construct):
         roles: Sequence[iam.IRole],
         actions: Sequence[str],
         resources: Sequence[str],
-        sid: str | None = None,
+        sid: str,
     ) -> None:
         """Let `roles` (and their sessions) make `actions` on `resources` through endpoint `name`; a no-op when
-        the deployment has no such endpoint (the calls then take another route, e.g. a NAT gateway).
+        the deployment has no such endpoint (the calls then take another route, e.g. a NAT gateway). Calls
+        declared under one `sid` share one statement: each caller adds its role to it, so a grant can be made
+        one function at a time.
 
         The principal is `*` narrowed by `aws:PrincipalArn`: AWS documents that form for gateway endpoints
         (a role ARN as Principal would mean something else there) and it means the same for interface ones."""
         endpoint = self.endpoint(name)
         if endpoint is None or not roles:  # no endpoint, or no caller in the VPC (e.g. the lean profile)
             return
-        endpoint.add_to_policy(
-            iam.PolicyStatement(
-                sid=sid,
-                principals=[iam.StarPrincipal()],
-                actions=list(actions),
-                resources=list(resources),
-                conditions={"ArnEquals": {"aws:PrincipalArn": [role.role_arn for role in roles]}},
+        declared = self._declared.get((name, sid))
+        if declared is None:
+            declared = _EndpointCall(list(actions), list(resources))
+            self._declared[(name, sid)] = declared
+            endpoint.add_to_policy(
+                iam.PolicyStatement(
+                    sid=sid,
+                    principals=[iam.StarPrincipal()],
+                    actions=declared.actions,
+                    resources=declared.resources,
+                    conditions={
+                        "ArnEquals": {"aws:PrincipalArn": Lazy.list(cast(IStableListProducer, declared))}
+                    },
+                )
             )
-        )
+        elif (declared.actions, declared.resources) != (list(actions), list(resources)):
+            raise ValueError(f"endpoint {name}: statement {sid} was declared with other actions or resources")
+        declared.roles.extend(role for role in roles if role not in declared.roles)
         self._allowed.add(name)
+
+    def allow_functions(
+        self,
+        name: str,
+        functions: Iterable[ServiceFunction | None],
+        *,
+        actions: Sequence[str],
+        resources: Sequence[str],
+        sid: str,
+    ) -> None:
+        """`allow` for those of `functions` that run in the VPC: only their calls go through its endpoints (the
+        others reach AWS over Lambda's own network, where no endpoint policy applies)."""
+        roles = [f.role for f in functions if f is not None and f.function.is_bound_to_vpc]
+        self.allow(name, roles=roles, actions=actions, resources=resources, sid=sid)
+
+    def grant(
+        self,
+        name: str,
+        function: ServiceFunction,
+        *,
+        actions: Sequence[str],
+        resources: Sequence[str],
+        sid: str,
+    ) -> None:
+        """One call a function makes: the statement `sid` in its role's policy and, when it runs in the VPC,
+        in the policy of the endpoint `name` it goes through."""
+        function.role.add_to_principal_policy(
+            iam.PolicyStatement(sid=sid, actions=list(actions), resources=list(resources))
+        )
+        self.allow_functions(name, [function], actions=actions, resources=resources, sid=sid)
 
     def check_policies(self) -> None:
         """Fail synth for an endpoint without a policy: nothing calls it (and without a policy it would allow

@@ -8,9 +8,11 @@ from aws_cdk import Stack
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from agent_memory.workflows.purge_asl import definition_json
-
-from .workflow_parts import failed_executions_alarm, logged_state_machine
+from ..config import DeploymentConfig
+from ..workflows.purge_asl import definition_json
+from .network import Network
+from .service_function import ServiceFunction
+from .workflow_parts import failed_executions_alarm, grant_start, logged_state_machine
 
 
 class PurgeWorkflow(Construct):
@@ -45,4 +47,28 @@ class PurgeWorkflow(Construct):
             self.state_machine,
             "A purge execution failed after its retries; the plan kept its finished steps: "
             "read its status and execute it again.",
+        )
+
+    @classmethod
+    def for_deployment(
+        cls, scope: Construct, construct_id: str, config: DeploymentConfig, *, function: ServiceFunction
+    ) -> PurgeWorkflow:
+        """Tasks on `function` (the dreaming function: tenant role, memory files, idempotency purge grant)."""
+        return cls(
+            scope,
+            construct_id,
+            function=function.function,
+            task_timeout_seconds=config.functions.dreaming.timeout_seconds,
+            log_retention_days=config.retention.log_days,
+            retain_logs=config.retain_data,
+        )
+
+    def grant_start(self, function: ServiceFunction, network: Network) -> None:
+        """The API function starts a purge whose plan is above its inline limit."""
+        grant_start(
+            self.state_machine,
+            function,
+            network,
+            sid="StartPurge",
+            environment_name="AGENT_MEMORY_PURGE_STATE_MACHINE_ARN",
         )

@@ -23,7 +23,8 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ..config import TenantConfig
-from .service_function import dead_letter_queue
+from .network import Network
+from .service_function import ServiceFunction, dead_letter_queue
 
 
 def logged_state_machine(
@@ -182,4 +183,25 @@ def failed_executions_alarm(
         comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         alarm_description=description,
+    )
+
+
+def grant_start(
+    state_machine: sfn.StateMachine,
+    function: ServiceFunction,
+    network: Network,
+    *,
+    sid: str,
+    environment_name: str,
+) -> None:
+    """Let `function` start executions of `state_machine` (IAM, and the Step Functions endpoint when it runs in
+    the VPC) and tell it the state machine's ARN in `environment_name`."""
+    state_machine.grant_start_execution(function.role)
+    function.add_environment(environment_name, state_machine.state_machine_arn)
+    network.allow_functions(
+        "states",
+        [function],
+        sid=sid,
+        actions=["states:StartExecution"],
+        resources=[state_machine.state_machine_arn],
     )

@@ -22,7 +22,7 @@ from agent_memory.domain.skills.document import SkillStatus
 from agent_memory.domain.skills.service import SkillsService
 from agent_memory.handlers import curator as curator_handlers
 from agent_memory.handlers import dreaming as dreaming_handlers
-from agent_memory.workflows.curator_asl import build_definition
+from infra.workflows.curator_asl import build_definition
 from tests.aws.support import REGION
 
 TENANT = "acme"

@@ -33,13 +33,13 @@ from agent_memory.domain.dreaming.sweep import DreamingService
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.handlers import dreaming as dreaming_handlers
 from agent_memory.settings.dreaming import DreamingSettings
-from agent_memory.workflows.dreaming_asl import (
+from infra.workflows.dreaming_asl import (
     LAMBDA_TRANSIENT_ERRORS,
     UPSTREAM_ERRORS,
     DreamingFunctions,
     RetryPolicy,
 )
-from agent_memory.workflows.dreaming_asl import build_definition as build_asl
+from infra.workflows.dreaming_asl import build_definition as build_asl
 from tests.aws.support import REGION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))

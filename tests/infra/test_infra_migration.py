@@ -10,7 +10,7 @@ from typing import Any
 
 from infra_support import Synthesized, actions_of, as_list, policy_statements, render
 
-from agent_memory.workflows.migration_asl import build_definition
+from infra.workflows.migration_asl import build_definition
 
 
 def _state_machine(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:

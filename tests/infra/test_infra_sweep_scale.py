@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from infra_support import Synthesized, render
 
-from agent_memory.workflows._asl import MAX_SWEEP_TARGETS, PAGE_TARGETS
+from agent_memory.handlers.paging import MAX_SWEEP_TARGETS, PAGE_TARGETS
 
 HISTORY_LIMIT = 25_000
 """Step Functions: events in one execution's history (a hard quota)."""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agent_memory.workflows.dreaming_asl import (
+from infra.workflows.dreaming_asl import (
     DreamingFunctions,
     RetryPolicy,
     build_definition,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from agent_memory.workflows._asl import LAMBDA_TRANSIENT_ERRORS, UPSTREAM_ERRORS
-from agent_memory.workflows.purge_asl import build_definition, definition_json
+from infra.workflows._asl import LAMBDA_TRANSIENT_ERRORS, UPSTREAM_ERRORS
+from infra.workflows.purge_asl import build_definition, definition_json
 
 FUNCTION = "arn:aws:lambda:eu-central-1:123456789012:function:dreaming"
 

@@ -396,7 +396,7 @@ def test_snapshot_lists_active_and_marked_stale_skills_within_the_budget_never_a
 
 def test_the_curate_task_runs_one_namespace_and_a_retry_returns_the_recorded_run(world, clock) -> None:
     from agent_memory.handlers import curator as curator_handler
-    from agent_memory.workflows.curator_asl import build_definition
+    from infra.workflows.curator_asl import build_definition
 
     skills, curator, _ = world
     _create(skills)

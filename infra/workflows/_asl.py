@@ -116,16 +116,6 @@ def item_failed() -> dict[str, Any]:
     return {"Type": "Pass", "Result": {"failed": 1}, "End": True}
 
 
-PAGE_TARGETS = 1_000
-"""Targets per page of a paged sweep: one ListTargets answer and one Distributed Map run. 1,000 targets of
-realistic names take about 150,000 bytes, within the 256 KiB a state may carry (the list handlers also
-check the bytes)."""
-
-MAX_SWEEP_TARGETS = 100_000
-"""Targets one execution sweeps at most (every page of it): 100 pages, a few hundred parent history events
-(tests/infra/test_infra_sweep_scale.py computes them against Step Functions' 25,000)."""
-
-
 def paged_sweep(
     *,
     list_state: dict[str, Any],

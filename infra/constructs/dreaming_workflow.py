@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ..config import DeploymentConfig, DreamingScheduleConfig, FunctionSizing, TenantConfig
@@ -58,24 +61,16 @@ class DreamingWorkflow(Construct):
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
 
-        self.function = ServiceFunction(
-            self,
-            "DreamingFunction",
-            handler=DREAMING_HANDLER,
-            description="Dreaming sweep tasks (list targets, Light, REM, Deep, record failure)",
+        self.function = self._task_function(
+            tenants,
+            sizing=sizing,
+            environment=environment,
+            filesystem=filesystem,
             code=code,
             layer=layer,
             vpc=vpc,
             subnets=subnets,
-            sizing=sizing,
             log_retention_days=log_retention_days,
-            environment={
-                **environment,
-                # Fallback when an execution is started by hand without "tenants" in its input.
-                "AGENT_MEMORY_DREAMING_TENANTS": json.dumps([t.id for t in tenants]),
-            },
-            filesystem=filesystem,
-            asynchronous=False,  # Step Functions waits for each task's result
             retain_logs=retain_logs,
         )
         fn = self.function.function
@@ -96,7 +91,18 @@ class DreamingWorkflow(Construct):
             retain_logs=retain_logs,
             distributed_map=True,  # each namespace is a child execution (workflows/_asl.py paged_sweep)
         )
-        self.dead_letter_queue, self.scheduler_role, self.schedules = tenant_schedules(
+        self.dead_letter_queue, self.scheduler_role, self.schedules = self._schedules(
+            config, tenants, schedule_group, dead_letter_retention_days
+        )
+
+    def _schedules(
+        self,
+        config: DreamingScheduleConfig,
+        tenants: Sequence[TenantConfig],
+        schedule_group: scheduler.IScheduleGroup,
+        dead_letter_retention_days: int,
+    ) -> tuple[sqs.Queue, iam.Role, dict[str, scheduler.Schedule]]:
+        return tenant_schedules(
             self,
             state_machine=self.state_machine,
             tenants=tenants,
@@ -112,6 +118,23 @@ class DreamingWorkflow(Construct):
             # handlers/dreaming.py (list_targets): the tenants to sweep, and the time zone whose today is
             # the sweep day.
             schedule_input=lambda tenant: {"tenants": [tenant.id], "time_zone": tenant.time_zone},
+        )
+
+    def _task_function(self, tenants: Sequence[TenantConfig], **options: Any) -> ServiceFunction:
+        """One function serves every task of the state machine; Step Functions waits for each result."""
+        environment = options.pop("environment")
+        return ServiceFunction(
+            self,
+            "DreamingFunction",
+            handler=DREAMING_HANDLER,
+            description="Dreaming sweep tasks (list targets, Light, REM, Deep, record failure)",
+            environment={
+                **environment,
+                # Fallback when an execution is started by hand without "tenants" in its input.
+                "AGENT_MEMORY_DREAMING_TENANTS": json.dumps([t.id for t in tenants]),
+            },
+            asynchronous=False,  # Step Functions waits for each task's result
+            **options,
         )
 
     @classmethod

@@ -93,18 +93,52 @@ class MemoryApi(Construct):
         retain_logs: bool,
     ) -> None:
         super().__init__(scope, construct_id)
-        stack = Stack.of(self)
         self.access_log_group = logs.LogGroup(
             self, "AccessLogs", removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY
         )
         cast(
             logs.CfnLogGroup, self.access_log_group.node.default_child
         ).retention_in_days = access_log_retention_days
+        self.rest_api = self._rest_api(config)
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            handler=authorizer_function,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            validation_regex=BEARER_PATTERN,
+            results_cache_ttl=Duration.seconds(config.authorizer_cache_seconds),
+        )
+        # Parameters: the Authorization header must be present. Bodies are validated only where a method
+        # maps a model; the proxy methods map none, the application validates bodies itself.
+        self.request_validator = self.rest_api.add_request_validator(
+            "RequestValidator", validate_request_parameters=True, validate_request_body=True
+        )
+        integration = apigw.LambdaIntegration(api_function, proxy=True, allow_test_invoke=False)
+        method_options: _MethodOptions = {
+            "authorizer": self.authorizer,
+            "authorization_type": apigw.AuthorizationType.CUSTOM,
+            "request_validator": self.request_validator,
+            "request_parameters": {"method.request.header.Authorization": True},
+            "api_key_required": config.enforce_usage_plan,
+        }
+        v1 = self.rest_api.root.add_resource("v1")
+        self.proxy_method = v1.add_resource("{proxy+}").add_method("ANY", integration, **method_options)
+        self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
+            "GET", integration, **method_options
+        )
+        self.console_methods = self._console_methods(console_function)
+        self.iam_method = self._iam_method(integration) if config.iam_principals else None
+        self.session_methods = (
+            self._session_methods(v1, chat_function, method_options) if chat_function else []
+        )
+        self._error_bodies_and_usage_plan(config)
+        self._acknowledge(config)
 
-        self.rest_api = apigw.RestApi(
+    def _rest_api(self, config: ApiConfig) -> apigw.RestApi:
+        return apigw.RestApi(
             self,
             "RestApi",
-            rest_api_name=f"{stack.stack_name}-memory-api",
+            rest_api_name=f"{Stack.of(self).stack_name}-memory-api",
             description="Agent memory service API (authenticated with bearer API keys)",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
@@ -139,32 +173,7 @@ class MemoryApi(Construct):
             ),
         )
 
-        self.authorizer = apigw.TokenAuthorizer(
-            self,
-            "Authorizer",
-            handler=authorizer_function,
-            identity_source=apigw.IdentitySource.header("Authorization"),
-            validation_regex=BEARER_PATTERN,
-            results_cache_ttl=Duration.seconds(config.authorizer_cache_seconds),
-        )
-        # Parameters: the Authorization header must be present. Bodies are validated only where a method
-        # maps a model; the proxy methods map none, the application validates bodies itself.
-        self.request_validator = self.rest_api.add_request_validator(
-            "RequestValidator", validate_request_parameters=True, validate_request_body=True
-        )
-        integration = apigw.LambdaIntegration(api_function, proxy=True, allow_test_invoke=False)
-        method_options: _MethodOptions = {
-            "authorizer": self.authorizer,
-            "authorization_type": apigw.AuthorizationType.CUSTOM,
-            "request_validator": self.request_validator,
-            "request_parameters": {"method.request.header.Authorization": True},
-            "api_key_required": config.enforce_usage_plan,
-        }
-        v1 = self.rest_api.root.add_resource("v1")
-        self.proxy_method = v1.add_resource("{proxy+}").add_method("ANY", integration, **method_options)
-        self.swagger_method = self.rest_api.root.add_resource("swagger").add_method(
-            "GET", integration, **method_options
-        )
+    def _console_methods(self, console_function: lambda_.IFunction) -> list[apigw.Method]:
         # The review console's page and assets (GET /console, GET /console/{asset}) are the only methods without
         # the authorizer: a browser must load them before the person types a key. They hold no data; every call
         # the page makes goes to the /v1 methods above with the key. The function serves a fixed list of files.
@@ -173,7 +182,7 @@ class MemoryApi(Construct):
         # method throttling (below) bounds it further.
         console = self.rest_api.root.add_resource("console")
         console_integration = apigw.LambdaIntegration(console_function, proxy=True, allow_test_invoke=False)
-        self.console_methods = [
+        methods = [
             console.add_method(
                 "GET",
                 console_integration,
@@ -188,7 +197,7 @@ class MemoryApi(Construct):
                 request_parameters={"method.request.path.asset": True},
             ),
         ]
-        for method in self.console_methods:
+        for method in methods:
             Validations.of(method).acknowledge(
                 Acknowledgment(
                     id="AwsSolutions-APIG4",
@@ -196,31 +205,35 @@ class MemoryApi(Construct):
                     "hold no data, and every call they make goes to the authorized /v1 methods with the key.",
                 )
             )
-        self.iam_method: apigw.Method | None = None
-        if config.iam_principals:
-            # Callers inside AWS sign with SigV4; API Gateway verifies the signature and passes the caller's
-            # ARN, which the API function maps to a tenant (AGENT_MEMORY_IAM_PRINCIPALS).
-            self.iam_method = (
-                self.rest_api.root.add_resource("iam")
-                .add_resource("v1")
-                .add_resource("{proxy+}")
-                .add_method(
-                    "ANY",
-                    integration,
-                    authorization_type=apigw.AuthorizationType.IAM,
-                    request_validator=self.request_validator,
-                )
-            )
-        self.session_methods: list[apigw.Method] = []
-        if chat_function is not None:
-            # Sessions and chat turns go to the chat function (explicit resources win over {proxy+}).
-            chat = apigw.LambdaIntegration(chat_function, proxy=True, allow_test_invoke=False)
-            sessions = v1.add_resource("sessions")
-            self.session_methods = [
-                sessions.add_method("ANY", chat, **method_options),
-                sessions.add_resource("{proxy+}").add_method("ANY", chat, **method_options),
-            ]
+        return methods
 
+    def _iam_method(self, integration: apigw.LambdaIntegration) -> apigw.Method:
+        # Callers inside AWS sign with SigV4; API Gateway verifies the signature and passes the caller's
+        # ARN, which the API function maps to a tenant (AGENT_MEMORY_IAM_PRINCIPALS).
+        return (
+            self.rest_api.root.add_resource("iam")
+            .add_resource("v1")
+            .add_resource("{proxy+}")
+            .add_method(
+                "ANY",
+                integration,
+                authorization_type=apigw.AuthorizationType.IAM,
+                request_validator=self.request_validator,
+            )
+        )
+
+    def _session_methods(
+        self, v1: apigw.Resource, chat_function: lambda_.IFunction, method_options: _MethodOptions
+    ) -> list[apigw.Method]:
+        # Sessions and chat turns go to the chat function (explicit resources win over {proxy+}).
+        chat = apigw.LambdaIntegration(chat_function, proxy=True, allow_test_invoke=False)
+        sessions = v1.add_resource("sessions")
+        return [
+            sessions.add_method("ANY", chat, **method_options),
+            sessions.add_resource("{proxy+}").add_method("ANY", chat, **method_options),
+        ]
+
+    def _error_bodies_and_usage_plan(self, config: ApiConfig) -> None:
         # API Gateway's own 4xx/5xx answers (401 from the authorizer, 429 throttling, 413 too large) in the
         # application's ErrorBody shape, marked `details.source: api_gateway`.
         for response_type in (apigw.ResponseType.DEFAULT_4_XX, apigw.ResponseType.DEFAULT_5_XX):
@@ -232,7 +245,7 @@ class MemoryApi(Construct):
 
         self.usage_plan = self.rest_api.add_usage_plan(
             "UsagePlan",
-            name=f"{stack.stack_name}-per-tenant",
+            name=f"{Stack.of(self).stack_name}-per-tenant",
             description="Per-tenant limits; a tenant's usage key is returned by the authorizer",
             throttle=apigw.ThrottleSettings(
                 rate_limit=config.throttle_rate_per_second, burst_limit=config.throttle_burst
@@ -241,6 +254,7 @@ class MemoryApi(Construct):
             api_stages=[apigw.UsagePlanPerApiStage(api=self.rest_api, stage=self.rest_api.deployment_stage)],
         )
 
+    def _acknowledge(self, config: ApiConfig) -> None:
         if config.waf_web_acl_arn:
             wafv2.CfnWebACLAssociation(
                 self,

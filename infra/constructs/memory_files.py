@@ -47,9 +47,33 @@ class MemoryFiles(Construct):
         if not subnets:
             raise ValueError("MemoryFiles needs at least one subnet for a mount target")
         self._config = config
-        stack = Stack.of(self)
+        self.bucket = self._bucket(key, access_logs_bucket, noncurrent_version_days, retain)
+        self.service_role = self._service_role(key)
+        self.file_system = self._file_system(key, config, retain)
+        self.mount_target_security_group = ec2.SecurityGroup(
+            self,
+            "MountTargetSecurityGroup",
+            vpc=vpc,
+            description="S3 Files mount targets: NFS from the functions that mount memory files only",
+            allow_all_outbound=False,
+        )
+        self.mount_targets = [
+            s3files.CfnMountTarget(
+                self,
+                f"MountTarget{index}",
+                file_system_id=self.file_system.attr_file_system_id,
+                subnet_id=subnet.subnet_id,
+                security_groups=[self.mount_target_security_group.security_group_id],
+            )
+            for index, subnet in enumerate(subnets)
+        ]
+        self._access_points: dict[str, s3files.CfnAccessPoint] = {}
+        self._mounted: set[str] = set()
 
-        self.bucket = s3.Bucket(
+    def _bucket(
+        self, key: kms.IKey, access_logs_bucket: s3.IBucket, noncurrent_version_days: int, retain: bool
+    ) -> s3.Bucket:
+        return s3.Bucket(
             self,
             "Bucket",
             versioned=True,  # S3 Files requires versioning; it also makes overwrites recoverable
@@ -72,9 +96,12 @@ class MemoryFiles(Construct):
             removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
 
+    def _service_role(self, key: kms.IKey) -> iam.Role:
+        """The role S3 Files assumes to sync the bucket and the file system."""
+        stack = Stack.of(self)
         # The role S3 Files assumes to sync the bucket and the file system. Only the S3 Files service,
         # acting for a file system in this account and region, may assume it.
-        self.service_role = iam.Role(
+        role = iam.Role(
             self,
             "ServiceRole",
             description="Assumed by Amazon S3 Files to synchronise the memory-files bucket",
@@ -92,10 +119,10 @@ class MemoryFiles(Construct):
                 }
             ),
         )
-        self.service_role.add_to_policy(
+        role.add_to_policy(
             iam.PolicyStatement(actions=["s3:ListBucket*"], resources=[self.bucket.bucket_arn])
         )
-        self.service_role.add_to_policy(
+        role.add_to_policy(
             iam.PolicyStatement(
                 # DeleteObject only (it leaves a delete marker): never DeleteObjectVersion, so the
                 # bucket's versioning keeps every earlier state of a memory file.
@@ -109,9 +136,9 @@ class MemoryFiles(Construct):
                 resources=[self.bucket.arn_for_objects("*")],
             )
         )
-        key.grant(self.service_role, "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+        key.grant(role, "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
         # S3 Files watches the bucket through EventBridge rules it names DO-NOT-DELETE-S3-Files*.
-        self.service_role.add_to_policy(
+        role.add_to_policy(
             iam.PolicyStatement(
                 actions=[
                     "events:DeleteRule",
@@ -129,7 +156,7 @@ class MemoryFiles(Construct):
                 conditions={"StringEquals": {"events:ManagedBy": _S3FILES_PRINCIPAL}},
             )
         )
-        self.service_role.add_to_policy(
+        role.add_to_policy(
             iam.PolicyStatement(
                 actions=[
                     "events:DescribeRule",
@@ -148,14 +175,16 @@ class MemoryFiles(Construct):
                 "S3 Files syncs every object of the memory-files bucket; the bucket holds nothing else.",
             ),
         )
-        Validations.of(self.service_role).acknowledge(
+        Validations.of(role).acknowledge(
             *(
                 Acknowledgment(id=f"AwsSolutions-IAM5[{finding}]", reason=reason)
                 for finding, reason in wildcards
             )
         )
+        return role
 
-        self.file_system = s3files.CfnFileSystem(
+    def _file_system(self, key: kms.IKey, config: MemoryFilesConfig, retain: bool) -> s3files.CfnFileSystem:
+        file_system = s3files.CfnFileSystem(
             self,
             "FileSystem",
             bucket=self.bucket.bucket_arn,
@@ -172,7 +201,7 @@ class MemoryFiles(Construct):
         # The role's policy must exist before S3 Files first uses the role (the role itself is a GetAtt).
         default_policy = self.service_role.node.try_find_child("DefaultPolicy")
         if default_policy is not None:
-            self.file_system.node.add_dependency(default_policy)
+            file_system.node.add_dependency(default_policy)
         # The file system, its service role and the role's policy share one removal policy. Retained (the
         # default, retain_data), a file system can still export to the retained bucket whatever it had not
         # written back when the stack was deleted, and it can only do so with its role and that role's grants
@@ -180,30 +209,11 @@ class MemoryFiles(Construct):
         # retained, all three go: the bucket is the system of record, and S3 Files refuses to delete a file
         # system that still has data pending export unless forced.
         removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
-        self.file_system.apply_removal_policy(removal)
+        file_system.apply_removal_policy(removal)
         self.service_role.apply_removal_policy(removal)
         if isinstance(default_policy, iam.Policy):
             default_policy.apply_removal_policy(removal)
-
-        self.mount_target_security_group = ec2.SecurityGroup(
-            self,
-            "MountTargetSecurityGroup",
-            vpc=vpc,
-            description="S3 Files mount targets: NFS from the functions that mount memory files only",
-            allow_all_outbound=False,
-        )
-        self.mount_targets = [
-            s3files.CfnMountTarget(
-                self,
-                f"MountTarget{index}",
-                file_system_id=self.file_system.attr_file_system_id,
-                subnet_id=subnet.subnet_id,
-                security_groups=[self.mount_target_security_group.security_group_id],
-            )
-            for index, subnet in enumerate(subnets)
-        ]
-        self._access_points: dict[str, s3files.CfnAccessPoint] = {}
-        self._mounted: set[str] = set()
+        return file_system
 
     @classmethod
     def for_deployment(

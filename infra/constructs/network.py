@@ -57,7 +57,14 @@ class Network(Construct):
 
     Every endpoint gets a policy that allows only the calls the stack declares with `allow` (which role, which
     actions, which resources), mirroring the roles' own IAM grants; `check_policies` fails synth for an
-    endpoint nothing calls."""
+    endpoint nothing calls.
+
+    `endpoint_azs`: how many AZs (the first function subnets) get each interface endpoint; None: all;
+    0: no interface endpoint at all (the `lean` profile: its only VPC function calls no AWS API). One is
+    enough for reachability (every subnet routes to the endpoint's ENI over the VPC's local route, and
+    private DNS resolves to it), at the price of depending on that AZ. `dynamodb_endpoint`: create the
+    DynamoDB gateway endpoint (free, but only worth having when something in the VPC calls DynamoDB).
+    `s3_endpoint`: create the S3 gateway endpoint (free; for a function in the VPC that calls S3)."""
 
     def __init__(
         self,
@@ -70,12 +77,6 @@ class Network(Construct):
         dynamodb_endpoint: bool = True,
         s3_endpoint: bool = False,
     ) -> None:
-        """`endpoint_azs`: how many AZs (the first function subnets) get each interface endpoint; None: all;
-        0: no interface endpoint at all (the `lean` profile: its only VPC function calls no AWS API). One is
-        enough for reachability (every subnet routes to the endpoint's ENI over the VPC's local route, and
-        private DNS resolves to it), at the price of depending on that AZ. `dynamodb_endpoint`: create the
-        DynamoDB gateway endpoint (free, but only worth having when something in the VPC calls DynamoDB).
-        `s3_endpoint`: create the S3 gateway endpoint (free; for a function in the VPC that calls S3)."""
         super().__init__(scope, construct_id)
         isolated = config.nat_gateways == 0
         function_subnet_type = (
@@ -124,6 +125,11 @@ class Network(Construct):
             if config.interface_endpoints:
                 raise ValueError("endpoint_azs=0 means no interface endpoint, but some are configured")
             return
+        self._add_interface_endpoints(config.interface_endpoints, endpoint_azs)
+
+    def _add_interface_endpoints(self, names: Sequence[str], endpoint_azs: int | None) -> None:
+        """One per configured name, in the first `endpoint_azs` function subnets (None: all), behind one
+        security group that admits HTTPS from the VPC only."""
         # One security group for all interface endpoints: HTTPS from inside the VPC only.
         self.endpoint_security_group = ec2.SecurityGroup(
             self,
@@ -140,7 +146,7 @@ class Network(Construct):
             if endpoint_azs is None
             else ec2.SubnetSelection(subnets=self.subnets[:endpoint_azs])
         )
-        for name in config.interface_endpoints:
+        for name in names:
             self.interface_endpoints[name] = self.vpc.add_interface_endpoint(
                 f"Endpoint-{name}",
                 service=_INTERFACE_SERVICES[name],

@@ -73,30 +73,9 @@ class ServiceFunction(Construct):
         retain_logs: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            removal_policy=RemovalPolicy.RETAIN if retain_logs else RemovalPolicy.DESTROY,
-        )
-        # Only the values in config.LOG_RETENTION_DAYS reach here, all valid for CloudWatch Logs.
-        cfn_log_group = cast(logs.CfnLogGroup, self.log_group.node.default_child)
-        cfn_log_group.retention_in_days = log_retention_days
-
-        self.role = iam.Role(
-            self,
-            "Role",
-            description=f"Execution role of {construct_id}",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            # In the VPC: the AWS-managed minimum for the function's network interfaces. Outside: nothing
-            # beyond the log group and tracing grants.
-            managed_policies=(
-                [iam.ManagedPolicy.from_aws_managed_policy_name(_VPC_ACCESS_POLICY)]
-                if vpc is not None
-                else []
-            ),
-        )
+        self.log_group = self._log_group(log_retention_days, retain_logs)
+        self.role = self._role(construct_id, in_vpc=vpc is not None)
         self.log_group.grant_write(self.role)
-
         self.dead_letter_queue: sqs.Queue | None = None
         if asynchronous:
             self.dead_letter_queue = dead_letter_queue(
@@ -129,13 +108,40 @@ class ServiceFunction(Construct):
             max_event_age=Duration.hours(6) if asynchronous else None,
         )
 
+        self._acknowledge(in_vpc=vpc is not None)
+
+    def _log_group(self, retention_days: int, retain: bool) -> logs.LogGroup:
+        log_group = logs.LogGroup(
+            self,
+            "Logs",
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+        )
+        # Only the values in config.LOG_RETENTION_DAYS reach here, all valid for CloudWatch Logs.
+        cfn_log_group = cast(logs.CfnLogGroup, log_group.node.default_child)
+        cfn_log_group.retention_in_days = retention_days
+        return log_group
+
+    def _role(self, construct_id: str, *, in_vpc: bool) -> iam.Role:
+        return iam.Role(
+            self,
+            "Role",
+            description=f"Execution role of {construct_id}",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            # In the VPC: the AWS-managed minimum for the function's network interfaces. Outside: nothing
+            # beyond the log group and tracing grants.
+            managed_policies=(
+                [iam.ManagedPolicy.from_aws_managed_policy_name(_VPC_ACCESS_POLICY)] if in_vpc else []
+            ),
+        )
+
+    def _acknowledge(self, *, in_vpc: bool) -> None:
         Validations.of(self.role).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::*]",
                 reason="X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.",
             ),
         )
-        if vpc is None:
+        if not in_vpc:
             return
         policy_arn = f"arn:<AWS::Partition>:iam::aws:policy/{_VPC_ACCESS_POLICY}"
         Validations.of(self.role).acknowledge(

@@ -13,7 +13,7 @@ from pathlib import Path
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
-from infra_support import ROOT
+from infra_support import ROOT, Synthesized
 
 from infra.bundling import (
     BYTECODE_PYTHON_ENV,
@@ -355,3 +355,20 @@ def test_cdk_stages_the_function_code_through_the_code_bundler(tmp_path: Path) -
     staged = outdir / asset["source"]["path"]
     assert (staged / "pkg" / "handler.py").is_file()
     assert (staged / "pkg" / "__pycache__" / f"handler.{HOST_TAG}.pyc").is_file()
+
+
+def test_the_function_bundle_ships_no_infrastructure_code(synthesized: Synthesized) -> None:
+    """The code asset every function deploys is `functions/` only: the handlers are in it, the state-machine
+    definitions (infra/workflows) and the rest of the CDK app are not (issue 31)."""
+    keys = {
+        resource["Properties"]["Code"]["S3Key"]
+        for resource in synthesized.of_type("AWS::Lambda::Function").values()
+        if str(resource["Properties"].get("Handler", "")).startswith("agent_memory.")
+    }
+    assert len(keys) == 1, f"every service function ships the one code asset, got {keys}"
+    bundle = synthesized.assembly_dir / f"asset.{keys.pop().removesuffix('.zip')}"
+    shipped = {path.relative_to(bundle).as_posix() for path in bundle.rglob("*.py")}
+    assert "agent_memory/handlers/dreaming.py" in shipped
+    assert "agent_memory/handlers/paging.py" in shipped
+    infrastructure = sorted(p for p in shipped if p.endswith("_asl.py") or "workflows/" in p or "infra/" in p)
+    assert infrastructure == []

@@ -21,8 +21,8 @@ from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..domain.skills.curator import CuratorService
 from ..settings.handlers import get_handler_settings
 from ..settings.skills import get_curator_settings
-from .paging import MAX_SWEEP_TARGETS, PAGE_TARGETS
 from ._runtime import Lazy, build_aws_services, targets_input, targets_page
+from .paging import MAX_SWEEP_TARGETS, PAGE_TARGETS
 
 TARGETS_MAX = MAX_SWEEP_TARGETS
 """Namespaces per execution at most; each page of `PAGE_TARGETS` runs as one Distributed Map."""

@@ -43,9 +43,9 @@ with initialization():  # the service's own modules: see initialization()
     from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
-    from .paging import PAGE_TARGETS
     from ._runtime import Lazy, build_aws_services, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
+    from .paging import PAGE_TARGETS
     from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")

@@ -29,9 +29,16 @@ apart, gaps just under and just over each TTL, seeded sessions at a human pace (
 median 90 s, one gap in five above 5 minutes, one in a hundred a 1-3 h pause; `--seeds` sessions of 20 and
 of 50 turns), and a 50-turn session whose history is trimmed to a small context window.
 
+Beside each row, `bound`: the least the row's requests could cost under the cache rules whatever the TTLs
+and cache points, chosen by a policy that knows every gap in advance (prompt_cache_bound.py). A missed
+human-pace target is printed with it, split into the floor (each token written once at 1.25x and read at
+0.1x), the 1-hour writes that the gaps of 5-60 minutes need and the re-sends after pauses of over an hour:
+when the bound itself is above the target, no TTL policy can reach it with this prompt.
+
 Exit status 1 when (20 turns, 5-minute TTL) the memory block of (C) leaves its floor or the whole prompt
 through ChatService costs more than 30 % of sending it uncached; when `auto` costs more than the better fixed
-TTL + 2 points on any pattern; or when `auto` costs more than 20 % of no caching on a human-pace row.
+TTL + 2 points on any pattern; or when `auto` costs more than 20 % of no caching on a human-pace row (also
+when the bound shows the target unreachable: the target stays the issue's, the output says why).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from ...domain.identity import Scope, is_valid_pattern
 from ...domain.ports import Clock
 from ...domain.records import is_valid_tenant
 from ..clock import SystemClock
+from ._dynamo import dynamo_item, expr_values
 from ._errors import error_code, upstream_errors
 from .credentials import DEFAULT_CLIENT_CONFIG
 
@@ -52,7 +53,9 @@ class DynamoApiKeyStore:
 
     def get(self, key_hash: str) -> ApiKey | None:
         with upstream_errors("DynamoDB", "GetItem"):
-            item = self._client.get_item(TableName=self._table, Key={"key_hash": {"S": key_hash}}).get("Item")
+            item = self._client.get_item(TableName=self._table, Key=dynamo_item(key_hash=key_hash)).get(
+                "Item"
+            )
         if not item:
             return None
         return ApiKey(
@@ -86,15 +89,15 @@ class DynamoApiKeyStore:
             with upstream_errors("DynamoDB", "PutItem"):
                 self._client.put_item(
                     TableName=self._table,
-                    Item={
-                        "key_hash": {"S": hash_api_key(key)},
-                        "key_id": {"S": key_id},
-                        "tenant": {"S": tenant},
-                        "namespaces": {"L": [{"S": p} for p in dict.fromkeys(namespaces)]},
-                        "scopes": {"L": [{"S": s} for s in dict.fromkeys(scopes)]},
-                        "created_at": {"S": self._clock.now().isoformat()},
-                        "disabled": {"BOOL": False},
-                    },
+                    Item=dynamo_item(
+                        key_hash=hash_api_key(key),
+                        key_id=key_id,
+                        tenant=tenant,
+                        namespaces=list(dict.fromkeys(namespaces)),  # a list (L), never a set
+                        scopes=list(dict.fromkeys(scopes)),
+                        created_at=self._clock.now().isoformat(),
+                        disabled=False,
+                    ),
                     ConditionExpression="attribute_not_exists(key_hash)",
                 )
         except ClientError as error:
@@ -108,9 +111,9 @@ class DynamoApiKeyStore:
         with upstream_errors("DynamoDB", "UpdateItem"):
             self._client.update_item(
                 TableName=self._table,
-                Key={"key_hash": {"S": key_hash}},
+                Key=dynamo_item(key_hash=key_hash),
                 UpdateExpression="SET disabled = :true",
-                ExpressionAttributeValues={":true": {"BOOL": True}},
+                ExpressionAttributeValues=expr_values(true=True),
             )
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -37,12 +36,11 @@ from ...domain.erasure.model import (
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
 from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
-from ...domain.errors import UpstreamUnavailable
 from ...domain.migration.model import text_hash
 from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
-from ._dynamo import s as _s
+from ._dynamo import dynamo_item, expr_values, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .migration import ARCHIVE_TAG
 from .session_store import ENDED_LISTING, OPEN_LISTING
@@ -54,7 +52,6 @@ _BATCH_GET = 100
 """BatchGetItem takes at most 100 keys (botocore's model: RequestItems / Keys max 100)."""
 _GET_VECTORS_MAX = 100
 """S3 Vectors' GetVectors takes at most 100 keys."""
-_ATTEMPTS = 8
 
 
 def _json(doc: str) -> dict[str, Any] | None:
@@ -93,7 +90,7 @@ class _Table:
             {
                 "IndexName": "gsi2",
                 "KeyConditionExpression": "gsi2pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(partition)},
+                "ExpressionAttributeValues": expr_values(pk=partition),
             },
         )
 
@@ -102,7 +99,7 @@ class _Table:
             tenant,
             {
                 "KeyConditionExpression": "pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(pk)},
+                "ExpressionAttributeValues": expr_values(pk=pk),
                 "ConsistentRead": True,
             },
         )
@@ -116,17 +113,16 @@ class _Table:
         for start in range(0, len(unique), _BATCH_GET):
             request: dict[str, Any] = {
                 self.table: {
-                    "Keys": [{"pk": _s(pk), "sk": _s(sk)} for pk, sk in unique[start : start + _BATCH_GET]],
+                    "Keys": [dynamo_item(pk=pk, sk=sk) for pk, sk in unique[start : start + _BATCH_GET]],
                     "ProjectionExpression": "pk, sk",
                     "ConsistentRead": True,
                 }
             }
-            for response in _until_processed(
-                "BatchGetItem",
-                "UnprocessedKeys",
+            for response in until_processed(
                 lambda pending: client.batch_get_item(RequestItems=pending),
                 request,
-                "DynamoDB left reads unprocessed; run the purge step again",
+                operation="BatchGetItem",
+                advice="run the purge step again",
             ):
                 found.extend(_key(item) for item in response.get("Responses", {}).get(self.table, []))
         return found
@@ -137,39 +133,15 @@ class _Table:
         for start in range(0, len(unique), _BATCH_WRITE):
             request: dict[str, Any] = {
                 self.table: [
-                    {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(sk)}}}
+                    {"DeleteRequest": {"Key": dynamo_item(pk=pk, sk=sk)}}
                     for pk, sk in unique[start : start + _BATCH_WRITE]
                 ]
             }
-            for _ in _until_processed(
-                "BatchWriteItem",
-                "UnprocessedItems",
+            write_all(
                 lambda pending: client.batch_write_item(RequestItems=pending),
                 request,
-                "DynamoDB left deletes unprocessed; execute the purge again to resume",
-            ):
-                pass
-
-
-def _until_processed(
-    operation: str,
-    unprocessed: str,
-    send: Callable[[dict[str, Any]], dict[str, Any]],
-    request: dict[str, Any],
-    message: str,
-) -> Iterator[dict[str, Any]]:
-    """Each answer to a batch call and to the calls that send again what it left `unprocessed` (DynamoDB
-    throttling), backing off in between; UpstreamUnavailable with `message` if some is still left."""
-    pending = request
-    for attempt in range(_ATTEMPTS):
-        with upstream_errors("DynamoDB", operation):
-            response = send(pending)
-        yield response
-        pending = response.get(unprocessed) or {}
-        if not pending:
-            return
-        time.sleep(min(2.0, 0.05 * 2**attempt))
-    raise UpstreamUnavailable(message, service="dynamodb", operation=operation)
+                advice="execute the purge again to resume",
+            )
 
 
 def _key(item: Item) -> tuple[str, str]:
@@ -267,7 +239,7 @@ class DynamoSessionEraser:
                 {
                     "IndexName": "gsi1",
                     "KeyConditionExpression": "gsi1pk = :pk",
-                    "ExpressionAttributeValues": {":pk": _s(f"{t}#{suffix}")},
+                    "ExpressionAttributeValues": expr_values(pk=f"{t}#{suffix}"),
                     "ProjectionExpression": "pk",
                 },
             ):
@@ -312,10 +284,9 @@ class DynamoSessionEraser:
                     Key={"pk": session["pk"], "sk": session["sk"]},
                     UpdateExpression="SET #status = :purged, doc = :doc REMOVE gsi1pk, gsi1sk",
                     ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={
-                        ":purged": _s(SessionStatus.PURGED.value),
-                        ":doc": _s(json.dumps(doc)),
-                    },
+                    ExpressionAttributeValues=expr_values(
+                        purged=SessionStatus.PURGED.value, doc=json.dumps(doc)
+                    ),
                 )
         return len(found)
 
@@ -386,7 +357,7 @@ class DynamoIdempotencyEraser:
         found = self._matching(scope)
         for key in found:
             with upstream_errors("DynamoDB", "DeleteItem"):
-                self._client.delete_item(TableName=self._table, Key={"id": _s(key)})
+                self._client.delete_item(TableName=self._table, Key=dynamo_item(id=key))
         return len(found)
 
 
@@ -398,7 +369,7 @@ class DynamoSnapshotDeleter:
         self._t = _Table(table, dynamodb)
 
     def delete_snapshot(self, tenant: str, namespace: str, name: str) -> bool:
-        key = {"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)}
+        key = dynamo_item(pk=f"{tenant}#SNAP#{namespace}", sk=name)
         with upstream_errors("DynamoDB", "GetItem"):
             item = (
                 self._t.client(tenant)

@@ -27,8 +27,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.errors import Conflict, ValidationFailed
 from ...domain.versioning.ports import SnapshotMeta
-from ._dynamo import s as _s
-from ._dynamo import tenant_client
+from ._dynamo import dynamo_item, expr_values, tenant_client
 from ._errors import error_code, upstream_errors
 
 PART_BYTES = 300_000
@@ -51,7 +50,7 @@ class DynamoVersioningStore:
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(pk)},
+            "ExpressionAttributeValues": expr_values(pk=pk),
             "ConsistentRead": True,
         }
         items: list[dict[str, Any]] = []
@@ -75,19 +74,19 @@ class DynamoVersioningStore:
             with upstream_errors("DynamoDB", "PutItem"):
                 client.put_item(
                     TableName=self._table,
-                    Item={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}"), "data": {"B": part}},
+                    Item=dynamo_item(pk=data_pk, sk=f"PART#{number:05d}", data=part),
                 )
         try:
             with upstream_errors("DynamoDB", "PutItem"):
                 client.put_item(
                     TableName=self._table,
-                    Item={
-                        "pk": _s(f"{tenant}#SNAP#{meta.namespace}"),
-                        "sk": _s(meta.name),
-                        "meta": _s(meta.model_dump_json()),
-                        "data_id": _s(data_id),
-                        "parts": {"N": str(len(parts))},
-                    },
+                    Item=dynamo_item(
+                        pk=f"{tenant}#SNAP#{meta.namespace}",
+                        sk=meta.name,
+                        meta=meta.model_dump_json(),
+                        data_id=data_id,
+                        parts=len(parts),
+                    ),
                     ConditionExpression="attribute_not_exists(pk)",
                 )
         except ClientError as error:
@@ -96,7 +95,7 @@ class DynamoVersioningStore:
             for number in range(len(parts)):
                 with upstream_errors("DynamoDB", "DeleteItem"):
                     client.delete_item(
-                        TableName=self._table, Key={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}")}
+                        TableName=self._table, Key=dynamo_item(pk=data_pk, sk=f"PART#{number:05d}")
                     )
             raise Conflict(
                 f"namespace {meta.namespace} already has a snapshot named {meta.name!r}; snapshots are "
@@ -109,7 +108,7 @@ class DynamoVersioningStore:
         with upstream_errors("DynamoDB", "GetItem"):
             item = client.get_item(
                 TableName=self._table,
-                Key={"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)},
+                Key=dynamo_item(pk=f"{tenant}#SNAP#{namespace}", sk=name),
                 ConsistentRead=True,
             ).get("Item")
         if item is None:
@@ -140,9 +139,9 @@ class DynamoVersioningStore:
                 {
                     "Update": {
                         "TableName": self._table,
-                        "Key": {"pk": _s(f"{tenant}#REFS#{namespace}"), "sk": _s(digest)},
+                        "Key": dynamo_item(pk=f"{tenant}#REFS#{namespace}", sk=digest),
                         "UpdateExpression": "ADD sessions :one",
-                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                        "ExpressionAttributeValues": expr_values(one=1),
                     }
                 }
                 for digest in digests[start : start + _TRANSACTION_MAX]
@@ -158,7 +157,7 @@ class DynamoVersioningStore:
         with upstream_errors("DynamoDB", "PutItem"):
             self._client(tenant).put_item(
                 TableName=self._table,
-                Item={"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id), "reviewed_at": _s(at.isoformat())},
+                Item=dynamo_item(pk=f"{tenant}#REVIEW", sk=record_id, reviewed_at=at.isoformat()),
             )
 
     def reviewed(self, tenant: str, record_ids: Sequence[str]) -> dict[str, datetime]:
@@ -169,7 +168,7 @@ class DynamoVersioningStore:
         found: dict[str, datetime] = {}
         for start in range(0, len(ids), _BATCH_GET_MAX):
             keys: list[dict[str, Any]] = [
-                {"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id)}
+                dynamo_item(pk=f"{tenant}#REVIEW", sk=record_id)
                 for record_id in ids[start : start + _BATCH_GET_MAX]
             ]
             while keys:

@@ -11,8 +11,8 @@ import pytest
 
 from agent_memory.adapters.aws.import_store import BATCH_GET_MAX, BATCH_WRITE_MAX, DynamoImportStore
 from agent_memory.domain.errors import UpstreamUnavailable
-from agent_memory.domain.retry import DYNAMODB_BATCH
 from agent_memory.domain.interop.model import ImportReport, ImportState, InventoryView, ItemOutcome
+from agent_memory.domain.retry import DYNAMODB_BATCH
 from tests.aws.support import TABLE
 
 T0 = datetime(2026, 12, 1, 12, tzinfo=UTC)

@@ -10,6 +10,7 @@ format is exactly the one the stores wrote before (the same names and types; num
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
@@ -46,14 +47,55 @@ def plain(stored: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _unwrap(_DESERIALIZER.deserialize(v)) for name, v in stored.items()}
 
 
-def text(stored: Mapping[str, Any], name: str, default: str | None = None) -> Any:
-    """The string attribute `name` (`default` when absent)."""
-    return plain({name: stored[name]})[name] if name in stored else default
+_MISSING: Any = object()
 
 
-def number(stored: Mapping[str, Any], name: str, default: int | None = None) -> Any:
-    """The number attribute `name` as an int (`default` when absent)."""
-    return int(plain({name: stored[name]})[name]) if name in stored else default
+def _read(stored: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    """Attribute `name` deserialized, if it is of `kind`; else `default`, or KeyError when none is given (as
+    indexing a missing attribute or type would)."""
+    wire = stored.get(name)
+    read = _unwrap(_DESERIALIZER.deserialize(wire)) if isinstance(wire, Mapping) and len(wire) == 1 else None
+    if isinstance(read, kind):
+        return read
+    if default is _MISSING:
+        raise KeyError(f"attribute {name!r} is missing or not {kind}")
+    return default
+
+
+def read_text(stored: Mapping[str, Any], name: str, default: Any = _MISSING) -> Any:
+    """The string attribute `name` (`default` when it is absent or not a string; KeyError without one)."""
+    return _read(stored, name, str, default)
+
+
+def read_number(stored: Mapping[str, Any], name: str, default: Any = _MISSING) -> Any:
+    """The number attribute `name` as an int (`default` when absent or not a number; KeyError without one)."""
+    read = _read(stored, name, Decimal, _MISSING if default is _MISSING else None)
+    if read is None:
+        return default
+    if read != read.to_integral_value():
+        raise ValueError(f"attribute {name!r} is not an integer: {read}")
+    return int(read)
+
+
+def read_decimal(stored: Mapping[str, Any], name: str, default: Any = _MISSING) -> Any:
+    """The number attribute `name` as it is stored (a Decimal: amounts with a fraction)."""
+    return _read(stored, name, Decimal, default)
+
+
+def read_binary(stored: Mapping[str, Any], name: str, default: Any = _MISSING) -> Any:
+    """The binary attribute `name` as bytes."""
+    return _read(stored, name, bytes, default)
+
+
+def read_flag(stored: Mapping[str, Any], name: str, default: Any = _MISSING) -> Any:
+    """The boolean attribute `name`."""
+    return _read(stored, name, bool, default)
+
+
+def read_strings(stored: Mapping[str, Any], name: str) -> list[str]:
+    """The list-of-strings attribute `name` (an empty list when absent)."""
+    read = _read(stored, name, list, [])
+    return [v for v in read if isinstance(v, str)]
 
 
 def _unwrap(read: Any) -> Any:
@@ -128,4 +170,4 @@ def pending_keys(pending: Mapping[str, Any]) -> list[tuple[str, str]]:
         for request in requests:  # BatchWriteItem: [{"PutRequest": {"Item"}} | {"DeleteRequest": {"Key"}}]
             put, delete = request.get("PutRequest"), request.get("DeleteRequest")
             keys.append(put["Item"] if put else delete["Key"])
-    return [(str(text(key, "pk", "")), str(text(key, "sk", ""))) for key in keys]
+    return [(str(read_text(key, "pk", "")), str(read_text(key, "sk", ""))) for key in keys]

@@ -22,7 +22,7 @@ from ...domain.identity import Scope, is_valid_pattern
 from ...domain.ports import Clock
 from ...domain.records import is_valid_tenant
 from ..clock import SystemClock
-from ._dynamo import dynamo_item, expr_values
+from ._dynamo import dynamo_item, expr_values, read_flag, read_strings, read_text
 from ._errors import error_code, upstream_errors
 from .credentials import DEFAULT_CLIENT_CONFIG
 
@@ -59,13 +59,13 @@ class DynamoApiKeyStore:
         if not item:
             return None
         return ApiKey(
-            key_hash=item["key_hash"]["S"],
-            key_id=item["key_id"]["S"],
-            tenant=item["tenant"]["S"],
-            namespaces=tuple(v["S"] for v in item.get("namespaces", {}).get("L", [])),
-            scopes=tuple(v["S"] for v in item.get("scopes", {}).get("L", [])),
-            created_at=item.get("created_at", {}).get("S", ""),
-            disabled=bool(item.get("disabled", {}).get("BOOL", False)),
+            key_hash=read_text(item, "key_hash"),
+            key_id=read_text(item, "key_id"),
+            tenant=read_text(item, "tenant"),
+            namespaces=tuple(read_strings(item, "namespaces")),
+            scopes=tuple(read_strings(item, "scopes")),
+            created_at=read_text(item, "created_at", ""),
+            disabled=bool(read_flag(item, "disabled", False)),
         )
 
     def create(self, tenant: str, namespaces: Sequence[str], scopes: Sequence[str]) -> tuple[str, str]:

@@ -66,7 +66,7 @@ from ...domain.records import (
     is_valid_namespace,
     is_valid_tenant,
 )
-from ._dynamo import attr, dynamo_item, expr_values, until_processed
+from ._dynamo import attr, dynamo_item, expr_values, read_number, read_text, until_processed
 from ._errors import error_code, upstream_errors
 
 DEFAULT_RECALL_TTL_DAYS = 90
@@ -170,7 +170,7 @@ def _check_limit(limit: int) -> None:
 
 
 def _text(item: Item, attribute: str) -> str:
-    return str(item.get(attribute, {}).get("S", ""))
+    return str(read_text(item, attribute, ""))
 
 
 def _overlaid_doc(item: Item) -> str:
@@ -180,8 +180,8 @@ def _overlaid_doc(item: Item) -> str:
     try:
         data = json.loads(raw)
         if isinstance(data, dict):
-            data["access_count"] = int(item["access_count"]["N"])
-            data["last_access_at"] = _parse_time(item["last_access_at"]["S"]).isoformat()
+            data["access_count"] = int(read_number(item, "access_count"))
+            data["last_access_at"] = _parse_time(read_text(item, "last_access_at")).isoformat()
             return json.dumps(data)
     except _UNREADABLE:
         pass
@@ -198,7 +198,7 @@ def _warn_unreadable(kind: str, tenant: str, item: Item, error: Exception) -> No
 
 def _belongs_to(item: Item, tenant: str) -> bool:
     """Whether the item's base-table partition key is the tenant's (every pk starts with `<tenant>#`)."""
-    pk = item.get("pk", {}).get("S")
+    pk = read_text(item, "pk", None)
     return isinstance(pk, str) and pk.startswith(f"{tenant}#")
 
 
@@ -313,10 +313,10 @@ class DynamoRecordStore:
 
     @staticmethod
     def _record_from_item(item: Item) -> MemoryRecord:
-        data = json.loads(item["doc"]["S"])
+        data = json.loads(read_text(item, "doc"))
         # touch() updates these two attributes in place without rewriting `doc`: they are authoritative.
-        data["access_count"] = int(item["access_count"]["N"])
-        stored_access = item["last_access_at"]["S"]
+        data["access_count"] = int(read_number(item, "access_count"))
+        stored_access = read_text(item, "last_access_at")
         if sortable_time(datetime.fromisoformat(data["last_access_at"])) != stored_access:
             data["last_access_at"] = _parse_time(stored_access).isoformat()
         return MemoryRecord.model_validate(data)
@@ -334,7 +334,7 @@ class DynamoRecordStore:
     @staticmethod
     def _read(model: type[M], item: Item, tenant: str) -> M | None:
         try:
-            return model.model_validate_json(item["doc"]["S"])
+            return model.model_validate_json(read_text(item, "doc"))
         except _UNREADABLE as error:
             _warn_unreadable(model.__name__, tenant, item, error)
             return None
@@ -467,7 +467,7 @@ class DynamoRecordStore:
             record_id = owners[index] if index < len(owners) else None
             if code == "ConditionalCheckFailed" and record_id is not None:
                 old = reason.get("Item") or {}
-                stored = int(old["version"]["N"]) if "version" in old else None
+                stored = int(read_number(old, "version")) if "version" in old else None
                 if expected[record_id] is None:
                     raise ConcurrentModification(
                         f"record {record_id} already exists; it cannot be created twice", record_id=record_id
@@ -480,7 +480,7 @@ class DynamoRecordStore:
                     ) from error
                 wanted_status = expected_status.get(record_id)
                 statuses = (
-                    {"expected_status": wanted_status, "stored_status": old.get("status", {}).get("S")}
+                    {"expected_status": wanted_status, "stored_status": read_text(old, "status", None)}
                     if wanted_status
                     else {}
                 )
@@ -606,7 +606,7 @@ class DynamoRecordStore:
 
     def find_by_hash(self, tenant: str, namespace: str, content_hash: str) -> list[MemoryRecord]:
         pk = self._hash_pk(tenant, namespace, content_hash)
-        ids = [item["record_id"]["S"] for item in self._query_partition(tenant, pk, consistent=True)]
+        ids = [read_text(item, "record_id") for item in self._query_partition(tenant, pk, consistent=True)]
         records = [
             r
             for r in self.get_many(tenant, ids)
@@ -654,7 +654,7 @@ class DynamoRecordStore:
 
     def _list_conflict_group(self, tenant: str, query: RecordQuery, after: str | None) -> Page[MemoryRecord]:
         pk = self._conflict_pk(tenant, query.conflict_group or "")
-        ids = [item["record_id"]["S"] for item in self._query_partition(tenant, pk, consistent=True)]
+        ids = [read_text(item, "record_id") for item in self._query_partition(tenant, pk, consistent=True)]
         cutoff = query.last_access_before
         matching = [
             r
@@ -691,7 +691,7 @@ class DynamoRecordStore:
                 (counts.by_tier, "tier"),
                 (counts.by_type, "type"),
             ):
-                value = item[attribute]["S"]
+                value = read_text(item, attribute)
                 bucket[value] = bucket.get(value, 0) + 1
         return counts
 
@@ -752,7 +752,7 @@ class DynamoRecordStore:
                         namespace=_text(item, "namespace"),
                         type=_text(item, "type"),
                         status=_text(item, "status"),
-                        version=int(item.get("version", {}).get("N", "0")),
+                        version=int(read_number(item, "version", "0")),
                         created_at=_text(item, "created_at"),
                         body=_overlaid_doc(item),
                         error=describe_invalid(error),
@@ -836,7 +836,7 @@ class DynamoRecordStore:
                     extra={"index": index, "dropped": len(page) - len(own), "tenant": tenant},
                 )
             for item in own:
-                position = item[sk]["S"][len(prefix) :]
+                position = read_text(item, sk)[len(prefix) :]
                 if after is not None and position <= after:
                     continue  # BETWEEN is inclusive: skip the cursor item itself
                 yield position, item
@@ -870,7 +870,7 @@ class DynamoRecordStore:
             request["ExpressionAttributeValues"][":lo"] = attr(from_inclusive)
         flt.apply(request)
         for item in self._paginate(client, request):
-            yield item["sk"]["S"], item
+            yield read_text(item, "sk"), item
 
     def _query_partition(self, tenant: str, partition: str, *, consistent: bool) -> Iterator[Item]:
         client = self._client(tenant)

@@ -40,7 +40,7 @@ from ...domain.migration.model import text_hash
 from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
-from ._dynamo import dynamo_item, expr_values, until_processed, write_all
+from ._dynamo import dynamo_item, expr_values, read_text, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .migration import ARCHIVE_TAG
 from .session_store import ENDED_LISTING, OPEN_LISTING
@@ -77,7 +77,7 @@ class _Table:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             for item in response.get("Items", []):
-                if item.get("pk", {}).get("S", "").startswith(f"{tenant}#"):  # GSI items of this tenant only
+                if read_text(item, "pk", "").startswith(f"{tenant}#"):  # GSI items of this tenant only
                     yield item
             last = response.get("LastEvaluatedKey")
             if not last:
@@ -145,7 +145,7 @@ class _Table:
 
 
 def _key(item: Item) -> tuple[str, str]:
-    return item["pk"]["S"], item["sk"]["S"]
+    return read_text(item, "pk"), read_text(item, "sk")
 
 
 class DynamoRecordEraser:
@@ -158,10 +158,14 @@ class DynamoRecordEraser:
 
     def namespaces(self, tenant: str) -> list[str]:
         found = {
-            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#REC") if "namespace" in item
+            read_text(item, "namespace")
+            for item in self._t.gsi2(tenant, f"{tenant}#REC")
+            if "namespace" in item
         }
         found |= {
-            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#CHG") if "namespace" in item
+            read_text(item, "namespace")
+            for item in self._t.gsi2(tenant, f"{tenant}#CHG")
+            if "namespace" in item
         }
         return sorted(found)
 
@@ -172,9 +176,9 @@ class DynamoRecordEraser:
         refs: list[str] = []
         keys: list[tuple[str, str]] = []
         for item in self._t.gsi2(t, f"{t}#REC"):
-            record_id = item["pk"]["S"].rpartition("#REC#")[2]
-            namespace = item.get("namespace", {}).get("S", "")
-            doc = item.get("doc", {}).get("S", "")
+            record_id = read_text(item, "pk").rpartition("#REC#")[2]
+            namespace = read_text(item, "namespace", "")
+            doc = read_text(item, "doc", "")
             if not (
                 record_id in ids
                 or scope.in_scope_namespace(namespace)
@@ -192,20 +196,18 @@ class DynamoRecordEraser:
             if body.get("conflict_group"):
                 keys.append((f"{t}#CONFLICT#{body['conflict_group']}", f"REC#{record_id}"))
         for item in self._t.gsi2(t, f"{t}#CHG"):
-            record_id = item["pk"]["S"].rpartition("#CHG#")[2]
-            namespace = item.get("namespace", {}).get("S", "")
-            doc = item.get("doc", {}).get("S", "")
+            record_id = read_text(item, "pk").rpartition("#CHG#")[2]
+            namespace = read_text(item, "namespace", "")
+            doc = read_text(item, "doc", "")
             if is_tombstone(doc):
                 continue
             if record_id in ids or scope.in_scope_namespace(namespace) or scope.names_change(doc):
-                refs.append(f"change:{item['sk']['S']}")
+                refs.append(f"change:{read_text(item, 'sk')}")
                 keys.append(_key(item))
         for namespace in sorted(set(self.namespaces(t)) | set(scope.namespaces)):
             for item in self._t.partition(t, f"{t}#RCL#{namespace}"):
-                if scope.in_scope_namespace(namespace) or scope.names_recall(
-                    item.get("doc", {}).get("S", "")
-                ):
-                    refs.append(f"recall:{item['sk']['S']}")
+                if scope.in_scope_namespace(namespace) or scope.names_recall(read_text(item, "doc", "")):
+                    refs.append(f"recall:{read_text(item, 'sk')}")
                     keys.append(_key(item))
         return refs, keys
 
@@ -243,20 +245,20 @@ class DynamoSessionEraser:
                     "ProjectionExpression": "pk",
                 },
             ):
-                listed_keys[listed["pk"]["S"]] = None  # a session ended during the listing: once
+                listed_keys[read_text(listed, "pk")] = None  # a session ended during the listing: once
         for pk in listed_keys:
             items = list(self._t.partition(t, pk))
-            session = next((i for i in items if i["sk"]["S"] == "SES"), None)
+            session = next((i for i in items if read_text(i, "sk") == "SES"), None)
             if session is None:
                 continue
-            turns = [i for i in items if i["sk"]["S"].startswith("TURN#")]
-            doc = session.get("doc", {}).get("S", "")
-            namespace = session.get("namespace", {}).get("S", "")
+            turns = [i for i in items if read_text(i, "sk").startswith("TURN#")]
+            doc = read_text(session, "doc", "")
+            namespace = read_text(session, "namespace", "")
             if (
                 scope.whole_tenant
                 or scope.in_scope_namespace(namespace)
                 or scope.names(str((_json(doc) or {}).get("snapshot") or ""))
-                or any(scope.names_json(turn.get("doc", {}).get("S", "")) for turn in turns)
+                or any(scope.names_json(read_text(turn, "doc", "")) for turn in turns)
             ):
                 found.append((session, turns))
         return found
@@ -264,7 +266,7 @@ class DynamoSessionEraser:
     def find(self, scope: EraseScope) -> StoreFinding:
         found = self._matching(scope)
         return StoreFinding(
-            store=self.name, items=len(found), refs=[s["pk"]["S"].rpartition("#")[2] for s, _ in found]
+            store=self.name, items=len(found), refs=[read_text(s, "pk").rpartition("#")[2] for s, _ in found]
         )
 
     def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
@@ -276,7 +278,7 @@ class DynamoSessionEraser:
             if scope.whole_tenant:
                 self._t.delete(t, [_key(session)])
                 continue
-            doc = json.loads(session["doc"]["S"])
+            doc = json.loads(read_text(session, "doc"))
             doc.update(status=SessionStatus.PURGED.value, snapshot="", snapshot_sha256=snapshot_digest(""))
             with upstream_errors("DynamoDB", "UpdateItem"):
                 client.update_item(
@@ -342,8 +344,8 @@ class DynamoIdempotencyEraser:
             with upstream_errors("DynamoDB", "Scan"):
                 response = self._client.scan(**request)
             for item in response.get("Items", []):
-                if scope.names_response(item.get("data", {}).get("S", "")):
-                    found.append(item["id"]["S"])
+                if scope.names_response(read_text(item, "data", "")):
+                    found.append(read_text(item, "id"))
             last = response.get("LastEvaluatedKey")
             if not last:
                 return found
@@ -378,9 +380,9 @@ class DynamoSnapshotDeleter:
             )
         if item is None:
             return False
-        parts = list(self._t.partition(tenant, f"{tenant}#SNAPDATA#{item['data_id']['S']}"))
+        parts = list(self._t.partition(tenant, f"{tenant}#SNAPDATA#{read_text(item, 'data_id')}"))
         # The snapshot item first: a snapshot without it is invisible; then its parts.
-        self._t.delete(tenant, [(key["pk"]["S"], name)])
+        self._t.delete(tenant, [(read_text(key, "pk"), name)])
         self._t.delete(tenant, [_key(part) for part in parts])
         return True
 

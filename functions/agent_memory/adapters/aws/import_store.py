@@ -26,7 +26,7 @@ from typing import Any
 
 from ...domain.interop.model import ImportReport, ItemOutcome
 from ...domain.retry import DYNAMODB_BATCH, Retry
-from ._dynamo import dynamo_item, expr_values, tenant_client, until_processed, write_all
+from ._dynamo import dynamo_item, expr_values, read_text, tenant_client, until_processed, write_all
 from ._errors import upstream_errors
 
 BATCH_GET_MAX = 100
@@ -84,7 +84,7 @@ class DynamoImportStore:
                 ConsistentRead=True,
             )
         item = response.get("Item")
-        return ImportReport.model_validate_json(item["doc"]["S"]) if item else None
+        return ImportReport.model_validate_json(read_text(item, "doc")) if item else None
 
     def seen(self, tenant: str, namespace: str, refs: Sequence[str]) -> set[str]:
         client = self._client(tenant)
@@ -110,7 +110,9 @@ class DynamoImportStore:
                 advice="retry the import (items already imported are skipped)",
                 retry=self._retry(),
             ):
-                found.update(item["ref"]["S"] for item in response.get("Responses", {}).get(self._table, []))
+                found.update(
+                    read_text(item, "ref") for item in response.get("Responses", {}).get(self._table, [])
+                )
         return found
 
     def add_outcomes(
@@ -157,7 +159,7 @@ class DynamoImportStore:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             result.extend(
-                ItemOutcome.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+                ItemOutcome.model_validate_json(read_text(item, "doc")) for item in response.get("Items", [])
             )
             if "LastEvaluatedKey" not in response:
                 return result
@@ -198,7 +200,9 @@ class DynamoImportStore:
             },
         )
         prefix = f"{tenant}#IMP#"
-        return sorted(item["pk"]["S"][len(prefix) :] for item in items if item["pk"]["S"].startswith(prefix))
+        return sorted(
+            read_text(item, "pk")[len(prefix) :] for item in items if read_text(item, "pk").startswith(prefix)
+        )
 
     def rewrite(self, report: ImportReport) -> None:
         self.save(report)
@@ -239,7 +243,7 @@ class DynamoImportStore:
     def delete_import(self, tenant: str, import_id: str) -> None:
         keys = self._keys(tenant, self._run_pk(tenant, import_id))
         # Outcomes first, the report last: an interrupted delete leaves the import listed, so it resumes.
-        keys.sort(key=lambda key: key["sk"]["S"] == "RUN")
+        keys.sort(key=lambda key: read_text(key, "sk") == "RUN")
         self._write(tenant, [{"DeleteRequest": {"Key": key}} for key in keys])
 
     def ref_namespaces(self, tenant: str) -> list[str]:

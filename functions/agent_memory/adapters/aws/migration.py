@@ -40,7 +40,7 @@ from ...domain.errors import ConcurrentModification, Conflict
 from ...domain.migration.model import FINISHED, ArchiveReceipt, DeadLetter, Migration, MigrationState
 from ...domain.ports import SearchIndex, Vector
 from ...domain.records import EmbedderIdentity
-from ._dynamo import attr, dynamo_item, expr_values, until_processed, write_all
+from ._dynamo import attr, dynamo_item, expr_values, read_binary, read_text, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .s3vectors_index import S3VectorsIndex
 from .stepfunctions import StepFunctionsBackfillLauncher
@@ -69,7 +69,7 @@ class DynamoMigrationStore:
                 ConsistentRead=True,
             )
         items = found.get("Items", [])
-        return Migration.model_validate_json(items[0]["doc"]["S"]) if items else None
+        return Migration.model_validate_json(read_text(items[0], "doc")) if items else None
 
     def _item(self, migration: Migration) -> dict[str, Any]:
         return dynamo_item(
@@ -189,7 +189,7 @@ class DynamoMigrationStore:
 
     def dead_letters(self, tenant: str, migration_id: str, limit: int = 100) -> list[DeadLetter]:
         return [
-            DeadLetter.model_validate_json(item["doc"]["S"])
+            DeadLetter.model_validate_json(read_text(item, "doc"))
             for item in self._dead_letter_items(tenant, migration_id, limit)
         ]
 
@@ -230,7 +230,7 @@ class DynamoEmbeddingCache:
                 advice="retry (the migration's checkpoint is kept)",
             ):
                 for item in answer.get("Responses", {}).get(self._table, []):
-                    found[item["sk"]["S"]] = _unpack(item["vector"]["B"])
+                    found[read_text(item, "sk")] = _unpack(read_binary(item, "vector"))
         return found
 
     def put_many(self, tenant: str, fingerprint: str, vectors: dict[str, Vector]) -> None:

@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from ...domain.records import is_valid_tenant
-from ._dynamo import dynamo_item, expr_values
+from ._dynamo import dynamo_item, expr_values, read_text
 from .api_keys import DynamoApiKeyStore, hash_api_key
 
 INDEX_PREFIX = "mem-"
@@ -242,7 +242,7 @@ class TenantOnboarding:
             ProjectionExpression="key_hash",
         )
         for page in pages:
-            hashes.extend(row["key_hash"]["S"] for row in page.get("Items", []))
+            hashes.extend(read_text(row, "key_hash") for row in page.get("Items", []))
         if not hashes:
             raise NotFound(f"no API key with id {key_id!r}", key_id=key_id)
         for key_hash in hashes:
@@ -263,7 +263,7 @@ class TenantOnboarding:
             ProjectionExpression="key_hash",
         )
         for page in pages:
-            hashes.extend(row["key_hash"]["S"] for row in page.get("Items", []))
+            hashes.extend(read_text(row, "key_hash") for row in page.get("Items", []))
         for key_hash in hashes:
             self._keys.disable(key_hash)
         deleted: list[str] = []

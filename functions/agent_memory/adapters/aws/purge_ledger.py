@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.erasure.model import PurgePlan
 from ...domain.errors import ConcurrentModification
-from ._dynamo import dynamo_item, expr_values
+from ._dynamo import dynamo_item, expr_values, read_text
 from ._errors import error_code, upstream_errors
 
 Item = dict[str, Any]
@@ -58,11 +58,12 @@ class DynamoPurgeLedger:
                 ConsistentRead=True,
             )
         item = response.get("Item")
-        return PurgePlan.model_validate_json(item["doc"]["S"]) if item else None
+        return PurgePlan.model_validate_json(read_text(item, "doc")) if item else None
 
     def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
         plans = [
-            PurgePlan.model_validate_json(i["doc"]["S"]) for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
+            PurgePlan.model_validate_json(read_text(i, "doc"))
+            for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
         ]
         return sorted(plans, key=lambda p: (p.planned_at, p.id), reverse=True)[:limit]
 
@@ -70,7 +71,7 @@ class DynamoPurgeLedger:
         """The executing plans, read from the (eventually consistent) GSI2 listing and filtered on `state`;
         a plan saved before `state` was written is not listed (the re-plan still catches its writes)."""
         return [
-            PurgePlan.model_validate_json(i["doc"]["S"])
+            PurgePlan.model_validate_json(read_text(i, "doc"))
             for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
-            if i.get("state", {}).get("S") == "executing"
+            if read_text(i, "state", None) == "executing"
         ]

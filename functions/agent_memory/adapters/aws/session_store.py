@@ -43,7 +43,7 @@ from ...domain.sessions.ports import (
     SessionUsage,
     TurnRecord,
 )
-from ._dynamo import attr, dynamo_item, expr_values, tenant_client
+from ._dynamo import attr, dynamo_item, expr_values, read_decimal, read_number, read_text, tenant_client
 from ._errors import error_code, upstream_errors
 
 OPEN_LISTING, ENDED_LISTING = "SES", "SESEND"
@@ -188,16 +188,16 @@ class DynamoSessionStore:
 
     @staticmethod
     def _session_from_item(item: Item) -> SessionRecord:
-        data = json.loads(item["doc"]["S"])
-        data["status"] = item["status"]["S"]
+        data = json.loads(read_text(item, "doc"))
+        data["status"] = read_text(item, "status")
         if "ended_at" in item:
-            data["ended_at"] = item["ended_at"]["S"]
+            data["ended_at"] = read_text(item, "ended_at")
         totals: dict[str, Any] = {}
         for attribute, placeholder in _USAGE_ATTRIBUTES.items():
             if attribute in item:
                 field = _USAGE_FIELDS[placeholder]
-                raw = item[attribute]["N"]
-                totals[field] = float(raw) if field in _USD_FIELDS else int(raw)
+                usd = field in _USD_FIELDS
+                totals[field] = float(read_decimal(item, attribute)) if usd else read_number(item, attribute)
         if totals:
             data["usage"] = SessionUsage(**totals)
         return SessionRecord.model_validate(data)
@@ -342,7 +342,7 @@ class DynamoSessionStore:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             turns.extend(
-                TurnRecord.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+                TurnRecord.model_validate_json(read_text(item, "doc")) for item in response.get("Items", [])
             )
             last = response.get("LastEvaluatedKey")
             if not last:

@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.errors import Conflict, ValidationFailed
 from ...domain.versioning.ports import SnapshotMeta
-from ._dynamo import dynamo_item, expr_values, tenant_client
+from ._dynamo import dynamo_item, expr_values, read_binary, read_number, read_text, tenant_client
 from ._errors import error_code, upstream_errors
 
 PART_BYTES = 300_000
@@ -113,18 +113,18 @@ class DynamoVersioningStore:
             ).get("Item")
         if item is None:
             return None
-        parts = self._query(client, f"{tenant}#SNAPDATA#{item['data_id']['S']}")
-        parts.sort(key=lambda part: part["sk"]["S"])
-        if len(parts) != int(item["parts"]["N"]):
+        parts = self._query(client, f"{tenant}#SNAPDATA#{read_text(item, 'data_id')}")
+        parts.sort(key=lambda part: read_text(part, "sk"))
+        if len(parts) != int(read_number(item, "parts")):
             raise ValidationFailed(
-                f"snapshot {name!r} is incomplete: {len(parts)} of {item['parts']['N']} parts"
+                f"snapshot {name!r} is incomplete: {len(parts)} of {read_number(item, 'parts')} parts"
             )
-        payload = b"".join(bytes(part["data"]["B"]) for part in parts)
-        return SnapshotMeta.model_validate_json(item["meta"]["S"]), payload
+        payload = b"".join(bytes(read_binary(part, "data")) for part in parts)
+        return SnapshotMeta.model_validate_json(read_text(item, "meta")), payload
 
     def list(self, tenant: str, namespace: str) -> list[SnapshotMeta]:
         items = self._query(self._client(tenant), f"{tenant}#SNAP#{namespace}")
-        metas = [SnapshotMeta.model_validate_json(item["meta"]["S"]) for item in items]
+        metas = [SnapshotMeta.model_validate_json(read_text(item, "meta")) for item in items]
         return sorted(metas, key=lambda meta: (meta.created_at, meta.name))
 
     # ------------------------------------------------------------------ references
@@ -151,7 +151,7 @@ class DynamoVersioningStore:
 
     def session_uses(self, tenant: str, namespace: str) -> dict[str, int]:
         items = self._query(self._client(tenant), f"{tenant}#REFS#{namespace}")
-        return {item["sk"]["S"]: int(item["sessions"]["N"]) for item in items}
+        return {read_text(item, "sk"): int(read_number(item, "sessions")) for item in items}
 
     def mark_reviewed(self, tenant: str, record_id: str, at: datetime) -> None:
         with upstream_errors("DynamoDB", "PutItem"):
@@ -177,6 +177,6 @@ class DynamoVersioningStore:
                         RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
                     )
                 for item in response.get("Responses", {}).get(self._table, []):
-                    found[item["sk"]["S"]] = datetime.fromisoformat(item["reviewed_at"]["S"])
+                    found[read_text(item, "sk")] = datetime.fromisoformat(read_text(item, "reviewed_at"))
                 keys = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
         return found

@@ -164,3 +164,64 @@ def test_on_conflict_re_raises_the_last_concurrent_modification(monkeypatch: pyt
         retry_module.on_conflict(lose, attempts=4)
     assert calls == 4 and len(clock.pauses) == 3
     assert all(0 <= p <= retry_module.CONCURRENT_WRITE.max_delay for p in clock.pauses)
+
+
+def test_a_remember_that_keeps_losing_its_race_ends_in_409_after_its_attempts(
+    tmp_path, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.adapters.local.embedders import HashingEmbedder
+    from agent_memory.adapters.local.search_index import LocalSearchIndex
+    from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+    from agent_memory.domain.memory import writer
+    from agent_memory.domain.memory.service import MemoryService, RememberInput
+
+    class Racing(SqliteRecordStore):
+        commits = 0
+
+        def commit(self, writes, changes):  # type: ignore[no-untyped-def]
+            Racing.commits += 1
+            raise ConcurrentModification("another request wrote first")
+
+    fake = FakeClock()
+    monkeypatch.setattr(retry_module.time, "sleep", fake.sleep)
+    service = MemoryService(
+        store=Racing(tmp_path / "memory.db"),
+        index=LocalSearchIndex(tmp_path / "index"),
+        embedder=HashingEmbedder(),
+        clock=clock,
+    )
+    with pytest.raises(ConcurrentModification, match="wrote first"):
+        service.remember("acme", RememberInput(content="Billing runs Postgres 16", namespace="/p"), actor="t")
+    assert Racing.commits == writer.MAX_RETRIES
+    assert len(fake.pauses) == writer.MAX_RETRIES - 1  # a short full-jitter pause before each new read
+    assert all(0 <= p <= retry_module.CONCURRENT_WRITE.max_delay for p in fake.pauses)
+
+
+def test_the_api_answers_a_503_with_retry_after(tmp_path, clock) -> None:
+    import json
+
+    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+    from agent_memory.api.app import create_app
+    from agent_memory.api.auth import authorizer_context_authenticator
+    from agent_memory.api.context import Services
+    from tests.contract.chat_fakes import FakeChatModel, FakeLambdaContext, api_event, build_stack
+
+    stack = build_stack(tmp_path, clock, FakeChatModel(clock=clock))
+    app = create_app(
+        APIGatewayRestResolver(enable_validation=True),
+        lambda: Services(memory=stack.memory, files=stack.files),
+        authorizer_context_authenticator,
+    )
+
+    @app.get("/v1/throttled")
+    def throttled() -> None:
+        raise UpstreamUnavailable("DynamoDB left 2 item(s) unprocessed", retry_after_seconds=2)
+
+    result = app.resolve(api_event("GET", "/v1/throttled"), FakeLambdaContext())
+    headers = {
+        k.lower(): v for k, v in (result.get("multiValueHeaders") or result.get("headers") or {}).items()
+    }
+    assert result["statusCode"] == 503
+    assert headers["retry-after"] in ("2", ["2"])
+    assert json.loads(result["body"])["error"] == "upstream_unavailable"

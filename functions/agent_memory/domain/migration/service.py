@@ -201,7 +201,8 @@ class MigrationService:
 
     def _record_execution(self, migration: Migration, execution: str) -> Migration:
         """Note the run's id on the migration; the run may already have saved pages (or finished), so the
-        note is written on top of whatever version is current."""
+        note is written on top of whatever version is current. If it keeps losing to the run's own saves, 409
+        says the run is started but unnoted (it was dropped silently before)."""
 
         def once() -> Migration:
             current = self.get(migration.tenant)
@@ -209,7 +210,16 @@ class MigrationService:
                 return current
             return self._save(current.bumped(self._clock.now(), execution=execution), current)
 
-        return on_conflict(once, attempts=5)
+        return on_conflict(
+            once,
+            attempts=5,
+            give_up=lambda spent: ConcurrentModification(
+                f"migration {migration.id}: run {execution} is started, but its id could not be noted on the "
+                f"migration ({spent.attempts} attempts lost to other writes); read its status",
+                migration_id=migration.id,
+                execution=execution,
+            ),
+        )
 
     def run_page(self, tenant: str, migration_id: str) -> Migration:
         """One page of the backfill from the checkpoint; the checkpoint is saved guarded by the version read,

@@ -64,13 +64,18 @@ def test_the_deadline_ends_retries_before_the_attempts_do() -> None:
         clock.now += 0.5  # each call takes half a second
         raise ConcurrentModification("busy")
 
-    retry = _retry(policy, clock)
-    with pytest.raises(ConcurrentModification):
-        retry.call(throttled, retry_on=(ConcurrentModification,))
+    spent: list[Exhausted] = []
+
+    def give_up(exhausted: Exhausted) -> Exception:
+        spent.append(exhausted)
+        return UpstreamUnavailable("out of time")
+
+    with pytest.raises(UpstreamUnavailable):
+        _retry(policy, clock).call(throttled, retry_on=(ConcurrentModification,), give_up=give_up)
     elapsed = clock.now - 100.0
     assert elapsed <= policy.deadline  # no pause that would end past the deadline is taken
     assert 3 <= calls < 100
-    assert retry.exhausted is not None and retry.exhausted.attempts == calls
+    assert spent[0].attempts == calls and spent[0].elapsed == pytest.approx(elapsed)
 
 
 def test_give_up_builds_the_one_final_error_chained_to_the_last() -> None:
@@ -127,14 +132,15 @@ def test_success_after_failures_returns_the_result() -> None:
 def test_attempts_marks_exhaustion_for_loops_that_check_a_result() -> None:
     clock = FakeClock()
     retry = _retry(RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.1, deadline=5.0), clock)
-    seen = list(retry.attempts())
-    assert seen == [0, 1, 2, 3]
-    assert retry.exhausted is not None and retry.exhausted.attempts == 4
-    retry = _retry(RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.1, deadline=5.0), clock)
-    for attempt in retry.attempts():
+    run = retry.attempts()
+    assert list(run) == [0, 1, 2, 3]
+    assert run.exhausted is not None and run.exhausted.attempts == 4
+    other = retry.attempts()  # each run is its own: one Retry serves concurrent threads
+    for attempt in other:
         if attempt == 1:
             break
-    assert retry.exhausted is None  # the caller broke out: it succeeded
+    assert other.exhausted is None  # the caller broke out: it succeeded
+    assert run.exhausted.attempts == 4
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,18 @@ class Exhausted:
     last_error: Exception | None
 
 
+class Attempts:
+    """One run of a `Retry` (see `Retry.attempts`)."""
+
+    def __init__(self, retry: Retry) -> None:
+        self._retry = retry
+        self.exhausted: Exhausted | None = None
+        """Set when the run ran out of attempts or time (None while running, or when the caller broke out)."""
+
+    def __iter__(self) -> Iterator[int]:
+        return self._retry._run(self)
+
+
 class Retry:
     """A `RetryPolicy` with its sleep, clock and random source (real ones unless a test injects its own)."""
 
@@ -98,19 +110,20 @@ class Retry:
         self._sleep = sleep or time.sleep
         self._clock = clock or time.monotonic
         self._rand = rand or random.random
-        self.exhausted: Exhausted | None = None
-        """Set when `attempts()` ran out (for the caller's final error)."""
 
     def delay(self, attempt: int) -> float:
         """The pause after failed attempt `attempt` (0-based): full jitter."""
         return full_jitter(attempt, self.policy.base_delay, self.policy.max_delay, self._rand)
 
-    def attempts(self) -> Iterator[int]:
-        """Attempt numbers 0, 1, ..., pausing before each but the first; the loop body breaks (or returns)
-        when an attempt succeeded. It ends after `max_attempts`, or before a pause that would pass the
-        deadline, and sets `exhausted`: the caller then raises its one final error."""
+    def attempts(self) -> Attempts:
+        """One run of the policy, to iterate: attempt numbers 0, 1, ..., pausing before each but the first;
+        the loop body breaks (or returns) when an attempt succeeded. The run ends after `max_attempts`, or
+        before a pause that would pass the deadline, and then holds `exhausted` for the caller's one final
+        error. Each call is a new run, so one `Retry` serves concurrent threads."""
+        return Attempts(self)
+
+    def _run(self, attempts: Attempts) -> Iterator[int]:
         started = self._clock()
-        self.exhausted = None
         attempt = 0
         while True:
             yield attempt
@@ -122,7 +135,7 @@ class Retry:
             if elapsed + pause > self.policy.deadline:
                 break
             self._sleep(pause)
-        self.exhausted = Exhausted(attempt, self._clock() - started, None)
+        attempts.exhausted = Exhausted(attempt, self._clock() - started, None)
 
     def call(
         self,
@@ -136,18 +149,18 @@ class Retry:
         last error itself when `give_up` is None."""
         accepts = _is_instance(retry_on) if isinstance(retry_on, tuple) else retry_on
         last: Exception | None = None
-        for _ in self.attempts():
+        run = self.attempts()
+        for _ in run:
             try:
                 return fn()
             except Exception as error:
                 if not accepts(error):
                     raise
                 last = error
-        assert last is not None and self.exhausted is not None
+        assert last is not None and run.exhausted is not None
         if give_up is None:
             raise last
-        exhausted = Exhausted(self.exhausted.attempts, self.exhausted.elapsed, last)
-        raise give_up(exhausted) from last
+        raise give_up(Exhausted(run.exhausted.attempts, run.exhausted.elapsed, last)) from last
 
 
 def _is_instance(types: tuple[type[Exception], ...]) -> Callable[[Exception], bool]:

@@ -128,7 +128,8 @@ def until_processed(
     unprocessed = "UnprocessedKeys" if operation == "BatchGetItem" else "UnprocessedItems"
     retry = retry or Retry(DYNAMODB_BATCH)
     pending = request
-    for _ in retry.attempts():
+    run = retry.attempts()
+    for _ in run:
         with upstream_errors("DynamoDB", operation):
             response = send(pending)
         yield response
@@ -136,7 +137,7 @@ def until_processed(
         if not pending:
             return
     keys = pending_keys(pending)
-    attempts = retry.exhausted.attempts if retry.exhausted else retry.policy.max_attempts
+    attempts = run.exhausted.attempts if run.exhausted else retry.policy.max_attempts
     shown = ", ".join(f"{pk}/{sk}" for pk, sk in keys[:10]) + (" ..." if len(keys) > 10 else "")
     raise UpstreamUnavailable(
         f"DynamoDB left {len(keys)} item(s) unprocessed during {operation} after {attempts} attempts "

@@ -12,6 +12,7 @@ import pytest
 from agent_memory.adapters.aws.import_store import BATCH_GET_MAX, BATCH_WRITE_MAX, DynamoImportStore
 from agent_memory.domain.errors import UpstreamUnavailable
 from agent_memory.domain.interop.model import ImportReport, ImportState, InventoryView, ItemOutcome
+from agent_memory.domain.retry import DYNAMODB_BATCH
 from tests.aws.support import TABLE
 
 T0 = datetime(2026, 12, 1, 12, tzinfo=UTC)
@@ -109,6 +110,8 @@ class Throttled(Flaky):
 def test_gives_up_after_bounded_resends(dynamodb: Any) -> None:
     throttled = Throttled(dynamodb, unprocessed=0)
     store = DynamoImportStore(TABLE, lambda tenant: throttled, sleep=lambda s: None)
-    with pytest.raises(UpstreamUnavailable, match="unprocessed"):
+    with pytest.raises(UpstreamUnavailable, match="unprocessed") as raised:
         store.add_outcomes("acme", "imp_y", "/n", [ItemOutcome(ref="r", namespace="/n", decision="added")])
-    assert len(throttled.calls) == 9  # the first call and 8 resends
+    assert len(throttled.calls) == DYNAMODB_BATCH.max_attempts  # bounded: the one retry policy's attempts
+    assert "acme#IMP#imp_y/ITEM#" in raised.value.message  # the error names what was not written
+    assert len(raised.value.details["unprocessed"]) == 2  # the outcome and its ref row

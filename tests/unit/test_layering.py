@@ -21,7 +21,18 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "functions" / "agent_memory
 DOMAIN = PACKAGE_ROOT / "domain"
 
 WINGS = ("memory", "files", "sessions", "dreaming", "skills", "migration", "interop", "erasure", "versioning")
-SHARED = ("credentials", "errors", "identity", "model", "patterns", "ports", "records", "safety", "text")
+SHARED = (
+    "credentials",
+    "errors",
+    "identity",
+    "model",
+    "patterns",
+    "ports",
+    "records",
+    "retry",
+    "safety",
+    "text",
+)
 WING_DEPENDENCIES: dict[str, set[str]] = {
     "memory": set(),
     "files": {"memory"},

@@ -126,7 +126,10 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     @app.exception_handler(errors.DomainError)
     def _domain_error(error: errors.DomainError) -> Response:
-        return error_response(status_for(error), error.code, error.message, _jsonable(error.details))
+        status = status_for(error)
+        # 503 after bounded retries (domain/retry.py): tell the client when to try again.
+        wait = {"Retry-After": str(error.details.get("retry_after_seconds", 5))} if status == 503 else None
+        return error_response(status, error.code, error.message, _jsonable(error.details), wait)
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:

@@ -31,6 +31,7 @@ from agent_memory.domain.errors import (
 )
 from agent_memory.domain.files.memory_files import MemoryFilesService
 from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.retry import CONCURRENT_WRITE
 from agent_memory.handlers import files as files_handler
 from tests.aws.file_function import (
     FILE_FUNCTION,
@@ -291,7 +292,10 @@ def test_a_concurrent_writer_makes_the_update_retry_from_a_fresh_read(
 
 def test_an_update_that_always_loses_gives_up_with_a_conflict(root: Path) -> None:
     with file_function_serving(root):
-        remote = RemoteFileStore(in_process_lambda_client(), FILE_FUNCTION, max_attempts=3)
+        pauses: list[float] = []
+        remote = RemoteFileStore(
+            in_process_lambda_client(), FILE_FUNCTION, max_attempts=3, sleep=pauses.append
+        )
         target = root / "acme" / "projects" / "billing" / "MEMORY.md"
         remote.update("acme", NS, "MEMORY.md", lambda text: "0")
         runs = []
@@ -305,6 +309,8 @@ def test_an_update_that_always_loses_gives_up_with_a_conflict(root: Path) -> Non
             remote.update("acme", NS, "MEMORY.md", change)
         assert len(runs) == 3
         assert target.read_text() == "3"
+        # full-jitter pauses between the attempts (domain/retry.py), none after the last
+        assert len(pauses) == 2 and all(0 <= p <= CONCURRENT_WRITE.max_delay for p in pauses)
 
 
 def test_concurrent_updates_through_the_file_function_lose_no_write(remote: RemoteFileStore) -> None:

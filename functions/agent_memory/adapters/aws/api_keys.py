@@ -22,6 +22,7 @@ from ...domain.identity import Scope, is_valid_pattern
 from ...domain.ports import Clock
 from ...domain.records import is_valid_tenant
 from ..clock import SystemClock
+from ._dynamo import dynamo_item, expr_values, read_flag, read_strings, read_text
 from ._errors import error_code, upstream_errors
 from .credentials import DEFAULT_CLIENT_CONFIG
 
@@ -52,17 +53,19 @@ class DynamoApiKeyStore:
 
     def get(self, key_hash: str) -> ApiKey | None:
         with upstream_errors("DynamoDB", "GetItem"):
-            item = self._client.get_item(TableName=self._table, Key={"key_hash": {"S": key_hash}}).get("Item")
+            item = self._client.get_item(TableName=self._table, Key=dynamo_item(key_hash=key_hash)).get(
+                "Item"
+            )
         if not item:
             return None
         return ApiKey(
-            key_hash=item["key_hash"]["S"],
-            key_id=item["key_id"]["S"],
-            tenant=item["tenant"]["S"],
-            namespaces=tuple(v["S"] for v in item.get("namespaces", {}).get("L", [])),
-            scopes=tuple(v["S"] for v in item.get("scopes", {}).get("L", [])),
-            created_at=item.get("created_at", {}).get("S", ""),
-            disabled=bool(item.get("disabled", {}).get("BOOL", False)),
+            key_hash=read_text(item, "key_hash"),
+            key_id=read_text(item, "key_id"),
+            tenant=read_text(item, "tenant"),
+            namespaces=tuple(read_strings(item, "namespaces")),
+            scopes=tuple(read_strings(item, "scopes")),
+            created_at=read_text(item, "created_at", ""),
+            disabled=bool(read_flag(item, "disabled", False)),
         )
 
     def create(self, tenant: str, namespaces: Sequence[str], scopes: Sequence[str]) -> tuple[str, str]:
@@ -86,15 +89,15 @@ class DynamoApiKeyStore:
             with upstream_errors("DynamoDB", "PutItem"):
                 self._client.put_item(
                     TableName=self._table,
-                    Item={
-                        "key_hash": {"S": hash_api_key(key)},
-                        "key_id": {"S": key_id},
-                        "tenant": {"S": tenant},
-                        "namespaces": {"L": [{"S": p} for p in dict.fromkeys(namespaces)]},
-                        "scopes": {"L": [{"S": s} for s in dict.fromkeys(scopes)]},
-                        "created_at": {"S": self._clock.now().isoformat()},
-                        "disabled": {"BOOL": False},
-                    },
+                    Item=dynamo_item(
+                        key_hash=hash_api_key(key),
+                        key_id=key_id,
+                        tenant=tenant,
+                        namespaces=list(dict.fromkeys(namespaces)),  # a list (L), never a set
+                        scopes=list(dict.fromkeys(scopes)),
+                        created_at=self._clock.now().isoformat(),
+                        disabled=False,
+                    ),
                     ConditionExpression="attribute_not_exists(key_hash)",
                 )
         except ClientError as error:
@@ -108,9 +111,9 @@ class DynamoApiKeyStore:
         with upstream_errors("DynamoDB", "UpdateItem"):
             self._client.update_item(
                 TableName=self._table,
-                Key={"key_hash": {"S": key_hash}},
+                Key=dynamo_item(key_hash=key_hash),
                 UpdateExpression="SET disabled = :true",
-                ExpressionAttributeValues={":true": {"BOOL": True}},
+                ExpressionAttributeValues=expr_values(true=True),
             )
 
 

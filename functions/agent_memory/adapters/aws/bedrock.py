@@ -6,8 +6,8 @@ request `{"inputText": str, "dimensions": 256|512|1024, "normalize": bool}`, res
 Batches therefore fan out over a small thread pool (boto3 clients are thread-safe), bounded by
 `max_concurrency` because Bedrock throttles embedding models by requests per minute.
 
-Retries are ours, not botocore's: exponential backoff with full jitter (sleep a random time in
-[0, min(cap, base * 2^attempt)]) on ThrottlingException, ServiceUnavailableException, ModelNotReadyException,
+Retries are ours, not botocore's (`domain.retry`: exponential backoff with full jitter, a random pause in
+[0, min(cap, base * 2^attempt)], and a deadline) on ThrottlingException, ServiceUnavailableException, ModelNotReadyException,
 ModelTimeoutException, InternalServerException and connection errors, then `UpstreamUnavailable`. Build the
 client with `BEDROCK_CLIENT_CONFIG` (botocore retries off) so attempts do not multiply.
 """
@@ -28,6 +28,7 @@ from botocore.exceptions import ClientError
 from ...domain.errors import TooLarge, UpstreamUnavailable, ValidationFailed
 from ...domain.ports import Vector
 from ...domain.records import EmbedderIdentity
+from ...domain.retry import BEDROCK, Exhausted, Retry, RetryPolicy
 from ._errors import CONNECTION_ERRORS, error_code
 
 logger = logging.getLogger(__name__)
@@ -56,51 +57,52 @@ T = TypeVar("T")
 
 
 class Backoff:
-    """Bounded retries with exponential backoff and full jitter. `sleep` and `rand` are injectable so tests
-    neither wait nor depend on chance."""
+    """Bedrock's bounded retries: `domain.retry.Retry` (full jitter, attempts and a deadline) on the retryable
+    Bedrock codes and connection errors, then one `UpstreamUnavailable` (503). `sleep`, `clock` and `rand` are
+    injectable so tests neither wait nor depend on chance."""
 
     def __init__(
         self,
         *,
-        max_attempts: int = 6,
-        base_delay: float = 0.25,
-        max_delay: float = 8.0,
+        max_attempts: int = BEDROCK.max_attempts,
+        base_delay: float = BEDROCK.base_delay,
+        max_delay: float = BEDROCK.max_delay,
+        deadline: float = BEDROCK.deadline,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         rand: Callable[[], float] = random.random,
     ) -> None:
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+        policy = RetryPolicy(max_attempts, base_delay, max_delay, deadline)
         self.max_attempts = max_attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self._sleep = sleep
-        self._rand = rand
+        self._retry = Retry(policy, sleep=sleep, clock=clock, rand=rand)
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number `attempt` (0-based)."""
-        return self._rand() * min(self.max_delay, self.base_delay * 2**attempt)
+        return self._retry.delay(attempt)
 
     def run(self, call: Callable[[], T], *, what: str) -> T:
-        last_code = ""
-        for attempt in range(self.max_attempts):
-            try:
-                return call()
-            except ClientError as error:
-                last_code = error_code(error)
-                if last_code not in RETRYABLE_BEDROCK_CODES:
-                    raise _translate(error, what) from error
-            except CONNECTION_ERRORS as error:
-                last_code = type(error).__name__
-            if attempt + 1 < self.max_attempts:
-                pause = self.delay(attempt)
-                logger.info("%s: %s, retrying in %.2fs", what, last_code, pause)
-                self._sleep(pause)
-        raise UpstreamUnavailable(
-            f"{what} failed {self.max_attempts} times ({last_code}); Bedrock is throttling or unavailable, "
-            "retry in a minute",
-            attempts=self.max_attempts,
-            aws_error=last_code,
-        )
+        try:
+            return self._retry.call(call, retry_on=_retryable, give_up=lambda spent: _gave_up(spent, what))
+        except ClientError as error:  # not retryable: the caller's or the deployment's problem
+            raise _translate(error, what) from error
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, ClientError):
+        return error_code(error) in RETRYABLE_BEDROCK_CODES
+    return isinstance(error, CONNECTION_ERRORS)
+
+
+def _gave_up(spent: Exhausted, what: str) -> UpstreamUnavailable:
+    error = spent.last_error
+    code = error_code(error) if isinstance(error, ClientError) else type(error).__name__
+    logger.info("%s: %s after %d attempts (%.1fs)", what, code, spent.attempts, spent.elapsed)
+    return UpstreamUnavailable(
+        f"{what} failed {spent.attempts} times ({code}); Bedrock is throttling or unavailable, retry in a minute",
+        attempts=spent.attempts,
+        aws_error=code,
+        retry_after_seconds=BEDROCK.retry_after,
+    )
 
 
 def _translate(error: ClientError, what: str) -> Exception:

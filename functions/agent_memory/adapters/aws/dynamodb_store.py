@@ -45,7 +45,6 @@ import contextvars
 import heapq
 import itertools
 import json
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -67,8 +66,7 @@ from ...domain.records import (
     is_valid_namespace,
     is_valid_tenant,
 )
-from ._dynamo import n as _n
-from ._dynamo import s as _s
+from ._dynamo import attr, dynamo_item, expr_values, read_number, read_text, until_processed
 from ._errors import error_code, upstream_errors
 
 DEFAULT_RECALL_TTL_DAYS = 90
@@ -78,7 +76,6 @@ the all-or-nothing promise of `commit()`."""
 MAX_TRANSACTION_BYTES = 4_000_000
 """TransactWriteItems accepts at most 4 MB in total; checked (approximately) before the call."""
 _BATCH_GET_MAX = 100
-_BATCH_GET_ATTEMPTS = 8
 _TOUCH_CONCURRENCY = 16
 """A default recall (k=10) touches in one wave; within the tenant clients' 32 pooled connections
 (credentials.DEFAULT_CLIENT_CONFIG), which the recall log's PutItem shares at the same time."""
@@ -173,7 +170,7 @@ def _check_limit(limit: int) -> None:
 
 
 def _text(item: Item, attribute: str) -> str:
-    return str(item.get(attribute, {}).get("S", ""))
+    return str(read_text(item, attribute, ""))
 
 
 def _overlaid_doc(item: Item) -> str:
@@ -183,8 +180,8 @@ def _overlaid_doc(item: Item) -> str:
     try:
         data = json.loads(raw)
         if isinstance(data, dict):
-            data["access_count"] = int(item["access_count"]["N"])
-            data["last_access_at"] = _parse_time(item["last_access_at"]["S"]).isoformat()
+            data["access_count"] = int(read_number(item, "access_count"))
+            data["last_access_at"] = _parse_time(read_text(item, "last_access_at")).isoformat()
             return json.dumps(data)
     except _UNREADABLE:
         pass
@@ -201,7 +198,7 @@ def _warn_unreadable(kind: str, tenant: str, item: Item, error: Exception) -> No
 
 def _belongs_to(item: Item, tenant: str) -> bool:
     """Whether the item's base-table partition key is the tenant's (every pk starts with `<tenant>#`)."""
-    pk = item.get("pk", {}).get("S")
+    pk = read_text(item, "pk", None)
     return isinstance(pk, str) and pk.startswith(f"{tenant}#")
 
 
@@ -222,14 +219,14 @@ class _Filter:
         placeholders = []
         for value in dict.fromkeys(values):
             placeholder = f":f{next(self._counter)}"
-            self.values[placeholder] = _s(value)
+            self.values[placeholder] = attr(value)
             placeholders.append(placeholder)
         self.clauses.append(f"{name} IN ({', '.join(placeholders)})")
 
     def compare(self, attribute: str, operator: str, value: str) -> None:
         name, placeholder = f"#f{next(self._counter)}", f":f{next(self._counter)}"
         self.names[name] = attribute
-        self.values[placeholder] = _s(value)
+        self.values[placeholder] = attr(value)
         self.clauses.append(f"{name} {operator} {placeholder}")
 
     def apply(self, request: dict[str, Any]) -> None:
@@ -277,34 +274,34 @@ class DynamoRecordStore:
 
     def _record_item(self, record: MemoryRecord) -> Item:
         t, position = record.tenant, self._record_position(record)
-        item: Item = {
-            "pk": _s(f"{t}#REC#{record.id}"),
-            "sk": _s("REC"),
-            "gsi1pk": _s(f"{t}#NS#{record.namespace}"),
-            "gsi1sk": _s(f"REC#{position}"),
-            "gsi2pk": _s(f"{t}#REC"),
-            "gsi2sk": _s(position),
-            "kind": _s("record"),
-            "tenant": _s(t),
-            "record_id": _s(record.id),
-            "namespace": _s(record.namespace),
-            "type": _s(record.type.value),
-            "status": _s(record.status.value),
-            "tier": _s(record.tier.value),
-            "content_hash": _s(record.content_hash),
-            "created_at": _s(sortable_time(record.created_at)),
-            "last_access_at": _s(sortable_time(record.last_access_at)),
-            "access_count": _n(record.access_count),
-            "version": _n(record.version),
-            "doc": _s(record.model_dump_json()),
-        }
+        item: Item = dynamo_item(
+            pk=f"{t}#REC#{record.id}",
+            sk="REC",
+            gsi1pk=f"{t}#NS#{record.namespace}",
+            gsi1sk=f"REC#{position}",
+            gsi2pk=f"{t}#REC",
+            gsi2sk=position,
+            kind="record",
+            tenant=t,
+            record_id=record.id,
+            namespace=record.namespace,
+            type=record.type.value,
+            status=record.status.value,
+            tier=record.tier.value,
+            content_hash=record.content_hash,
+            created_at=sortable_time(record.created_at),
+            last_access_at=sortable_time(record.last_access_at),
+            access_count=record.access_count,
+            version=record.version,
+            doc=record.model_dump_json(),
+        )
         if record.conflict_group is not None:
-            item["conflict_group"] = _s(record.conflict_group)
+            item["conflict_group"] = attr(record.conflict_group)
         return item
 
     @staticmethod
     def _pointer_item(pk: str, record: MemoryRecord) -> Item:
-        return {"pk": _s(pk), "sk": _s(f"REC#{record.id}"), "kind": _s("pointer"), "record_id": _s(record.id)}
+        return dynamo_item(pk=pk, sk=f"REC#{record.id}", kind="pointer", record_id=record.id)
 
     @staticmethod
     def _hash_pk(tenant: str, namespace: str, content_hash: str) -> str:
@@ -316,10 +313,10 @@ class DynamoRecordStore:
 
     @staticmethod
     def _record_from_item(item: Item) -> MemoryRecord:
-        data = json.loads(item["doc"]["S"])
+        data = json.loads(read_text(item, "doc"))
         # touch() updates these two attributes in place without rewriting `doc`: they are authoritative.
-        data["access_count"] = int(item["access_count"]["N"])
-        stored_access = item["last_access_at"]["S"]
+        data["access_count"] = int(read_number(item, "access_count"))
+        stored_access = read_text(item, "last_access_at")
         if sortable_time(datetime.fromisoformat(data["last_access_at"])) != stored_access:
             data["last_access_at"] = _parse_time(stored_access).isoformat()
         return MemoryRecord.model_validate(data)
@@ -337,24 +334,24 @@ class DynamoRecordStore:
     @staticmethod
     def _read(model: type[M], item: Item, tenant: str) -> M | None:
         try:
-            return model.model_validate_json(item["doc"]["S"])
+            return model.model_validate_json(read_text(item, "doc"))
         except _UNREADABLE as error:
             _warn_unreadable(model.__name__, tenant, item, error)
             return None
 
     def _change_item(self, change: ChangeEntry, stamp: str) -> Item:
         t, position = change.tenant, f"{sortable_time(change.at)}#{stamp}#{change.id}"
-        return {
-            "pk": _s(f"{t}#CHG#{change.record_id}"),
-            "sk": _s(position),
-            "gsi1pk": _s(f"{t}#NS#{change.namespace}"),
-            "gsi1sk": _s(f"CHG#{position}"),
-            "gsi2pk": _s(f"{t}#CHG"),
-            "gsi2sk": _s(position),
-            "kind": _s("change"),
-            "namespace": _s(change.namespace),
-            "doc": _s(change.model_dump_json()),
-        }
+        return dynamo_item(
+            pk=f"{t}#CHG#{change.record_id}",
+            sk=position,
+            gsi1pk=f"{t}#NS#{change.namespace}",
+            gsi1sk=f"CHG#{position}",
+            gsi2pk=f"{t}#CHG",
+            gsi2sk=position,
+            kind="change",
+            namespace=change.namespace,
+            doc=change.model_dump_json(),
+        )
 
     # ------------------------------------------------------------------ writes
 
@@ -451,11 +448,11 @@ class DynamoRecordStore:
         else:
             put["ConditionExpression"] = "#version = :expected"
             put["ExpressionAttributeNames"] = {"#version": "version"}
-            put["ExpressionAttributeValues"] = {":expected": _n(write.expected_version)}
+            put["ExpressionAttributeValues"] = expr_values(expected=write.expected_version)
             if write.expected_status is not None:
                 put["ConditionExpression"] += " AND #status = :expected_status"
                 put["ExpressionAttributeNames"]["#status"] = "status"
-                put["ExpressionAttributeValues"][":expected_status"] = _s(write.expected_status.value)
+                put["ExpressionAttributeValues"][":expected_status"] = attr(write.expected_status.value)
         return {"Put": put}
 
     @staticmethod
@@ -470,7 +467,7 @@ class DynamoRecordStore:
             record_id = owners[index] if index < len(owners) else None
             if code == "ConditionalCheckFailed" and record_id is not None:
                 old = reason.get("Item") or {}
-                stored = int(old["version"]["N"]) if "version" in old else None
+                stored = int(read_number(old, "version")) if "version" in old else None
                 if expected[record_id] is None:
                     raise ConcurrentModification(
                         f"record {record_id} already exists; it cannot be created twice", record_id=record_id
@@ -483,7 +480,7 @@ class DynamoRecordStore:
                     ) from error
                 wanted_status = expected_status.get(record_id)
                 statuses = (
-                    {"expected_status": wanted_status, "stored_status": old.get("status", {}).get("S")}
+                    {"expected_status": wanted_status, "stored_status": read_text(old, "status", None)}
                     if wanted_status
                     else {}
                 )
@@ -528,11 +525,11 @@ class DynamoRecordStore:
                     # version is deliberately untouched: access bookkeeping must never fail a real update.
                     client.update_item(
                         TableName=self._table,
-                        Key={"pk": _s(f"{tenant}#REC#{record_id}"), "sk": _s("REC")},
+                        Key=dynamo_item(pk=f"{tenant}#REC#{record_id}", sk="REC"),
                         UpdateExpression="SET #last = :at ADD #count :one",
                         ConditionExpression="attribute_exists(pk)",
                         ExpressionAttributeNames={"#last": "last_access_at", "#count": "access_count"},
-                        ExpressionAttributeValues={":at": _s(moment), ":one": _n(1)},
+                        ExpressionAttributeValues=expr_values(at=moment, one=1),
                     )
             except ClientError as error:
                 if error_code(error) != "ConditionalCheckFailedException":
@@ -558,13 +555,13 @@ class DynamoRecordStore:
         with upstream_errors("DynamoDB", "PutItem"):
             client.put_item(
                 TableName=self._table,
-                Item={
-                    "pk": _s(f"{entry.tenant}#RCL#{entry.namespace}"),
-                    "sk": _s(position),
-                    "kind": _s("recall"),
-                    "doc": _s(entry.model_dump_json()),
-                    "expires_at": _n(int((expires + self._recall_ttl).timestamp())),
-                },
+                Item=dynamo_item(
+                    pk=f"{entry.tenant}#RCL#{entry.namespace}",
+                    sk=position,
+                    kind="recall",
+                    doc=entry.model_dump_json(),
+                    expires_at=int((expires + self._recall_ttl).timestamp()),
+                ),
             )
 
     # ------------------------------------------------------------------ point reads
@@ -574,7 +571,7 @@ class DynamoRecordStore:
         with upstream_errors("DynamoDB", "GetItem"):
             response = client.get_item(
                 TableName=self._table,
-                Key={"pk": _s(f"{tenant}#REC#{record_id}"), "sk": _s("REC")},
+                Key=dynamo_item(pk=f"{tenant}#REC#{record_id}", sk="REC"),
                 ConsistentRead=True,
             )
         item = response.get("Item")
@@ -589,7 +586,7 @@ class DynamoRecordStore:
         found: dict[str, MemoryRecord] = {}
         for start in range(0, len(ids), _BATCH_GET_MAX):
             keys = [
-                {"pk": _s(f"{tenant}#REC#{i}"), "sk": _s("REC")} for i in ids[start : start + _BATCH_GET_MAX]
+                dynamo_item(pk=f"{tenant}#REC#{i}", sk="REC") for i in ids[start : start + _BATCH_GET_MAX]
             ]
             for item in self._batch_get(client, keys):
                 record = self._read_record(item, tenant)
@@ -599,24 +596,17 @@ class DynamoRecordStore:
 
     def _batch_get(self, client: Any, keys: list[Item]) -> Iterator[Item]:
         request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-        for attempt in range(_BATCH_GET_ATTEMPTS):
-            with upstream_errors("DynamoDB", "BatchGetItem"):
-                response = client.batch_get_item(RequestItems=request)
-            yield from response.get("Responses", {}).get(self._table, [])
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                return
-            # Unprocessed keys mean the table is throttling: back off (full jitter) before asking again.
-            time.sleep(random.uniform(0, min(2.0, 0.05 * 2**attempt)))
-        raise UpstreamUnavailable(
-            f"DynamoDB left keys unprocessed after {_BATCH_GET_ATTEMPTS} attempts; retry in a few seconds",
-            service="DynamoDB",
+        for response in until_processed(
+            lambda pending: client.batch_get_item(RequestItems=pending),
+            request,
             operation="BatchGetItem",
-        )
+            advice="retry in a few seconds",
+        ):
+            yield from response.get("Responses", {}).get(self._table, [])
 
     def find_by_hash(self, tenant: str, namespace: str, content_hash: str) -> list[MemoryRecord]:
         pk = self._hash_pk(tenant, namespace, content_hash)
-        ids = [item["record_id"]["S"] for item in self._query_partition(tenant, pk, consistent=True)]
+        ids = [read_text(item, "record_id") for item in self._query_partition(tenant, pk, consistent=True)]
         records = [
             r
             for r in self.get_many(tenant, ids)
@@ -664,7 +654,7 @@ class DynamoRecordStore:
 
     def _list_conflict_group(self, tenant: str, query: RecordQuery, after: str | None) -> Page[MemoryRecord]:
         pk = self._conflict_pk(tenant, query.conflict_group or "")
-        ids = [item["record_id"]["S"] for item in self._query_partition(tenant, pk, consistent=True)]
+        ids = [read_text(item, "record_id") for item in self._query_partition(tenant, pk, consistent=True)]
         cutoff = query.last_access_before
         matching = [
             r
@@ -701,7 +691,7 @@ class DynamoRecordStore:
                 (counts.by_tier, "tier"),
                 (counts.by_type, "type"),
             ):
-                value = item[attribute]["S"]
+                value = read_text(item, attribute)
                 bucket[value] = bucket.get(value, 0) + 1
         return counts
 
@@ -762,7 +752,7 @@ class DynamoRecordStore:
                         namespace=_text(item, "namespace"),
                         type=_text(item, "type"),
                         status=_text(item, "status"),
-                        version=int(item.get("version", {}).get("N", "0")),
+                        version=int(read_number(item, "version", "0")),
                         created_at=_text(item, "created_at"),
                         body=_overlaid_doc(item),
                         error=describe_invalid(error),
@@ -813,7 +803,7 @@ class DynamoRecordStore:
             "TableName": self._table,
             "IndexName": index,
             "ExpressionAttributeNames": {"#pk": f"{index}pk"},
-            "ExpressionAttributeValues": {":pk": _s(partition)},
+            "ExpressionAttributeValues": expr_values(pk=partition),
             "Limit": self._page_limit(limit_hint),
         }
         if prefix or after is not None:
@@ -822,11 +812,11 @@ class DynamoRecordStore:
             # BETWEEN keeps other item kinds sharing the partition out ("REC$" sorts right after "REC#…").
             upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
             request["KeyConditionExpression"] = "#pk = :pk AND #sk BETWEEN :lo AND :hi"
-            request["ExpressionAttributeValues"][":lo"] = _s(prefix + (after or ""))
-            request["ExpressionAttributeValues"][":hi"] = _s(upper)
+            request["ExpressionAttributeValues"][":lo"] = attr(prefix + (after or ""))
+            request["ExpressionAttributeValues"][":hi"] = attr(upper)
         elif after is not None:
             request["KeyConditionExpression"] = "#pk = :pk AND #sk > :lo"
-            request["ExpressionAttributeValues"][":lo"] = _s(after)
+            request["ExpressionAttributeValues"][":lo"] = attr(after)
         else:
             request["KeyConditionExpression"] = "#pk = :pk"
         if projection:
@@ -846,7 +836,7 @@ class DynamoRecordStore:
                     extra={"index": index, "dropped": len(page) - len(own), "tenant": tenant},
                 )
             for item in own:
-                position = item[sk]["S"][len(prefix) :]
+                position = read_text(item, sk)[len(prefix) :]
                 if after is not None and position <= after:
                     continue  # BETWEEN is inclusive: skip the cursor item itself
                 yield position, item
@@ -866,21 +856,21 @@ class DynamoRecordStore:
             "TableName": self._table,
             "ConsistentRead": True,
             "ExpressionAttributeNames": {"#pk": "pk"},
-            "ExpressionAttributeValues": {":pk": _s(partition)},
+            "ExpressionAttributeValues": expr_values(pk=partition),
             "KeyConditionExpression": "#pk = :pk",
             "Limit": self._page_limit(limit_hint),
         }
         if after is not None:
             request["KeyConditionExpression"] += " AND #sk > :lo"
             request["ExpressionAttributeNames"]["#sk"] = "sk"
-            request["ExpressionAttributeValues"][":lo"] = _s(after)
+            request["ExpressionAttributeValues"][":lo"] = attr(after)
         elif from_inclusive is not None:
             request["KeyConditionExpression"] += " AND #sk >= :lo"
             request["ExpressionAttributeNames"]["#sk"] = "sk"
-            request["ExpressionAttributeValues"][":lo"] = _s(from_inclusive)
+            request["ExpressionAttributeValues"][":lo"] = attr(from_inclusive)
         flt.apply(request)
         for item in self._paginate(client, request):
-            yield item["sk"]["S"], item
+            yield read_text(item, "sk"), item
 
     def _query_partition(self, tenant: str, partition: str, *, consistent: bool) -> Iterator[Item]:
         client = self._client(tenant)
@@ -889,6 +879,6 @@ class DynamoRecordStore:
             "ConsistentRead": consistent,
             "KeyConditionExpression": "#pk = :pk",
             "ExpressionAttributeNames": {"#pk": "pk"},
-            "ExpressionAttributeValues": {":pk": _s(partition)},
+            "ExpressionAttributeValues": expr_values(pk=partition),
         }
         yield from self._paginate(client, request)

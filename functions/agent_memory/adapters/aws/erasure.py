@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -37,12 +36,11 @@ from ...domain.erasure.model import (
 from ...domain.erasure.ports import ContentStore
 from ...domain.erasure.service import ErasureService
 from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
-from ...domain.errors import UpstreamUnavailable
 from ...domain.migration.model import text_hash
 from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
-from ._dynamo import s as _s
+from ._dynamo import dynamo_item, expr_values, read_text, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .migration import ARCHIVE_TAG
 from .session_store import ENDED_LISTING, OPEN_LISTING
@@ -54,7 +52,6 @@ _BATCH_GET = 100
 """BatchGetItem takes at most 100 keys (botocore's model: RequestItems / Keys max 100)."""
 _GET_VECTORS_MAX = 100
 """S3 Vectors' GetVectors takes at most 100 keys."""
-_ATTEMPTS = 8
 
 
 def _json(doc: str) -> dict[str, Any] | None:
@@ -80,7 +77,7 @@ class _Table:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             for item in response.get("Items", []):
-                if item.get("pk", {}).get("S", "").startswith(f"{tenant}#"):  # GSI items of this tenant only
+                if read_text(item, "pk", "").startswith(f"{tenant}#"):  # GSI items of this tenant only
                     yield item
             last = response.get("LastEvaluatedKey")
             if not last:
@@ -93,7 +90,7 @@ class _Table:
             {
                 "IndexName": "gsi2",
                 "KeyConditionExpression": "gsi2pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(partition)},
+                "ExpressionAttributeValues": expr_values(pk=partition),
             },
         )
 
@@ -102,7 +99,7 @@ class _Table:
             tenant,
             {
                 "KeyConditionExpression": "pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(pk)},
+                "ExpressionAttributeValues": expr_values(pk=pk),
                 "ConsistentRead": True,
             },
         )
@@ -116,17 +113,16 @@ class _Table:
         for start in range(0, len(unique), _BATCH_GET):
             request: dict[str, Any] = {
                 self.table: {
-                    "Keys": [{"pk": _s(pk), "sk": _s(sk)} for pk, sk in unique[start : start + _BATCH_GET]],
+                    "Keys": [dynamo_item(pk=pk, sk=sk) for pk, sk in unique[start : start + _BATCH_GET]],
                     "ProjectionExpression": "pk, sk",
                     "ConsistentRead": True,
                 }
             }
-            for response in _until_processed(
-                "BatchGetItem",
-                "UnprocessedKeys",
+            for response in until_processed(
                 lambda pending: client.batch_get_item(RequestItems=pending),
                 request,
-                "DynamoDB left reads unprocessed; run the purge step again",
+                operation="BatchGetItem",
+                advice="run the purge step again",
             ):
                 found.extend(_key(item) for item in response.get("Responses", {}).get(self.table, []))
         return found
@@ -137,43 +133,19 @@ class _Table:
         for start in range(0, len(unique), _BATCH_WRITE):
             request: dict[str, Any] = {
                 self.table: [
-                    {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(sk)}}}
+                    {"DeleteRequest": {"Key": dynamo_item(pk=pk, sk=sk)}}
                     for pk, sk in unique[start : start + _BATCH_WRITE]
                 ]
             }
-            for _ in _until_processed(
-                "BatchWriteItem",
-                "UnprocessedItems",
+            write_all(
                 lambda pending: client.batch_write_item(RequestItems=pending),
                 request,
-                "DynamoDB left deletes unprocessed; execute the purge again to resume",
-            ):
-                pass
-
-
-def _until_processed(
-    operation: str,
-    unprocessed: str,
-    send: Callable[[dict[str, Any]], dict[str, Any]],
-    request: dict[str, Any],
-    message: str,
-) -> Iterator[dict[str, Any]]:
-    """Each answer to a batch call and to the calls that send again what it left `unprocessed` (DynamoDB
-    throttling), backing off in between; UpstreamUnavailable with `message` if some is still left."""
-    pending = request
-    for attempt in range(_ATTEMPTS):
-        with upstream_errors("DynamoDB", operation):
-            response = send(pending)
-        yield response
-        pending = response.get(unprocessed) or {}
-        if not pending:
-            return
-        time.sleep(min(2.0, 0.05 * 2**attempt))
-    raise UpstreamUnavailable(message, service="dynamodb", operation=operation)
+                advice="execute the purge again to resume",
+            )
 
 
 def _key(item: Item) -> tuple[str, str]:
-    return item["pk"]["S"], item["sk"]["S"]
+    return read_text(item, "pk"), read_text(item, "sk")
 
 
 class DynamoRecordEraser:
@@ -186,10 +158,14 @@ class DynamoRecordEraser:
 
     def namespaces(self, tenant: str) -> list[str]:
         found = {
-            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#REC") if "namespace" in item
+            read_text(item, "namespace")
+            for item in self._t.gsi2(tenant, f"{tenant}#REC")
+            if "namespace" in item
         }
         found |= {
-            item["namespace"]["S"] for item in self._t.gsi2(tenant, f"{tenant}#CHG") if "namespace" in item
+            read_text(item, "namespace")
+            for item in self._t.gsi2(tenant, f"{tenant}#CHG")
+            if "namespace" in item
         }
         return sorted(found)
 
@@ -200,9 +176,9 @@ class DynamoRecordEraser:
         refs: list[str] = []
         keys: list[tuple[str, str]] = []
         for item in self._t.gsi2(t, f"{t}#REC"):
-            record_id = item["pk"]["S"].rpartition("#REC#")[2]
-            namespace = item.get("namespace", {}).get("S", "")
-            doc = item.get("doc", {}).get("S", "")
+            record_id = read_text(item, "pk").rpartition("#REC#")[2]
+            namespace = read_text(item, "namespace", "")
+            doc = read_text(item, "doc", "")
             if not (
                 record_id in ids
                 or scope.in_scope_namespace(namespace)
@@ -220,20 +196,18 @@ class DynamoRecordEraser:
             if body.get("conflict_group"):
                 keys.append((f"{t}#CONFLICT#{body['conflict_group']}", f"REC#{record_id}"))
         for item in self._t.gsi2(t, f"{t}#CHG"):
-            record_id = item["pk"]["S"].rpartition("#CHG#")[2]
-            namespace = item.get("namespace", {}).get("S", "")
-            doc = item.get("doc", {}).get("S", "")
+            record_id = read_text(item, "pk").rpartition("#CHG#")[2]
+            namespace = read_text(item, "namespace", "")
+            doc = read_text(item, "doc", "")
             if is_tombstone(doc):
                 continue
             if record_id in ids or scope.in_scope_namespace(namespace) or scope.names_change(doc):
-                refs.append(f"change:{item['sk']['S']}")
+                refs.append(f"change:{read_text(item, 'sk')}")
                 keys.append(_key(item))
         for namespace in sorted(set(self.namespaces(t)) | set(scope.namespaces)):
             for item in self._t.partition(t, f"{t}#RCL#{namespace}"):
-                if scope.in_scope_namespace(namespace) or scope.names_recall(
-                    item.get("doc", {}).get("S", "")
-                ):
-                    refs.append(f"recall:{item['sk']['S']}")
+                if scope.in_scope_namespace(namespace) or scope.names_recall(read_text(item, "doc", "")):
+                    refs.append(f"recall:{read_text(item, 'sk')}")
                     keys.append(_key(item))
         return refs, keys
 
@@ -267,24 +241,24 @@ class DynamoSessionEraser:
                 {
                     "IndexName": "gsi1",
                     "KeyConditionExpression": "gsi1pk = :pk",
-                    "ExpressionAttributeValues": {":pk": _s(f"{t}#{suffix}")},
+                    "ExpressionAttributeValues": expr_values(pk=f"{t}#{suffix}"),
                     "ProjectionExpression": "pk",
                 },
             ):
-                listed_keys[listed["pk"]["S"]] = None  # a session ended during the listing: once
+                listed_keys[read_text(listed, "pk")] = None  # a session ended during the listing: once
         for pk in listed_keys:
             items = list(self._t.partition(t, pk))
-            session = next((i for i in items if i["sk"]["S"] == "SES"), None)
+            session = next((i for i in items if read_text(i, "sk") == "SES"), None)
             if session is None:
                 continue
-            turns = [i for i in items if i["sk"]["S"].startswith("TURN#")]
-            doc = session.get("doc", {}).get("S", "")
-            namespace = session.get("namespace", {}).get("S", "")
+            turns = [i for i in items if read_text(i, "sk").startswith("TURN#")]
+            doc = read_text(session, "doc", "")
+            namespace = read_text(session, "namespace", "")
             if (
                 scope.whole_tenant
                 or scope.in_scope_namespace(namespace)
                 or scope.names(str((_json(doc) or {}).get("snapshot") or ""))
-                or any(scope.names_json(turn.get("doc", {}).get("S", "")) for turn in turns)
+                or any(scope.names_json(read_text(turn, "doc", "")) for turn in turns)
             ):
                 found.append((session, turns))
         return found
@@ -292,7 +266,7 @@ class DynamoSessionEraser:
     def find(self, scope: EraseScope) -> StoreFinding:
         found = self._matching(scope)
         return StoreFinding(
-            store=self.name, items=len(found), refs=[s["pk"]["S"].rpartition("#")[2] for s, _ in found]
+            store=self.name, items=len(found), refs=[read_text(s, "pk").rpartition("#")[2] for s, _ in found]
         )
 
     def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
@@ -304,7 +278,7 @@ class DynamoSessionEraser:
             if scope.whole_tenant:
                 self._t.delete(t, [_key(session)])
                 continue
-            doc = json.loads(session["doc"]["S"])
+            doc = json.loads(read_text(session, "doc"))
             doc.update(status=SessionStatus.PURGED.value, snapshot="", snapshot_sha256=snapshot_digest(""))
             with upstream_errors("DynamoDB", "UpdateItem"):
                 client.update_item(
@@ -312,10 +286,9 @@ class DynamoSessionEraser:
                     Key={"pk": session["pk"], "sk": session["sk"]},
                     UpdateExpression="SET #status = :purged, doc = :doc REMOVE gsi1pk, gsi1sk",
                     ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={
-                        ":purged": _s(SessionStatus.PURGED.value),
-                        ":doc": _s(json.dumps(doc)),
-                    },
+                    ExpressionAttributeValues=expr_values(
+                        purged=SessionStatus.PURGED.value, doc=json.dumps(doc)
+                    ),
                 )
         return len(found)
 
@@ -371,8 +344,8 @@ class DynamoIdempotencyEraser:
             with upstream_errors("DynamoDB", "Scan"):
                 response = self._client.scan(**request)
             for item in response.get("Items", []):
-                if scope.names_response(item.get("data", {}).get("S", "")):
-                    found.append(item["id"]["S"])
+                if scope.names_response(read_text(item, "data", "")):
+                    found.append(read_text(item, "id"))
             last = response.get("LastEvaluatedKey")
             if not last:
                 return found
@@ -386,7 +359,7 @@ class DynamoIdempotencyEraser:
         found = self._matching(scope)
         for key in found:
             with upstream_errors("DynamoDB", "DeleteItem"):
-                self._client.delete_item(TableName=self._table, Key={"id": _s(key)})
+                self._client.delete_item(TableName=self._table, Key=dynamo_item(id=key))
         return len(found)
 
 
@@ -398,7 +371,7 @@ class DynamoSnapshotDeleter:
         self._t = _Table(table, dynamodb)
 
     def delete_snapshot(self, tenant: str, namespace: str, name: str) -> bool:
-        key = {"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)}
+        key = dynamo_item(pk=f"{tenant}#SNAP#{namespace}", sk=name)
         with upstream_errors("DynamoDB", "GetItem"):
             item = (
                 self._t.client(tenant)
@@ -407,9 +380,9 @@ class DynamoSnapshotDeleter:
             )
         if item is None:
             return False
-        parts = list(self._t.partition(tenant, f"{tenant}#SNAPDATA#{item['data_id']['S']}"))
+        parts = list(self._t.partition(tenant, f"{tenant}#SNAPDATA#{read_text(item, 'data_id')}"))
         # The snapshot item first: a snapshot without it is invisible; then its parts.
-        self._t.delete(tenant, [(key["pk"]["S"], name)])
+        self._t.delete(tenant, [(read_text(key, "pk"), name)])
         self._t.delete(tenant, [_key(part) for part in parts])
         return True
 

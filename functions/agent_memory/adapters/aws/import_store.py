@@ -10,7 +10,8 @@ Every partition key starts with `<t>#`, so the tenant role's `dynamodb:LeadingKe
 call to the caller's tenant (the same grant as the records: GetItem, PutItem, Query, BatchGetItem,
 BatchWriteItem); another tenant's import id is simply not found. Refs are hashed into the sort key so any
 ref length fits DynamoDB's 1 KB sort-key limit. Batch calls respect the service maxima (BatchGetItem 100
-keys, BatchWriteItem 25 requests) and resend unprocessed items a bounded number of times.
+keys, BatchWriteItem 25 requests) and resend unprocessed items with `_dynamo.until_processed` (full jitter, a
+deadline, then 503 naming the items left).
 
 It is also the purge's `ImportRows` (domain/erasure/imports.py): a tenant's imports are listed through GSI2
 (`<t>#IMP`; reports saved before that key existed are not listed), outcomes rewritten in place (same keys),
@@ -23,15 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...domain.errors import UpstreamUnavailable
 from ...domain.interop.model import ImportReport, ItemOutcome
-from ._dynamo import s as _s
-from ._dynamo import tenant_client
+from ...domain.retry import DYNAMODB_BATCH, Retry
+from ._dynamo import dynamo_item, expr_values, read_text, tenant_client, until_processed, write_all
 from ._errors import upstream_errors
 
 BATCH_GET_MAX = 100
 BATCH_WRITE_MAX = 25
-_RESENDS = 8
 
 DynamoClientFactory = Callable[[str], Any]
 
@@ -67,25 +66,25 @@ class DynamoImportStore:
         with upstream_errors("DynamoDB", "PutItem"):
             self._client(report.tenant).put_item(
                 TableName=self._table,
-                Item={
-                    "pk": _s(self._run_pk(report.tenant, report.id)),
-                    "sk": _s("RUN"),
-                    "gsi2pk": _s(f"{report.tenant}#IMP"),
-                    "gsi2sk": _s(f"{report.started_at.isoformat()}#{report.id}"),
-                    "kind": _s("import"),
-                    "doc": _s(report.model_dump_json()),
-                },
+                Item=dynamo_item(
+                    pk=self._run_pk(report.tenant, report.id),
+                    sk="RUN",
+                    gsi2pk=f"{report.tenant}#IMP",
+                    gsi2sk=f"{report.started_at.isoformat()}#{report.id}",
+                    kind="import",
+                    doc=report.model_dump_json(),
+                ),
             )
 
     def get(self, tenant: str, import_id: str) -> ImportReport | None:
         with upstream_errors("DynamoDB", "GetItem"):
             response = self._client(tenant).get_item(
                 TableName=self._table,
-                Key={"pk": _s(self._run_pk(tenant, import_id)), "sk": _s("RUN")},
+                Key=dynamo_item(pk=self._run_pk(tenant, import_id), sk="RUN"),
                 ConsistentRead=True,
             )
         item = response.get("Item")
-        return ImportReport.model_validate_json(item["doc"]["S"]) if item else None
+        return ImportReport.model_validate_json(read_text(item, "doc")) if item else None
 
     def seen(self, tenant: str, namespace: str, refs: Sequence[str]) -> set[str]:
         client = self._client(tenant)
@@ -94,8 +93,7 @@ class DynamoImportStore:
         unique = list(dict.fromkeys(refs))
         for start in range(0, len(unique), BATCH_GET_MAX):
             keys: list[dict[str, Any]] = [
-                {"pk": _s(pk), "sk": _s(f"REF#{_digest(ref)}")}
-                for ref in unique[start : start + BATCH_GET_MAX]
+                dynamo_item(pk=pk, sk=f"REF#{_digest(ref)}") for ref in unique[start : start + BATCH_GET_MAX]
             ]
             request: dict[str, Any] = {
                 self._table: {
@@ -105,14 +103,16 @@ class DynamoImportStore:
                     "ExpressionAttributeNames": {"#r": "ref"},
                 }
             }
-            for attempt in range(_RESENDS + 1):
-                with upstream_errors("DynamoDB", "BatchGetItem"):
-                    response = client.batch_get_item(RequestItems=request)
-                found.update(item["ref"]["S"] for item in response.get("Responses", {}).get(self._table, []))
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                self._backoff(attempt, "BatchGetItem")
+            for response in until_processed(
+                lambda pending: client.batch_get_item(RequestItems=pending),
+                request,
+                operation="BatchGetItem",
+                advice="retry the import (items already imported are skipped)",
+                retry=self._retry(),
+            ):
+                found.update(
+                    read_text(item, "ref") for item in response.get("Responses", {}).get(self._table, [])
+                )
         return found
 
     def add_outcomes(
@@ -125,25 +125,22 @@ class DynamoImportStore:
             requests.append(
                 {
                     "PutRequest": {
-                        "Item": {
-                            "pk": _s(run_pk),
-                            "sk": _s(f"ITEM#{digest}"),
-                            "kind": _s("import_item"),
-                            "doc": _s(outcome.model_dump_json()),
-                        }
+                        "Item": dynamo_item(
+                            pk=run_pk, sk=f"ITEM#{digest}", kind="import_item", doc=outcome.model_dump_json()
+                        )
                     }
                 }
             )
             requests.append(
                 {
                     "PutRequest": {
-                        "Item": {
-                            "pk": _s(ref_pk),
-                            "sk": _s(f"REF#{digest}"),
-                            "kind": _s("import_ref"),
-                            "ref": _s(outcome.ref),
-                            "import_id": _s(import_id),
-                        }
+                        "Item": dynamo_item(
+                            pk=ref_pk,
+                            sk=f"REF#{digest}",
+                            kind="import_ref",
+                            ref=outcome.ref,
+                            import_id=import_id,
+                        )
                     }
                 }
             )
@@ -154,7 +151,7 @@ class DynamoImportStore:
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :item)",
-            "ExpressionAttributeValues": {":pk": _s(self._run_pk(tenant, import_id)), ":item": _s("ITEM#")},
+            "ExpressionAttributeValues": expr_values(pk=self._run_pk(tenant, import_id), item="ITEM#"),
             "ConsistentRead": True,
         }
         result: list[ItemOutcome] = []
@@ -162,7 +159,7 @@ class DynamoImportStore:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             result.extend(
-                ItemOutcome.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+                ItemOutcome.model_validate_json(read_text(item, "doc")) for item in response.get("Items", [])
             )
             if "LastEvaluatedKey" not in response:
                 return result
@@ -173,7 +170,7 @@ class DynamoImportStore:
         self._write(
             tenant,
             [
-                {"DeleteRequest": {"Key": {"pk": _s(pk), "sk": _s(f"REF#{_digest(ref)}")}}}
+                {"DeleteRequest": {"Key": dynamo_item(pk=pk, sk=f"REF#{_digest(ref)}")}}
                 for ref in dict.fromkeys(refs)
             ],
         )
@@ -198,12 +195,14 @@ class DynamoImportStore:
             {
                 "IndexName": "gsi2",
                 "KeyConditionExpression": "gsi2pk = :pk",
-                "ExpressionAttributeValues": {":pk": _s(f"{tenant}#IMP")},
+                "ExpressionAttributeValues": expr_values(pk=f"{tenant}#IMP"),
                 "ProjectionExpression": "pk",
             },
         )
         prefix = f"{tenant}#IMP#"
-        return sorted(item["pk"]["S"][len(prefix) :] for item in items if item["pk"]["S"].startswith(prefix))
+        return sorted(
+            read_text(item, "pk")[len(prefix) :] for item in items if read_text(item, "pk").startswith(prefix)
+        )
 
     def rewrite(self, report: ImportReport) -> None:
         self.save(report)
@@ -215,12 +214,12 @@ class DynamoImportStore:
             [
                 {
                     "PutRequest": {
-                        "Item": {
-                            "pk": _s(run_pk),
-                            "sk": _s(f"ITEM#{_digest(outcome.ref)}"),
-                            "kind": _s("import_item"),
-                            "doc": _s(outcome.model_dump_json()),
-                        }
+                        "Item": dynamo_item(
+                            pk=run_pk,
+                            sk=f"ITEM#{_digest(outcome.ref)}",
+                            kind="import_item",
+                            doc=outcome.model_dump_json(),
+                        )
                     }
                 }
                 for outcome in {o.ref: o for o in outcomes}.values()
@@ -234,7 +233,7 @@ class DynamoImportStore:
                 tenant,
                 {
                     "KeyConditionExpression": "pk = :pk",
-                    "ExpressionAttributeValues": {":pk": _s(pk)},
+                    "ExpressionAttributeValues": expr_values(pk=pk),
                     "ProjectionExpression": "pk, sk",
                     "ConsistentRead": True,
                 },
@@ -244,7 +243,7 @@ class DynamoImportStore:
     def delete_import(self, tenant: str, import_id: str) -> None:
         keys = self._keys(tenant, self._run_pk(tenant, import_id))
         # Outcomes first, the report last: an interrupted delete leaves the import listed, so it resumes.
-        keys.sort(key=lambda key: key["sk"]["S"] == "RUN")
+        keys.sort(key=lambda key: read_text(key, "sk") == "RUN")
         self._write(tenant, [{"DeleteRequest": {"Key": key}} for key in keys])
 
     def ref_namespaces(self, tenant: str) -> list[str]:
@@ -267,21 +266,12 @@ class DynamoImportStore:
     def _write(self, tenant: str, requests: list[dict[str, Any]]) -> None:
         client = self._client(tenant)
         for start in range(0, len(requests), BATCH_WRITE_MAX):
-            pending: dict[str, Any] = {self._table: requests[start : start + BATCH_WRITE_MAX]}
-            for attempt in range(_RESENDS + 1):
-                with upstream_errors("DynamoDB", "BatchWriteItem"):
-                    response = client.batch_write_item(RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                self._backoff(attempt, "BatchWriteItem")
-
-    def _backoff(self, attempt: int, operation: str) -> None:
-        if attempt >= _RESENDS:
-            raise UpstreamUnavailable(
-                f"DynamoDB left items unprocessed after {_RESENDS} resends during {operation}; retry the import "
-                "(items already imported are skipped)",
-                service="DynamoDB",
-                operation=operation,
+            write_all(
+                lambda pending: client.batch_write_item(RequestItems=pending),
+                {self._table: requests[start : start + BATCH_WRITE_MAX]},
+                advice="retry the import (items already imported are skipped)",
+                retry=self._retry(),
             )
-        self._sleep(min(2.0, 0.05 * 2**attempt))
+
+    def _retry(self) -> Retry:
+        return Retry(DYNAMODB_BATCH, sleep=self._sleep)

@@ -40,7 +40,7 @@ from ...domain.errors import ConcurrentModification, Conflict
 from ...domain.migration.model import FINISHED, ArchiveReceipt, DeadLetter, Migration, MigrationState
 from ...domain.ports import SearchIndex, Vector
 from ...domain.records import EmbedderIdentity
-from ._dynamo import s as _s
+from ._dynamo import attr, dynamo_item, expr_values, read_binary, read_text, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .s3vectors_index import S3VectorsIndex
 from .stepfunctions import StepFunctionsBackfillLauncher
@@ -63,23 +63,23 @@ class DynamoMigrationStore:
             found = self._client(tenant).query(
                 TableName=self._table,
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :mig)",
-                ExpressionAttributeValues={":pk": _s(f"{tenant}#MIG"), ":mig": _s("mig_")},
+                ExpressionAttributeValues=expr_values(pk=f"{tenant}#MIG", mig="mig_"),
                 ScanIndexForward=False,
                 Limit=1,
                 ConsistentRead=True,
             )
         items = found.get("Items", [])
-        return Migration.model_validate_json(items[0]["doc"]["S"]) if items else None
+        return Migration.model_validate_json(read_text(items[0], "doc")) if items else None
 
     def _item(self, migration: Migration) -> dict[str, Any]:
-        return {
-            "pk": _s(f"{migration.tenant}#MIG"),
-            "sk": _s(migration.id),
-            "kind": _s("migration"),
-            "state": _s(migration.state.value),
-            "version": {"N": str(migration.version)},
-            "doc": _s(migration.model_dump_json()),
-        }
+        return dynamo_item(
+            pk=f"{migration.tenant}#MIG",
+            sk=migration.id,
+            kind="migration",
+            state=migration.state.value,
+            version=migration.version,
+            doc=migration.model_dump_json(),
+        )
 
     def create(self, migration: Migration) -> None:
         tenant = migration.tenant
@@ -90,12 +90,12 @@ class DynamoMigrationStore:
                         {
                             "Put": {
                                 "TableName": self._table,
-                                "Item": {
-                                    "pk": _s(f"{tenant}#MIG"),
-                                    "sk": _s("OPEN"),
-                                    "kind": _s("migration-open"),
-                                    "migration_id": _s(migration.id),
-                                },
+                                "Item": dynamo_item(
+                                    pk=f"{tenant}#MIG",
+                                    sk="OPEN",
+                                    kind="migration-open",
+                                    migration_id=migration.id,
+                                ),
                                 "ConditionExpression": "attribute_not_exists(pk)",
                             }
                         },
@@ -119,7 +119,7 @@ class DynamoMigrationStore:
             "Item": self._item(migration),
             "ConditionExpression": "version = :v AND #state = :s",
             "ExpressionAttributeNames": {"#state": "state"},
-            "ExpressionAttributeValues": {":v": {"N": str(expected_version)}, ":s": _s(expected_state.value)},
+            "ExpressionAttributeValues": expr_values(v=expected_version, s=expected_state.value),
         }
         client = self._client(migration.tenant)
         try:
@@ -131,7 +131,7 @@ class DynamoMigrationStore:
                             {
                                 "Delete": {
                                     "TableName": self._table,
-                                    "Key": {"pk": _s(f"{migration.tenant}#MIG"), "sk": _s("OPEN")},
+                                    "Key": dynamo_item(pk=f"{migration.tenant}#MIG", sk="OPEN"),
                                 }
                             },
                         ]
@@ -148,11 +148,11 @@ class DynamoMigrationStore:
         items = [
             {
                 "PutRequest": {
-                    "Item": {
-                        "pk": _s(f"{tenant}#MIGDLQ#{migration_id}"),
-                        "sk": _s(letter.record_id),
-                        "doc": _s(letter.model_dump_json()),
-                    }
+                    "Item": dynamo_item(
+                        pk=f"{tenant}#MIGDLQ#{migration_id}",
+                        sk=letter.record_id,
+                        doc=letter.model_dump_json(),
+                    )
                 }
             }
             for letter in {letter.record_id: letter for letter in letters}.values()
@@ -162,22 +162,18 @@ class DynamoMigrationStore:
     def _batch_write(self, tenant: str, requests: list[dict[str, Any]]) -> None:
         client = self._client(tenant)
         for start in range(0, len(requests), _BATCH_WRITE):
-            pending: dict[str, Any] = {self._table: requests[start : start + _BATCH_WRITE]}
-            for attempt in range(8):
-                with upstream_errors("DynamoDB", "BatchWriteItem"):
-                    pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                time.sleep(min(2.0, 0.05 * 2**attempt))
-            if pending:
-                raise ConcurrentModification("DynamoDB left items unprocessed after 8 attempts; retry")
+            write_all(
+                lambda pending: client.batch_write_item(RequestItems=pending),
+                {self._table: requests[start : start + _BATCH_WRITE]},
+                advice="retry (the migration's checkpoint is kept)",
+            )
 
     def _dead_letter_items(self, tenant: str, migration_id: str, limit: int | None) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         params: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(f"{tenant}#MIGDLQ#{migration_id}")},
+            "ExpressionAttributeValues": expr_values(pk=f"{tenant}#MIGDLQ#{migration_id}"),
             "ConsistentRead": True,
         }
         while True:
@@ -193,7 +189,7 @@ class DynamoMigrationStore:
 
     def dead_letters(self, tenant: str, migration_id: str, limit: int = 100) -> list[DeadLetter]:
         return [
-            DeadLetter.model_validate_json(item["doc"]["S"])
+            DeadLetter.model_validate_json(read_text(item, "doc"))
             for item in self._dead_letter_items(tenant, migration_id, limit)
         ]
 
@@ -204,7 +200,7 @@ class DynamoMigrationStore:
         self._batch_write(
             tenant,
             [
-                {"DeleteRequest": {"Key": {"pk": _s(f"{tenant}#MIGDLQ#{migration_id}"), "sk": _s(record_id)}}}
+                {"DeleteRequest": {"Key": dynamo_item(pk=f"{tenant}#MIGDLQ#{migration_id}", sk=record_id)}}
                 for record_id in dict.fromkeys(record_ids)
             ],
         )
@@ -220,33 +216,31 @@ class DynamoEmbeddingCache:
 
     def get_many(self, tenant: str, fingerprint: str, hashes: Sequence[str]) -> dict[str, Vector]:
         found: dict[str, Vector] = {}
-        pk = _s(f"{tenant}#EMB#{fingerprint}")
+        pk = attr(f"{tenant}#EMB#{fingerprint}")
         client = self._client(tenant)
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), _BATCH_GET):
-            keys: list[dict[str, Any]] = [{"pk": pk, "sk": _s(h)} for h in unique[start : start + _BATCH_GET]]
-            for attempt in range(8):
-                with upstream_errors("DynamoDB", "BatchGetItem"):
-                    answer = client.batch_get_item(RequestItems={self._table: {"Keys": keys}})
+            keys: list[dict[str, Any]] = [
+                {"pk": pk, "sk": attr(h)} for h in unique[start : start + _BATCH_GET]
+            ]
+            for answer in until_processed(
+                lambda pending: client.batch_get_item(RequestItems=pending),
+                {self._table: {"Keys": keys}},
+                operation="BatchGetItem",
+                advice="retry (the migration's checkpoint is kept)",
+            ):
                 for item in answer.get("Responses", {}).get(self._table, []):
-                    found[item["sk"]["S"]] = _unpack(item["vector"]["B"])
-                keys = answer.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
-                if not keys:
-                    break
-                time.sleep(min(2.0, 0.05 * 2**attempt))
+                    found[read_text(item, "sk")] = _unpack(read_binary(item, "vector"))
         return found
 
     def put_many(self, tenant: str, fingerprint: str, vectors: dict[str, Vector]) -> None:
-        expires = str(int(self._now()) + CACHE_TTL_DAYS * 86_400)
+        expires = int(self._now()) + CACHE_TTL_DAYS * 86_400
         requests = [
             {
                 "PutRequest": {
-                    "Item": {
-                        "pk": _s(f"{tenant}#EMB#{fingerprint}"),
-                        "sk": _s(h),
-                        "vector": {"B": _pack(v)},
-                        "expires_at": {"N": expires},
-                    }
+                    "Item": dynamo_item(
+                        pk=f"{tenant}#EMB#{fingerprint}", sk=h, vector=_pack(v), expires_at=expires
+                    )
                 }
             }
             for h, v in vectors.items()

@@ -16,6 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from ...domain.records import is_valid_tenant
+from ._dynamo import dynamo_item, expr_values, read_text
 from .api_keys import DynamoApiKeyStore, hash_api_key
 
 INDEX_PREFIX = "mem-"
@@ -215,9 +216,9 @@ class TenantOnboarding:
         if usage_key:
             self._dynamodb.update_item(
                 TableName=self.resources.api_keys_table,
-                Key={"key_hash": {"S": hash_api_key(key)}},
+                Key=dynamo_item(key_hash=hash_api_key(key)),
                 UpdateExpression="SET usage_key = :usage",
-                ExpressionAttributeValues={":usage": {"S": usage_key}},
+                ExpressionAttributeValues=expr_values(usage=usage_key),
             )
         return IssuedKey(
             key=key,
@@ -237,11 +238,11 @@ class TenantOnboarding:
         pages = paginator.paginate(
             TableName=self.resources.api_keys_table,
             FilterExpression="key_id = :id",
-            ExpressionAttributeValues={":id": {"S": key_id}},
+            ExpressionAttributeValues=expr_values(id=key_id),
             ProjectionExpression="key_hash",
         )
         for page in pages:
-            hashes.extend(row["key_hash"]["S"] for row in page.get("Items", []))
+            hashes.extend(read_text(row, "key_hash") for row in page.get("Items", []))
         if not hashes:
             raise NotFound(f"no API key with id {key_id!r}", key_id=key_id)
         for key_hash in hashes:
@@ -258,11 +259,11 @@ class TenantOnboarding:
         pages = self._dynamodb.get_paginator("scan").paginate(
             TableName=self.resources.api_keys_table,
             FilterExpression="tenant = :t AND (attribute_not_exists(disabled) OR disabled = :false)",
-            ExpressionAttributeValues={":t": {"S": tenant}, ":false": {"BOOL": False}},
+            ExpressionAttributeValues=expr_values(t=tenant, false=False),
             ProjectionExpression="key_hash",
         )
         for page in pages:
-            hashes.extend(row["key_hash"]["S"] for row in page.get("Items", []))
+            hashes.extend(read_text(row, "key_hash") for row in page.get("Items", []))
         for key_hash in hashes:
             self._keys.disable(key_hash)
         deleted: list[str] = []

@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.erasure.model import PurgePlan
 from ...domain.errors import ConcurrentModification
-from ._dynamo import s as _s
+from ._dynamo import dynamo_item, expr_values, read_text
 from ._errors import error_code, upstream_errors
 
 Item = dict[str, Any]
@@ -22,22 +22,22 @@ class DynamoPurgeLedger:
 
     def save(self, plan: PurgePlan, *, expected_version: int | None) -> None:
         t = plan.tenant
-        item: Item = {
-            "pk": _s(f"{t}#PURGE#{plan.id}"),
-            "sk": _s("PLAN"),
-            "gsi2pk": _s(f"{t}#PURGE"),
-            "gsi2sk": _s(f"{plan.planned_at.isoformat()}#{plan.id}"),
-            "kind": _s("purge"),
-            "version": {"N": str(plan.version)},
-            "state": _s(plan.state.value),
-            "doc": _s(plan.model_dump_json()),
-        }
+        item: Item = dynamo_item(
+            pk=f"{t}#PURGE#{plan.id}",
+            sk="PLAN",
+            gsi2pk=f"{t}#PURGE",
+            gsi2sk=f"{plan.planned_at.isoformat()}#{plan.id}",
+            kind="purge",
+            version=plan.version,
+            state=plan.state.value,
+            doc=plan.model_dump_json(),
+        )
         condition: dict[str, Any] = (
             {"ConditionExpression": "attribute_not_exists(pk)"}
             if expected_version is None
             else {
                 "ConditionExpression": "version = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(expected_version)}},
+                "ExpressionAttributeValues": expr_values(v=expected_version),
             }
         )
         try:
@@ -54,15 +54,16 @@ class DynamoPurgeLedger:
         with upstream_errors("DynamoDB", "GetItem"):
             response = self._t.client(tenant).get_item(
                 TableName=self._t.table,
-                Key={"pk": _s(f"{tenant}#PURGE#{plan_id}"), "sk": _s("PLAN")},
+                Key=dynamo_item(pk=f"{tenant}#PURGE#{plan_id}", sk="PLAN"),
                 ConsistentRead=True,
             )
         item = response.get("Item")
-        return PurgePlan.model_validate_json(item["doc"]["S"]) if item else None
+        return PurgePlan.model_validate_json(read_text(item, "doc")) if item else None
 
     def list(self, tenant: str, limit: int = 50) -> list[PurgePlan]:
         plans = [
-            PurgePlan.model_validate_json(i["doc"]["S"]) for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
+            PurgePlan.model_validate_json(read_text(i, "doc"))
+            for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
         ]
         return sorted(plans, key=lambda p: (p.planned_at, p.id), reverse=True)[:limit]
 
@@ -70,7 +71,7 @@ class DynamoPurgeLedger:
         """The executing plans, read from the (eventually consistent) GSI2 listing and filtered on `state`;
         a plan saved before `state` was written is not listed (the re-plan still catches its writes)."""
         return [
-            PurgePlan.model_validate_json(i["doc"]["S"])
+            PurgePlan.model_validate_json(read_text(i, "doc"))
             for i in self._t.gsi2(tenant, f"{tenant}#PURGE")
-            if i.get("state", {}).get("S") == "executing"
+            if read_text(i, "state", None) == "executing"
         ]

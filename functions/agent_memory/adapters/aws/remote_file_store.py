@@ -2,8 +2,9 @@
 `lean` profile, where they run outside the VPC and only the file function mounts S3 Files.
 
 The protocol is `adapters/file_rpc.py`. `update(change)` is read → `change` applied here → conditional write
-(compare-and-swap on the content version the read returned), retried from a fresh read up to
-`max_attempts` times when another writer got in between, then `ConcurrentModification` (409). If `change`
+(compare-and-swap on the content version the read returned), retried from a fresh read (`domain.retry`:
+full-jitter pauses, a deadline) up to `max_attempts` times when another writer got in between, then
+`ConcurrentModification` (409). If `change`
 raises, nothing is written. Domain errors of the file function come back as the same exception classes;
 a failed invocation (the function crashed, Lambda throttled) is `UpstreamUnavailable` (503).
 
@@ -15,12 +16,15 @@ from __future__ import annotations
 
 import builtins
 import json
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from botocore.config import Config
 
 from ...domain.errors import ConcurrentModification, TooLarge, UpstreamFailed, UpstreamUnavailable
+from ...domain.retry import CONCURRENT_WRITE, Retry
 from ..file_rpc import MAX_PAYLOAD_BYTES, encode, error_from
 from ._errors import upstream_errors
 
@@ -38,7 +42,14 @@ DEFAULT_MAX_ATTEMPTS = 5
 class RemoteFileStore:
     """Memory files of every tenant, served by the file function `function_name` (name or ARN)."""
 
-    def __init__(self, client: Any, function_name: str, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        client: Any,
+        function_name: str,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if not function_name:
             raise ValueError("the file function's name is empty")
         if max_attempts < 1:
@@ -46,6 +57,7 @@ class RemoteFileStore:
         self._client = client
         self._function = function_name
         self._max_attempts = max_attempts
+        self._sleep = sleep
 
     # ------------------------------------------------------------------ FileStore
 
@@ -59,7 +71,7 @@ class RemoteFileStore:
         return result.get("text"), result.get("version")
 
     def update(self, tenant: str, namespace: str, path: str, change: Callable[[str | None], str]) -> str:
-        for _ in range(self._max_attempts):
+        def once() -> str:
             current, version = self.read_versioned(tenant, namespace, path)
             new_text = change(current)
             if not isinstance(new_text, str):
@@ -74,15 +86,18 @@ class RemoteFileStore:
                 "text": new_text,
                 "expected": version,
             }
-            try:
-                self._call(request)
-            except ConcurrentModification:
-                continue  # another writer changed the file after our read: read it again
+            self._call(request)  # ConcurrentModification: another writer changed it after our read
             return new_text
-        raise ConcurrentModification(
-            f"{path!r} kept changing while this request wrote it ({self._max_attempts} attempts); retry",
-            path=path,
-            attempts=self._max_attempts,
+
+        policy = replace(CONCURRENT_WRITE, max_attempts=self._max_attempts)
+        return Retry(policy, sleep=self._sleep).call(
+            once,
+            retry_on=(ConcurrentModification,),
+            give_up=lambda spent: ConcurrentModification(
+                f"{path!r} kept changing while this request wrote it ({spent.attempts} attempts); retry",
+                path=path,
+                attempts=spent.attempts,
+            ),
         )
 
     def append(self, tenant: str, namespace: str, path: str, text: str) -> None:

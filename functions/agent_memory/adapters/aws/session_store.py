@@ -43,9 +43,7 @@ from ...domain.sessions.ports import (
     SessionUsage,
     TurnRecord,
 )
-from ._dynamo import n as _n
-from ._dynamo import s as _s
-from ._dynamo import tenant_client
+from ._dynamo import attr, dynamo_item, expr_values, read_decimal, read_number, read_text, tenant_client
 from ._errors import error_code, upstream_errors
 
 OPEN_LISTING, ENDED_LISTING = "SES", "SESEND"
@@ -129,20 +127,20 @@ class DynamoSessionStore:
     # ------------------------------------------------------------------ sessions
 
     def create(self, session: SessionRecord) -> None:
-        item: Item = {
-            "pk": _s(self._pk(session.tenant, session.id)),
-            "sk": _s("SES"),
-            "kind": _s("session"),
-            "namespace": _s(session.namespace),
-            "status": _s(session.status.value),
-            "expires_at": _n(_epoch(session.expires_at)),
-            "actor": _s(session.actor),
-            "doc": _s(session.model_dump_json()),
-        }
+        item: Item = dynamo_item(
+            pk=self._pk(session.tenant, session.id),
+            sk="SES",
+            kind="session",
+            namespace=session.namespace,
+            status=session.status.value,
+            expires_at=_epoch(session.expires_at),
+            actor=session.actor,
+            doc=session.model_dump_json(),
+        )
         if session.status is not SessionStatus.PURGED:
             listing = OPEN_LISTING if session.status is SessionStatus.OPEN else ENDED_LISTING
-            item["gsi1pk"] = _s(f"{session.tenant}#{listing}")
-            item["gsi1sk"] = _s(f"SES#{_sortable(session.expires_at)}#{session.id}")
+            item["gsi1pk"] = attr(f"{session.tenant}#{listing}")
+            item["gsi1sk"] = attr(f"SES#{_sortable(session.expires_at)}#{session.id}")
         client = self._client(session.tenant)
         try:
             with upstream_errors("DynamoDB", "PutItem"):
@@ -167,18 +165,16 @@ class DynamoSessionStore:
             # whose gsi1pk is this tenant's listing. Only items under this tenant's own pk are its sessions
             # (DynamoDB's Count is taken after the filter).
             "FilterExpression": "begins_with(pk, :own)",
-            "ExpressionAttributeValues": {
-                ":pk": _s(f"{tenant}#SES"),
-                ":after": _s(f"SES#{_sortable(now)}#~"),
-                ":own": _s(f"{tenant}#"),
-            },
+            "ExpressionAttributeValues": expr_values(
+                pk=f"{tenant}#SES", after=f"SES#{_sortable(now)}#~", own=f"{tenant}#"
+            ),
             "Select": "COUNT",
         }
         if actor is not None:
             # Count after the filter: only the sessions this API key started (sessions stored before the
             # attribute existed carry none and are not counted against a key; they expire within the TTL).
             request["FilterExpression"] = "actor = :actor"
-            request["ExpressionAttributeValues"][":actor"] = _s(actor)
+            request["ExpressionAttributeValues"][":actor"] = attr(actor)
         count = 0
         while count < limit:
             with upstream_errors("DynamoDB", "Query"):
@@ -192,16 +188,16 @@ class DynamoSessionStore:
 
     @staticmethod
     def _session_from_item(item: Item) -> SessionRecord:
-        data = json.loads(item["doc"]["S"])
-        data["status"] = item["status"]["S"]
+        data = json.loads(read_text(item, "doc"))
+        data["status"] = read_text(item, "status")
         if "ended_at" in item:
-            data["ended_at"] = item["ended_at"]["S"]
+            data["ended_at"] = read_text(item, "ended_at")
         totals: dict[str, Any] = {}
         for attribute, placeholder in _USAGE_ATTRIBUTES.items():
             if attribute in item:
                 field = _USAGE_FIELDS[placeholder]
-                raw = item[attribute]["N"]
-                totals[field] = float(raw) if field in _USD_FIELDS else int(raw)
+                usd = field in _USD_FIELDS
+                totals[field] = float(read_decimal(item, attribute)) if usd else read_number(item, attribute)
         if totals:
             data["usage"] = SessionUsage(**totals)
         return SessionRecord.model_validate(data)
@@ -211,7 +207,7 @@ class DynamoSessionStore:
         with upstream_errors("DynamoDB", "GetItem"):
             response = client.get_item(
                 TableName=self._table,
-                Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
+                Key=dynamo_item(pk=self._pk(tenant, session_id), sk="SES"),
                 ConsistentRead=True,
             )
         item = response.get("Item")
@@ -223,17 +219,17 @@ class DynamoSessionStore:
             with upstream_errors("DynamoDB", "UpdateItem"):
                 response = client.update_item(
                     TableName=self._table,
-                    Key={"pk": _s(self._pk(tenant, session_id)), "sk": _s("SES")},
+                    Key=dynamo_item(pk=self._pk(tenant, session_id), sk="SES"),
                     # Out of the open-sessions listing (gsi1) into the ended one, as it is ended.
                     UpdateExpression="SET #status = :ended, ended_at = :at, gsi1pk = :listing",
                     ConditionExpression="attribute_exists(pk) AND #status = :open",
                     ExpressionAttributeNames={"#status": "status"},
-                    ExpressionAttributeValues={
-                        ":ended": _s(SessionStatus.ENDED.value),
-                        ":open": _s(SessionStatus.OPEN.value),
-                        ":at": _s(_iso(at)),
-                        ":listing": _s(f"{tenant}#{ENDED_LISTING}"),
-                    },
+                    ExpressionAttributeValues=expr_values(
+                        ended=SessionStatus.ENDED.value,
+                        open=SessionStatus.OPEN.value,
+                        at=_iso(at),
+                        listing=f"{tenant}#{ENDED_LISTING}",
+                    ),
                     ReturnValues="ALL_NEW",
                 )
         except ClientError as error:
@@ -294,7 +290,8 @@ class DynamoSessionStore:
         # The turn's own figures, as SessionUsage adds them (the same arithmetic as the local store).
         delta = SessionUsage().plus(turn).model_dump()
         added = {
-            placeholder: {"N": _decimal(delta[field])} if field in _USD_FIELDS else _n(int(delta[field]))
+            # USD amounts as fixed-point text: the serializer would write Decimal("0.00000001") as 1E-8
+            placeholder: {"N": _decimal(delta[field])} if field in _USD_FIELDS else attr(int(delta[field]))
             for placeholder, field in _USAGE_FIELDS.items()
         }
         items = [
@@ -303,14 +300,14 @@ class DynamoSessionStore:
                 # session's totals: both in the transaction that stores the turn.
                 "Update": {
                     "TableName": self._table,
-                    "Key": {"pk": _s(pk), "sk": _s("SES")},
+                    "Key": dynamo_item(pk=pk, sk="SES"),
                     "ConditionExpression": "#status = :open AND expires_at > :now",
                     "UpdateExpression": "ADD "
                     + ", ".join(f"{attribute} {value}" for attribute, value in _USAGE_ATTRIBUTES.items()),
                     "ExpressionAttributeNames": {"#status": "status"},
                     "ExpressionAttributeValues": {
-                        ":open": _s(SessionStatus.OPEN.value),
-                        ":now": _n(_epoch(now)),
+                        ":open": attr(SessionStatus.OPEN.value),
+                        ":now": attr(_epoch(now)),
                         **added,
                     },
                 }
@@ -319,12 +316,12 @@ class DynamoSessionStore:
                 "Put": {
                     "TableName": self._table,
                     "Item": {
-                        "pk": _s(pk),
-                        "sk": _s(f"TURN#{turn.index:06d}"),
-                        "kind": _s("turn"),
+                        "pk": attr(pk),
+                        "sk": attr(f"TURN#{turn.index:06d}"),
+                        "kind": attr("turn"),
                         # Turns leave with their session.
-                        "expires_at": _n(_epoch(expires_at)),
-                        "doc": _s(doc),
+                        "expires_at": attr(_epoch(expires_at)),
+                        "doc": attr(doc),
                     },
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
@@ -337,7 +334,7 @@ class DynamoSessionStore:
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :turn)",
-            "ExpressionAttributeValues": {":pk": _s(self._pk(tenant, session_id)), ":turn": _s("TURN#")},
+            "ExpressionAttributeValues": expr_values(pk=self._pk(tenant, session_id), turn="TURN#"),
             "ConsistentRead": True,
         }
         turns: list[TurnRecord] = []
@@ -345,7 +342,7 @@ class DynamoSessionStore:
             with upstream_errors("DynamoDB", "Query"):
                 response = client.query(**request)
             turns.extend(
-                TurnRecord.model_validate_json(item["doc"]["S"]) for item in response.get("Items", [])
+                TurnRecord.model_validate_json(read_text(item, "doc")) for item in response.get("Items", [])
             )
             last = response.get("LastEvaluatedKey")
             if not last:

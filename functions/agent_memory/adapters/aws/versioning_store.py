@@ -27,8 +27,7 @@ from botocore.exceptions import ClientError
 
 from ...domain.errors import Conflict, ValidationFailed
 from ...domain.versioning.ports import SnapshotMeta
-from ._dynamo import s as _s
-from ._dynamo import tenant_client
+from ._dynamo import dynamo_item, expr_values, read_binary, read_number, read_text, tenant_client
 from ._errors import error_code, upstream_errors
 
 PART_BYTES = 300_000
@@ -51,7 +50,7 @@ class DynamoVersioningStore:
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(pk)},
+            "ExpressionAttributeValues": expr_values(pk=pk),
             "ConsistentRead": True,
         }
         items: list[dict[str, Any]] = []
@@ -75,19 +74,19 @@ class DynamoVersioningStore:
             with upstream_errors("DynamoDB", "PutItem"):
                 client.put_item(
                     TableName=self._table,
-                    Item={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}"), "data": {"B": part}},
+                    Item=dynamo_item(pk=data_pk, sk=f"PART#{number:05d}", data=part),
                 )
         try:
             with upstream_errors("DynamoDB", "PutItem"):
                 client.put_item(
                     TableName=self._table,
-                    Item={
-                        "pk": _s(f"{tenant}#SNAP#{meta.namespace}"),
-                        "sk": _s(meta.name),
-                        "meta": _s(meta.model_dump_json()),
-                        "data_id": _s(data_id),
-                        "parts": {"N": str(len(parts))},
-                    },
+                    Item=dynamo_item(
+                        pk=f"{tenant}#SNAP#{meta.namespace}",
+                        sk=meta.name,
+                        meta=meta.model_dump_json(),
+                        data_id=data_id,
+                        parts=len(parts),
+                    ),
                     ConditionExpression="attribute_not_exists(pk)",
                 )
         except ClientError as error:
@@ -96,7 +95,7 @@ class DynamoVersioningStore:
             for number in range(len(parts)):
                 with upstream_errors("DynamoDB", "DeleteItem"):
                     client.delete_item(
-                        TableName=self._table, Key={"pk": _s(data_pk), "sk": _s(f"PART#{number:05d}")}
+                        TableName=self._table, Key=dynamo_item(pk=data_pk, sk=f"PART#{number:05d}")
                     )
             raise Conflict(
                 f"namespace {meta.namespace} already has a snapshot named {meta.name!r}; snapshots are "
@@ -109,23 +108,23 @@ class DynamoVersioningStore:
         with upstream_errors("DynamoDB", "GetItem"):
             item = client.get_item(
                 TableName=self._table,
-                Key={"pk": _s(f"{tenant}#SNAP#{namespace}"), "sk": _s(name)},
+                Key=dynamo_item(pk=f"{tenant}#SNAP#{namespace}", sk=name),
                 ConsistentRead=True,
             ).get("Item")
         if item is None:
             return None
-        parts = self._query(client, f"{tenant}#SNAPDATA#{item['data_id']['S']}")
-        parts.sort(key=lambda part: part["sk"]["S"])
-        if len(parts) != int(item["parts"]["N"]):
+        parts = self._query(client, f"{tenant}#SNAPDATA#{read_text(item, 'data_id')}")
+        parts.sort(key=lambda part: read_text(part, "sk"))
+        if len(parts) != int(read_number(item, "parts")):
             raise ValidationFailed(
-                f"snapshot {name!r} is incomplete: {len(parts)} of {item['parts']['N']} parts"
+                f"snapshot {name!r} is incomplete: {len(parts)} of {read_number(item, 'parts')} parts"
             )
-        payload = b"".join(bytes(part["data"]["B"]) for part in parts)
-        return SnapshotMeta.model_validate_json(item["meta"]["S"]), payload
+        payload = b"".join(bytes(read_binary(part, "data")) for part in parts)
+        return SnapshotMeta.model_validate_json(read_text(item, "meta")), payload
 
     def list(self, tenant: str, namespace: str) -> list[SnapshotMeta]:
         items = self._query(self._client(tenant), f"{tenant}#SNAP#{namespace}")
-        metas = [SnapshotMeta.model_validate_json(item["meta"]["S"]) for item in items]
+        metas = [SnapshotMeta.model_validate_json(read_text(item, "meta")) for item in items]
         return sorted(metas, key=lambda meta: (meta.created_at, meta.name))
 
     # ------------------------------------------------------------------ references
@@ -140,9 +139,9 @@ class DynamoVersioningStore:
                 {
                     "Update": {
                         "TableName": self._table,
-                        "Key": {"pk": _s(f"{tenant}#REFS#{namespace}"), "sk": _s(digest)},
+                        "Key": dynamo_item(pk=f"{tenant}#REFS#{namespace}", sk=digest),
                         "UpdateExpression": "ADD sessions :one",
-                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                        "ExpressionAttributeValues": expr_values(one=1),
                     }
                 }
                 for digest in digests[start : start + _TRANSACTION_MAX]
@@ -152,13 +151,13 @@ class DynamoVersioningStore:
 
     def session_uses(self, tenant: str, namespace: str) -> dict[str, int]:
         items = self._query(self._client(tenant), f"{tenant}#REFS#{namespace}")
-        return {item["sk"]["S"]: int(item["sessions"]["N"]) for item in items}
+        return {read_text(item, "sk"): int(read_number(item, "sessions")) for item in items}
 
     def mark_reviewed(self, tenant: str, record_id: str, at: datetime) -> None:
         with upstream_errors("DynamoDB", "PutItem"):
             self._client(tenant).put_item(
                 TableName=self._table,
-                Item={"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id), "reviewed_at": _s(at.isoformat())},
+                Item=dynamo_item(pk=f"{tenant}#REVIEW", sk=record_id, reviewed_at=at.isoformat()),
             )
 
     def reviewed(self, tenant: str, record_ids: Sequence[str]) -> dict[str, datetime]:
@@ -169,7 +168,7 @@ class DynamoVersioningStore:
         found: dict[str, datetime] = {}
         for start in range(0, len(ids), _BATCH_GET_MAX):
             keys: list[dict[str, Any]] = [
-                {"pk": _s(f"{tenant}#REVIEW"), "sk": _s(record_id)}
+                dynamo_item(pk=f"{tenant}#REVIEW", sk=record_id)
                 for record_id in ids[start : start + _BATCH_GET_MAX]
             ]
             while keys:
@@ -178,6 +177,6 @@ class DynamoVersioningStore:
                         RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
                     )
                 for item in response.get("Responses", {}).get(self._table, []):
-                    found[item["sk"]["S"]] = datetime.fromisoformat(item["reviewed_at"]["S"])
+                    found[read_text(item, "sk")] = datetime.fromisoformat(read_text(item, "reviewed_at"))
                 keys = response.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
         return found

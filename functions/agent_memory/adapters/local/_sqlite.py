@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...domain.errors import ValidationFailed
+from ...domain.retry import Retry, RetryPolicy
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -90,15 +90,17 @@ class SqliteDatabase:
     def _set_wal(self, conn: sqlite3.Connection) -> None:
         # Switching a fresh file to WAL needs a moment of exclusive access; the busy handler does not cover it,
         # so a process racing another one at first start retries briefly.
-        deadline = time.monotonic() + self._busy_timeout_ms / 1000
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+        # The last "locked" error propagates once the busy timeout is spent.
+        wait = RetryPolicy(
+            max_attempts=1_000,
+            base_delay=0.005,
+            max_delay=0.05,
+            deadline=max(self._busy_timeout_ms / 1000, 1e-3),
+        )
+        Retry(wait).call(
+            lambda: conn.execute("PRAGMA journal_mode = WAL"),
+            retry_on=lambda error: isinstance(error, sqlite3.OperationalError) and "locked" in str(error),
+        )
 
     @contextmanager
     def transaction(self, conn: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:

@@ -21,7 +21,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import random
 import secrets
 import stat
 import threading
@@ -42,6 +41,7 @@ from ...domain.files.memory_files import (
     validate_path_prefix,
 )
 from ...domain.records import is_valid_namespace, is_valid_tenant
+from ...domain.retry import Retry, RetryPolicy
 
 FILE_MODE = 0o640
 DIR_MODE = 0o750
@@ -288,7 +288,8 @@ class PosixFileStore:
     @contextlib.contextmanager
     def _locked(self, target: Path) -> Iterator[None]:
         lock_path = target.parent / f".{target.name}{LOCK_SUFFIX}"
-        deadline = time.monotonic() + self._lock_timeout
+        now = time.monotonic
+        deadline = now() + self._lock_timeout
         thread_lock = _thread_lock(str(lock_path))
         if not thread_lock.acquire(timeout=self._lock_timeout):
             raise self._busy(target)
@@ -297,17 +298,19 @@ class PosixFileStore:
                 lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), FILE_MODE
             )
             try:
-                # Poll a non-blocking flock: a writer that died holding the lock costs a timeout, not a hang.
-                delay = 0.001
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            raise self._busy(target) from None
-                        time.sleep(delay * (0.5 + random.random()))
-                        delay = min(delay * 2, 0.05)
+                # Poll a non-blocking flock (full-jitter pauses of 1 to 50 ms) until the lock timeout: a writer
+                # that died holding the lock costs a timeout (409), not a hang.
+                wait = RetryPolicy(
+                    max_attempts=1_000_000,
+                    base_delay=0.001,
+                    max_delay=0.05,
+                    deadline=max(deadline - now(), 1e-3),
+                )
+                Retry(wait).call(
+                    lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB),
+                    retry_on=(BlockingIOError,),
+                    give_up=lambda _: self._busy(target),
+                )
                 try:
                     yield
                 finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .. import retry
 from ..errors import ConcurrentModification, Conflict, NotFound
 from ..ports import RecordQuery, RecordWrite
 from ..records import ChangeOperation, MemoryRecord, Status
@@ -54,37 +55,43 @@ class Conflicts:
         changed the group first, this one is refused with 409 and writes nothing."""
         self.parts.require_clean("resolve", reason=reason)
         members = self._open_group(tenant, group, visible)
-        for attempt in range(MAX_RETRIES):
-            resolved = transitions.resolution(group, members, keep, reason, self.parts.now())
-            writes = [
-                RecordWrite(r, m.version, Status.PENDING) for r, m in zip(resolved, members, strict=True)
-            ]
-            entries = [
-                self.parts.change(r, ChangeOperation.RESOLVE, actor, before=m.public_dict(), reason=reason)
-                for r, m in zip(resolved, members, strict=True)
-            ]
+        read = [members]  # the members as last read: a lost race reads them again
+
+        def once() -> list[MemoryRecord]:
             try:
-                self.parts.commit(writes, entries)
+                return self._commit_resolution(group, read[0], keep, actor, reason)
             except ConcurrentModification:
                 try:
-                    members = self._open_group(tenant, group, visible)
+                    read[0] = self._open_group(tenant, group, visible)
                 except NotFound:
                     raise Conflict(
                         f"conflict group {group} was resolved by another request meanwhile; "
                         "list the conflicts again",
                         group=group,
                     ) from None
-                if attempt == MAX_RETRIES - 1:
-                    raise
-                continue
-            kept = [r.id for r in resolved if r.status is Status.ACTIVE]
-            losers = [r.id for r in resolved if r.status is Status.SUPERSEDED]
-            self.parts.index.set_status(tenant, kept, Status.ACTIVE)
-            if losers:
-                self.parts.index.set_status(tenant, losers, Status.SUPERSEDED)
-            self.parts.settle(tenant, {r.id: r.status for r in resolved})
-            return resolved
-        raise AssertionError("unreachable")  # pragma: no cover
+                raise
+
+        resolved = retry.on_conflict(once, attempts=MAX_RETRIES)
+        kept = [r.id for r in resolved if r.status is Status.ACTIVE]
+        losers = [r.id for r in resolved if r.status is Status.SUPERSEDED]
+        self.parts.index.set_status(tenant, kept, Status.ACTIVE)
+        if losers:
+            self.parts.index.set_status(tenant, losers, Status.SUPERSEDED)
+        self.parts.settle(tenant, {r.id: r.status for r in resolved})
+        return resolved
+
+    def _commit_resolution(
+        self, group: str, members: list[MemoryRecord], keep: Sequence[str], actor: str, reason: str
+    ) -> list[MemoryRecord]:
+        """One atomic commit of the resolution, guarded by each member's version and pending status."""
+        resolved = transitions.resolution(group, members, keep, reason, self.parts.now())
+        writes = [RecordWrite(r, m.version, Status.PENDING) for r, m in zip(resolved, members, strict=True)]
+        entries = [
+            self.parts.change(r, ChangeOperation.RESOLVE, actor, before=m.public_dict(), reason=reason)
+            for r, m in zip(resolved, members, strict=True)
+        ]
+        self.parts.commit(writes, entries)
+        return resolved
 
     def _open_group(
         self, tenant: str, group: str, visible: Callable[[str], bool] | None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
+from .. import retry
 from ..errors import ConcurrentModification, Conflict, ValidationFailed
 from ..ports import RecordStore, SearchIndex
 from ..records import MemoryRecord, Source, Status
@@ -31,15 +32,17 @@ def run(
     transition may leave; `apply` commits it guarded by the version and status it read. When another request
     changed the record first, the record is read again and checked again, so a loser learns why (e.g.
     "already corrected by Y") rather than only "changed"; if it may still proceed, it is retried."""
-    for attempt in range(_ATTEMPTS):
-        require(record)
+    current = [record]
+
+    def once() -> R:
+        require(current[0])
         try:
-            return apply(record)
+            return apply(current[0])
         except ConcurrentModification:
-            if attempt == _ATTEMPTS - 1:
-                raise
-            record = reread(record)
-    raise AssertionError("unreachable")  # pragma: no cover
+            current[0] = reread(current[0])
+            raise
+
+    return retry.on_conflict(once, attempts=_ATTEMPTS)
 
 
 # --------------------------------------------------------------------------- which states a transition leaves

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ..errors import ConcurrentModification, TooLarge, UnsafeContent, ValidationFailed
+from .. import retry
+from ..errors import TooLarge, UnsafeContent, ValidationFailed
 from ..ports import Embedding, IndexFilter, Vector
 from ..records import MemoryRecord, MemoryType, Status, Tier, content_hash
 from ..safety.fields import FieldFinding
@@ -89,13 +90,7 @@ class Writer:
         found: FieldFinding | None,
     ) -> RememberResult:
         self.parts.ensure_tenant(tenant)
-        for attempt in range(MAX_RETRIES):
-            try:
-                return self._once(tenant, item, vector, actor, found)
-            except ConcurrentModification:
-                if attempt == MAX_RETRIES - 1:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        return retry.on_conflict(lambda: self._once(tenant, item, vector, actor, found), attempts=MAX_RETRIES)
 
     def _once(
         self,

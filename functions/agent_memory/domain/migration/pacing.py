@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from ..retry import full_jitter
 from .ports import Pacer
 
 
@@ -60,7 +61,7 @@ class RateLimiter:
 def backoff(attempt: int, rng: random.Random, *, base: float = 0.5, cap: float = 30.0) -> float:
     """Full-jitter exponential backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"): a delay drawn
     uniformly from [0, min(cap, base * 2^attempt)], so throttled workers do not retry in lockstep."""
-    return rng.uniform(0.0, min(cap, base * (2**attempt)))
+    return full_jitter(attempt, base, cap, rng.random)
 
 
 def estimate_tokens(text: str) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from ..errors import ConcurrentModification, Conflict, NotFound, ValidationFailed
 from ..ports import Hit, IndexFilter, RecordQuery, RecordStore
 from ..records import Status
+from ..retry import on_conflict
 from .backfill import Backfiller
 from .model import AuditEntry, Budget, IndexBinding, Migration, MigrationState, Progress, Verification
 from .pacing import RateLimiter
@@ -200,16 +201,25 @@ class MigrationService:
 
     def _record_execution(self, migration: Migration, execution: str) -> Migration:
         """Note the run's id on the migration; the run may already have saved pages (or finished), so the
-        note is written on top of whatever version is current."""
-        for _ in range(5):
+        note is written on top of whatever version is current. If it keeps losing to the run's own saves, 409
+        says the run is started but unnoted (it was dropped silently before)."""
+
+        def once() -> Migration:
             current = self.get(migration.tenant)
             if current.id != migration.id:
                 return current
-            try:
-                return self._save(current.bumped(self._clock.now(), execution=execution), current)
-            except ConcurrentModification:
-                continue
-        return self.get(migration.tenant)
+            return self._save(current.bumped(self._clock.now(), execution=execution), current)
+
+        return on_conflict(
+            once,
+            attempts=5,
+            give_up=lambda spent: ConcurrentModification(
+                f"migration {migration.id}: run {execution} is started, but its id could not be noted on the "
+                f"migration ({spent.attempts} attempts lost to other writes); read its status",
+                migration_id=migration.id,
+                execution=execution,
+            ),
+        )
 
     def run_page(self, tenant: str, migration_id: str) -> Migration:
         """One page of the backfill from the checkpoint; the checkpoint is saved guarded by the version read,
@@ -265,13 +275,7 @@ class MigrationService:
         """`run_page`, again when the checkpoint save lost to another write of the migration (e.g. `start`
         recording the run's id, or a retry's dead-letter pass): the page re-runs from the last saved
         checkpoint, its vectors come from the cache. A rollback meanwhile ends it (the state is re-read)."""
-        for attempt in range(attempts):
-            try:
-                return self.run_page(tenant, migration_id)
-            except ConcurrentModification:
-                if attempt == attempts - 1:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        return on_conflict(lambda: self.run_page(tenant, migration_id), attempts=attempts)
 
     def run_backfill(
         self, tenant: str, migration_id: str, on_page: Callable[[Migration], None] | None = None

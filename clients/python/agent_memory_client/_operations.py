@@ -684,6 +684,11 @@ class Operations(Generic[R]):
             )
         )
 
+    def skill_file(self, name: str, namespace: str, path: str) -> R:
+        """One file kept beside a skill's SKILL.md (`references/api.md`): {path, text}."""
+        params = {"namespace": namespace, "path": path}
+        return self._send(Call("GET", f"/v1/skills/{_seg(name)}/file", params=params))
+
     def skill_history(self, name: str, namespace: str) -> R:
         return self._send(Call("GET", f"/v1/skills/{_seg(name)}/history", params={"namespace": namespace}))
 

@@ -98,6 +98,7 @@ ROUTES: dict[str, str] = {
     "POST /v1/skills/{name}/use": "use_skill",
     "POST /v1/skills/{name}/outcomes": "report_skill_outcome",
     "GET /v1/skills/{name}/history": "skill_history",
+    "GET /v1/skills/{name}/file": "skill_file",
     "GET /v1/skills/{name}/versions/{version}": "skill_version",
     # admin: forgetting, dreaming, curator
     "POST /v1/admin/archive-decayed": "archive_decayed",

@@ -258,7 +258,8 @@ def skill_file(
     name: str,
     namespace: Annotated[str, Query(max_length=520)],
     path: Annotated[
-        str, Query(min_length=1, max_length=1000, description="Relative to the skill folder: references/api.md")
+        str,
+        Query(min_length=1, max_length=1000, description="Relative to the skill folder: references/api.md"),
     ],
 ) -> SkillFileOut:
     ctx = current()

@@ -246,7 +246,7 @@ def view_skill(
     else:
         skill = service.get(ctx.principal.tenant, namespace, name)
     files = service.files.list(ctx.principal.tenant, namespace, name)
-    return _out(namespace, skill, body=True).model_copy(update={"files": files})
+    return _out(namespace, skill, body=True, files=files)
 
 
 @router.get(
@@ -457,7 +457,7 @@ def _signals(signals: Signals) -> SignalsOut:
     )
 
 
-def _out(namespace: str, skill: Skill, *, body: bool) -> SkillOut:
+def _out(namespace: str, skill: Skill, *, body: bool, files: list[str] | None = None) -> SkillOut:
     meta = skill.meta
     return SkillOut(
         namespace=namespace,
@@ -473,6 +473,7 @@ def _out(namespace: str, skill: Skill, *, body: bool) -> SkillOut:
         pinned=meta.pinned,
         body=skill.body if body else None,
         signals=_signals(skill.signals),
+        files=files,
     )
 
 

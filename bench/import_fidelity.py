@@ -27,7 +27,14 @@ from agent_memory.wiring import build_local
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "interop"
 TARGET = 0.98
 NAMESPACE = "/fidelity"
-_NOT_WRITTEN = ("rejected", "skipped_transient", "skipped_expired", "skipped_not_fact", "skipped_seen")
+_NOT_WRITTEN = (
+    "rejected",
+    "skipped_transient",
+    "skipped_expired",
+    "skipped_not_fact",
+    "skipped_seen",
+    "skipped_skill_file",
+)
 
 
 class _Clock:
@@ -72,6 +79,7 @@ def measure(source: dict[str, Any], scratch: Path) -> SourceFidelity:
             result.kept += 1
         else:
             result.missed.append(spec["all"][0])
+    _skill_files(runtime, source, report, result)
     everything = [content for contents in records.values() for content in contents]
     for fragment in source["drop"]:
         if any(fragment == content or (len(fragment) > 12 and fragment in content) for content in everything):
@@ -79,6 +87,28 @@ def measure(source: dict[str, Any], scratch: Path) -> SourceFidelity:
     counted = sum(getattr(report.decisions, name, 0) for name in _NOT_WRITTEN)
     result.unlisted = counted - len(getattr(report, "skipped", [])) - len(report.rejected)  # (older reports)
     return result
+
+
+def _skill_files(runtime: Any, source: dict[str, Any], report: Any, result: SourceFidelity) -> None:
+    """Each file expected beside a SKILL.md is kept whole (the same text as the source file) in its skill's
+    folder; each expected skip is listed in the report with its reason."""
+    skills = runtime.services.skills
+    for key, fragment in source.get("skill_files", {}).items():
+        name, rel = key.split("/", 1)
+        result.wanted += 1
+        (original,) = [
+            p for p in (CORPUS / source["path"]).rglob(rel) if p.as_posix().endswith(f"/{name}/{rel}")
+        ]
+        files = getattr(skills, "files", None)  # (a version before skill files kept none)
+        kept = files.read("bench", NAMESPACE + source.get("skill_ns", ""), name, rel) if files else None
+        if kept is not None and kept == original.read_text(encoding="utf-8") and fragment in kept:
+            result.kept += 1
+        else:
+            result.missed.append(f"skill file {key}")
+    listed = {item.path for item in report.skipped if item.decision == "skipped_skill_file"}
+    for key in source.get("skill_files_skipped", []):
+        if not any(path.endswith(f"/{key}") for path in listed):
+            result.missed.append(f"skill file {key} not listed as skipped")
 
 
 def fidelity_table() -> tuple[list[str], list[SourceFidelity]]:

@@ -370,3 +370,32 @@ def test_touch_sends_its_updates_at_once(store: DynamoRecordStore, dynamodb: Any
     finally:
         dynamodb.meta.events.unregister("before-call.dynamodb.UpdateItem", sent)
     assert [store.get(TENANT_A, r.id).access_count for r in records] == [1] * 5  # type: ignore[union-attr]
+
+
+def test_given_a_sparse_subtree_in_a_large_tenant_when_listed_below_then_pages_keep_to_the_read_budget(
+    dynamodb: Any,
+):
+    # Given 2 records below /me among 30 elsewhere, and a store that reads at most 4 items a page
+    store = DynamoRecordStore(TABLE, lambda tenant: dynamodb, page_size=2, subtree_read_budget=4)
+    others = [make_record(f"other {i}", namespace="/meta", at=T0 + timedelta(minutes=i)) for i in range(30)]
+    wanted = [
+        make_record("first", namespace="/me/a", at=T0 + timedelta(minutes=5, seconds=1)),
+        make_record("last", namespace="/me/b/c", at=T0 + timedelta(minutes=40)),
+    ]
+    create(store, *others, *wanted)
+    calls = CallCounter(dynamodb)
+
+    # When the subtree is listed page by page
+    seen, pages, cursor = [], 0, None
+    while True:
+        page = store.list(TENANT_A, RecordQuery(namespaces_below=("/me",), limit=10, cursor=cursor))
+        seen.extend(r.id for r in page.items)
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+
+    # Then every page answered after its budget (some empty, each with a cursor) and the listing is whole
+    assert seen == [r.id for r in wanted]
+    assert pages >= 30 // 4
+    assert calls.count("Query") <= pages * 2  # budget 4 items at 2 a request

@@ -257,3 +257,42 @@ def test_the_cli_and_the_api_read_the_same_bytes_the_same_way(imports_api: Api, 
     # node_modules is skipped by both; the rules folder is found under the wrapping folder.
     assert api["inventory"]["files"] == ["shop/.claude/rules/api.md", "shop/CLAUDE.md"]
     assert api["decisions"]["added"] == 2
+
+
+def test_a_skill_folder_imports_whole_and_its_files_are_read_and_exported(imports_api: Api) -> None:
+    client = imports_api.client("alpha")
+    namespace = "/projects/skill-folder"
+    members = {
+        "skills/deploy-check/SKILL.md": b"---\nname: deploy-check\ndescription: Check a deploy\n---\n\nSee references/flags.md.\n",
+        "skills/deploy-check/references/flags.md": "# Flags\n\n- `--canary 5%` first ✅\n".encode(),
+        "skills/deploy-check/scripts/check.sh": b"#!/bin/sh\ncurl -fsS https://status.example.com/health\n",
+        "skills/deploy-check/assets/diagram.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "MEMORY.md": b"- Deploys go out on Tuesdays.\n",
+    }
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    upload = base64.b64encode(buffer.getvalue()).decode("ascii")
+
+    report = _ok(client.post("/v1/imports", json={"namespace": namespace, "archive": upload}))["report"]
+    viewed = _ok(client.get("/v1/skills/deploy-check", params={"namespace": namespace, "record": "false"}))
+    flags = _ok(
+        client.get(
+            "/v1/skills/deploy-check/file", params={"namespace": namespace, "path": "references/flags.md"}
+        )
+    )
+    missing = client.get(
+        "/v1/skills/deploy-check/file", params={"namespace": namespace, "path": "assets/diagram.png"}
+    )
+    bundle = _ok(client.get("/v1/export", params={"namespace": namespace}))
+
+    assert (report["decisions"]["skill_files_added"], report["decisions"]["skipped_skill_file"]) == (2, 1)
+    assert [s["path"] for s in report["skipped"]] == ["skills/deploy-check/assets/diagram.png"]
+    assert viewed["files"] == ["references/flags.md", "scripts/check.sh"]
+    assert flags["text"] == "# Flags\n\n- `--canary 5%` first ✅\n"
+    assert missing.status_code in (404, 422)
+    paths = {entry["path"] for entry in bundle["manifest"]["files"]}
+    assert {"skills/deploy-check/references/flags.md", "skills/deploy-check/scripts/check.sh"} <= paths

@@ -191,3 +191,26 @@ def test_a_hit_is_cut_to_300_bytes_on_character_boundaries() -> None:
         size = len(json.dumps(hit, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
         assert 280 <= size <= 300, (unit, size)  # cut, but not far below the budget
         assert hit["content"].endswith("…") and content.startswith(hit["content"][:-1])
+
+
+def test_memories_are_listed_by_page_and_an_empty_parent_names_its_children(
+    mcp: Tools, namespace: str
+) -> None:
+    parent = namespace
+    for user, fact in (
+        ("ana", "Ana prefers green tea after lunch"),
+        ("ben", "Ben reviews the schema changes"),
+    ):
+        _run(mcp, "remember", {"content": fact, "namespace": f"{parent}/users/{user}"})
+
+    empty = _run(mcp, "memories_list", {})
+    first = _run(mcp, "memories_list", {"include_children": True, "limit": 1})
+    rest = _run(mcp, "memories_list", {"include_children": True, "limit": 1, "cursor": first["next_cursor"]})
+
+    assert empty["memories"] == [] and f"{parent}/users/ana" in empty["note"]
+    assert empty["child_namespaces"] == [f"{parent}/users/ana", f"{parent}/users/ben"]
+    listed = first["memories"] + rest["memories"]
+    assert [m["namespace"] for m in listed] == [f"{parent}/users/ana", f"{parent}/users/ben"]
+    assert all(set(m) == {"id", "content", "time", "namespace"} for m in listed)
+    schema = _tools(mcp)["memories_list"].input_schema["properties"]
+    assert (schema["limit"]["minimum"], schema["limit"]["maximum"]) == (1, 100)

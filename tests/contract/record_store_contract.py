@@ -313,6 +313,52 @@ class RecordStoreContract:
         assert [r.id for r in first.items + second.items] == [r.id for r in records if r.namespace == BILLING]
         assert second.next_cursor is None
 
+    def test_given_a_namespace_tree_when_listed_below_then_children_only_never_siblings_named_alike(
+        self, record_store: RecordStore
+    ):
+        names = ["/me", "/me/users/u-1", "/me/users/u-2", "/me/a", "/meta", "/me-too", "/mf", "/other/me"]
+        records = [
+            make_record(f"fact {i}", namespace=ns, at=T0 + timedelta(minutes=i)) for i, ns in enumerate(names)
+        ]
+        self.create(record_store, *records)
+        self.create(record_store, make_record("elsewhere", tenant=TENANT_B, namespace="/me/users/u-1"))
+
+        def listed(query: RecordQuery) -> list[str]:
+            seen, cursor = [], None
+            while True:
+                page = record_store.list(
+                    TENANT_A, RecordQuery(**{**query.__dict__, "cursor": cursor, "limit": 2})
+                )
+                seen.extend(r.namespace for r in page.items)
+                if page.next_cursor is None:
+                    return seen
+                cursor = page.next_cursor
+
+        assert listed(RecordQuery(namespaces_below=("/me",))) == ["/me/users/u-1", "/me/users/u-2", "/me/a"]
+        assert listed(RecordQuery(namespaces=("/me",), namespaces_below=("/me",))) == [
+            "/me",
+            "/me/users/u-1",
+            "/me/users/u-2",
+            "/me/a",
+        ]
+        assert listed(RecordQuery(namespaces=("/mf",), namespaces_below=("/me/users",))) == [
+            "/me/users/u-1",
+            "/me/users/u-2",
+            "/mf",
+        ]
+        assert listed(RecordQuery(namespaces_below=("/nobody",))) == []
+
+    def test_given_a_tree_and_other_filters_when_listed_below_then_both_hold(self, record_store: RecordStore):
+        kept = make_record("kept", namespace="/me/x", at=T0)
+        archived = make_record(
+            "gone", namespace="/me/y", at=T0 + timedelta(minutes=1), status=Status.ARCHIVED
+        )
+        self.create(record_store, kept, archived, make_record("top", namespace="/me", at=T0))
+
+        page = record_store.list(TENANT_A, RecordQuery(namespaces_below=("/me",), statuses=(Status.ACTIVE,)))
+
+        assert [r.id for r in page.items] == [kept.id]
+
     def test_given_garbage_cursor_when_listed_then_validation_error(self, record_store: RecordStore):
         with pytest.raises(ValidationFailed):
             record_store.list(TENANT_A, RecordQuery(cursor="not-a-cursor!"))

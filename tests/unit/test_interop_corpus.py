@@ -28,6 +28,7 @@ def _fidelity_module():
 @pytest.mark.parametrize("source", SPEC["sources"], ids=[s["path"] for s in SPEC["sources"]])
 def test_each_corpus_workspace_keeps_what_a_person_would_keep(source, tmp_path):
     result = _fidelity_module().measure(source, tmp_path)
-    assert result.missed == [] and result.kept == len(source["keep"])
+    assert result.missed == [] and result.kept == result.wanted
+    assert result.wanted == len(source["keep"]) + len(source.get("skill_files", {}))
     assert result.leaked == []
     assert result.unlisted == 0

@@ -25,7 +25,14 @@ from tests.conftest import FixedClock
 DATA = Path(__file__).resolve().parents[1] / "data"
 TENANT = "acme"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-NOT_WRITTEN = ("rejected", "skipped_transient", "skipped_expired", "skipped_not_fact", "skipped_seen")
+NOT_WRITTEN = (
+    "rejected",
+    "skipped_transient",
+    "skipped_expired",
+    "skipped_not_fact",
+    "skipped_seen",
+    "skipped_skill_file",
+)
 
 
 @pytest.fixture
@@ -324,9 +331,9 @@ def test_a_skill_with_broken_yaml_is_rejected_by_name_and_the_rest_imports(runti
             b'{"results": [{"id": "m1", "memory": "Likes te',
             "not valid JSON (truncated or broken?)",
         ),
-        ("export.json", '[{"memory": "Café au lait"}]'.encode("latin-1"), "not UTF-8 text"),
-        ("chat.jsonl", '{"role": "user", "content": "hé"}\n'.encode("utf-16"), "not UTF-8 text"),
-        ("MEMORY.md", "- Café\n".encode("utf-16"), "not UTF-8 text"),
+        ("export.json", '[{"memory": "Café au lait"}]'.encode("latin-1"), "iconv -f WINDOWS-1252"),
+        ("chat.jsonl", '{"role": "user", "content": "hé"}\n'.encode("utf-16"), "looks like UTF-16"),
+        ("MEMORY.md", "- Café\n".encode("utf-16"), "iconv -f UTF-16 -t UTF-8"),
     ],
 )
 def test_unreadable_files_are_named_under_auto(runtime, tmp_path, name, data, message):
@@ -337,6 +344,41 @@ def test_unreadable_files_are_named_under_auto(runtime, tmp_path, name, data, me
         _run(runtime, tmp_path, fmt="auto")
     assert name in raised.value.message and message in raised.value.message
     assert raised.value.code != "unknown_layout"
+
+
+def test_a_truncated_mem0_export_named_as_mem0_says_why_nothing_was_found(runtime, tmp_path):
+    from agent_memory.domain.errors import ValidationFailed
+
+    (tmp_path / "memories.json").write_bytes(b'{"results": [{"id": "m1", "memory": "Prefers dark mo')
+    with pytest.raises(ValidationFailed) as raised:
+        _run(runtime, tmp_path, fmt="mem0")
+    assert "no Mem0 memories found" in raised.value.message
+    assert "memories.json: not valid JSON (truncated or broken?)" in raised.value.message
+
+
+def test_openclaw_user_md_template_text_is_not_stored_and_its_filled_fields_are(runtime, tmp_path):
+    template = (
+        "# USER.md - About Your Human\n\n_Learn about the person you're helping. Update this as you go._\n\n"
+        "- **Name:** Sam\n- **What to call them:**\n- **Pronouns:** _(optional)_\n- **Timezone:** Europe/Berlin\n"
+        "- **Notes:**\n\n## Context\n\n_(What do they care about? What projects are they working on? What "
+        "annoys them? What makes them laugh? Build this over time.)_\n\n---\n\nThe more you know, the better "
+        "you can help. But remember — you're learning about a person, not building a dossier. Respect the "
+        "difference.\n"
+    )
+    report = _run(runtime, _write(tmp_path / "ws", {"USER.md": template}))
+    stored = {record.content for record in _records(runtime, "/imported/test")}
+    assert stored == {"**Name:** Sam", "**Timezone:** Europe/Berlin"}
+    reasons = [item.reason for item in report.skipped]
+    assert "not a fact: the tool's template text (the same in every new file)" in reasons
+    assert report.decisions.skipped_not_fact == 6
+
+
+def test_a_short_statement_is_a_fact_and_only_chat_words_are_small_talk(runtime, tmp_path):
+    note = "- The user is vegetarian.\n- Allergic to peanuts\n- Lives in Lisbon\n- ok thanks\n- Sounds like a plan\n"
+    report = _run(runtime, _write(tmp_path / "ws", {"memory/2026-03-02.md": note}))
+    stored = {record.content for record in _records(runtime, "/imported/test")}
+    assert stored == {"The user is vegetarian.", "Allergic to peanuts", "Lives in Lisbon"}
+    assert sorted(item.line for item in report.skipped if "small talk" in item.reason) == [4, 5]
 
 
 # --------------------------------------------------------------------------- exact counts, rollback and back

@@ -123,3 +123,13 @@ def test_cli_restore_of_a_tree_snapshot_restores_each_child_and_names_those_it_l
     assert "quarterly report" not in capsys.readouterr().out
     assert main([*data, "snapshot", "restore", "s1", "-n", "/me", "--no-children", "--dry-run"]) == 0
     assert json.loads(capsys.readouterr().out)["children"] == []
+
+
+def test_tree_selectors_grant_exactly_what_the_key_patterns_reach() -> None:
+    from agent_memory.domain.versioning.tree import tree_selectors
+
+    assert tree_selectors(["*"], "/me") == (("/me",), ("/me",))
+    assert tree_selectors(["/me/*"], "/me/a") == (("/me/a",), ("/me/a",))  # /me/a and below: all granted
+    assert tree_selectors(["/me/*"], "/me") == ((), ("/me",))  # below /me, never /me itself
+    assert tree_selectors(["/me/a/*", "/me/b", "/meta/*", "/other"], "/me") == (("/me/b",), ("/me/a",))
+    assert tree_selectors(["/projects/*"], "/me") == ((), ())

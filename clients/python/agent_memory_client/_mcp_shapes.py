@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ._operations import FileKind, MemoryType, SkillOutcome, Tier
+from ._operations import FileKind, MemoryType, SkillOutcome, Status, Tier
 
 NAMESPACE_PATTERN = r"^(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){1,8}$"
 """The API's namespace pattern (1-8 segments of letters, digits, '.', '_', '-')."""
@@ -138,6 +138,27 @@ Outcome = Annotated[
     ),
 ]
 Note = Annotated[str, Field(max_length=2000, description="What happened, in a sentence (optional)")]
+IncludeChildren = Annotated[
+    bool,
+    Field(
+        description="true: also the namespaces below `namespace` (/users covers /users/u-42, never /usersx) "
+        "that this key may read; false (default): that namespace alone"
+    ),
+]
+PageLimit = Annotated[int, Field(ge=1, le=100, description="Memories per page, 1-100 (default 20)")]
+Cursor = Annotated[
+    str | None,
+    Field(
+        max_length=2000, description="The `next_cursor` of the previous page, to read on; omit for the first"
+    ),
+]
+StatusArg = Annotated[
+    Status | None,
+    Field(
+        description="Only memories in this status: active (recalled), pending (in a conflict), archived, "
+        "superseded, quarantined. Omit for every status"
+    ),
+]
 
 
 class StrictArguments(BaseModel):
@@ -248,6 +269,25 @@ def conflicts(answer: dict[str, Any]) -> dict[str, Any]:
     if not groups:
         return {"conflicts": [], "note": "no open conflict in this namespace"}
     return {"conflicts": groups}
+
+
+def page(answer: dict[str, Any], with_namespace: bool) -> dict[str, Any]:
+    """A listing page: compact memories (with their namespace when the page spans a tree), the cursor to
+    read on, and why an empty page is empty (the namespaces below that hold memories)."""
+    items = []
+    for record in answer.get("items", []):
+        item = memory(record)
+        if with_namespace:
+            item["namespace"] = record.get("namespace")
+        items.append(fit(item))
+    out: dict[str, Any] = {"memories": items}
+    if answer.get("next_cursor"):
+        out["next_cursor"] = answer["next_cursor"]
+    if answer.get("empty_reason"):
+        out["note"] = answer["empty_reason"]
+    if answer.get("child_namespaces"):
+        out["child_namespaces"] = answer["child_namespaces"]
+    return out
 
 
 def memory_file(answer: dict[str, Any]) -> dict[str, Any]:

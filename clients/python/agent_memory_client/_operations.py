@@ -98,6 +98,7 @@ ROUTES: dict[str, str] = {
     "POST /v1/skills/{name}/use": "use_skill",
     "POST /v1/skills/{name}/outcomes": "report_skill_outcome",
     "GET /v1/skills/{name}/history": "skill_history",
+    "GET /v1/skills/{name}/file": "skill_file",
     "GET /v1/skills/{name}/versions/{version}": "skill_version",
     # admin: forgetting, dreaming, curator
     "POST /v1/admin/archive-decayed": "archive_decayed",
@@ -683,6 +684,11 @@ class Operations(Generic[R]):
                 idempotency_key=idempotency_key,
             )
         )
+
+    def skill_file(self, name: str, namespace: str, path: str) -> R:
+        """One file kept beside a skill's SKILL.md (`references/api.md`): {path, text}."""
+        params = {"namespace": namespace, "path": path}
+        return self._send(Call("GET", f"/v1/skills/{_seg(name)}/file", params=params))
 
     def skill_history(self, name: str, namespace: str) -> R:
         return self._send(Call("GET", f"/v1/skills/{_seg(name)}/history", params={"namespace": namespace}))

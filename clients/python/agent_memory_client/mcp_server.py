@@ -31,9 +31,11 @@ from . import _mcp_shapes as shape
 from ._mcp_shapes import (
     Content,
     Context,
+    Cursor,
     Date,
     EntryMatch,
     Group,
+    IncludeChildren,
     K,
     Keep,
     Kind,
@@ -43,9 +45,11 @@ from ._mcp_shapes import (
     Note,
     OptionalNamespace,
     Outcome,
+    PageLimit,
     Query,
     Reason,
     SkillName,
+    StatusArg,
     StrictArguments,
     TierArg,
     TypeArg,
@@ -61,6 +65,7 @@ TOOL_NAMES = (
     "whoami",
     "remember",
     "recall",
+    "memories_list",
     "correct",
     "archive",
     "history",
@@ -187,6 +192,27 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
         chosen = namespaces or [await ns(None)]
         answer = await call(client.recall(query, chosen, k=k, types=types))
         return answer if verbose else shape.recall(answer, with_namespace=len(chosen) > 1)
+
+    @tool(_READ)
+    async def memories_list(
+        namespace: OptionalNamespace = None,
+        include_children: IncludeChildren = False,
+        status: StatusArg = None,
+        limit: PageLimit = 20,
+        cursor: Cursor = None,
+        verbose: Verbose = False,
+    ) -> dict[str, Any]:
+        """List the memories of a namespace, oldest first, a page at a time (pass back `next_cursor` to read
+        on). Use recall to find memories by meaning; use this to review everything kept. An empty parent
+        namespace answers a `note` naming the namespaces below it that hold memories
+        (include_children=true lists them)."""
+        chosen = await ns(namespace)
+        answer = await call(
+            client.list_memories(
+                chosen, status=status, limit=limit, cursor=cursor, include_children=include_children or None
+            )
+        )
+        return answer if verbose else shape.page(answer, with_namespace=include_children)
 
 
 def _edit_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:

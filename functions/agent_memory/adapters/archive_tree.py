@@ -4,7 +4,8 @@ Refused (422 `unsafe_archive`): absolute member paths, `..` or empty segments, b
 hard links, devices and FIFOs, duplicate paths. Refused (413): more than `max_files` members, a member larger
 than `max_file_bytes`, or more than `max_total_bytes` uncompressed (checked on the bytes actually read, so a
 member that lies about its size in the header cannot inflate past the cap: a zip bomb stops at the cap).
-Only `.md`, `.json` and `.jsonl` members are kept; directories and other files are ignored."""
+Only `.md`, `.json` and `.jsonl` members are kept, and every file of a skill folder (one holding a SKILL.md,
+as a directory walk keeps them); directories and other files are ignored."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import zipfile
 import zlib
 
 from ..domain.errors import TooLarge, ValidationFailed
-from .posix.source_tree import SKIPPED_DIRS, SOURCE_SUFFIXES, decode
+from .posix.source_tree import SKIPPED_DIRS, SOURCE_SUFFIXES, decode, in_skill_folder, skill_roots
 
 MAX_FILES = 5_000
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -80,12 +81,13 @@ class ArchiveSourceTree:
     def _zip_members(self, archive: zipfile.ZipFile) -> None:
         members = archive.infolist()
         self._count(len(members))
+        roots = skill_roots(info.filename.removeprefix("./") for info in members if not info.is_dir())
         for info in members:
             path = self._check_path(info.filename)
             mode = info.external_attr >> 16
             if mode and stat.S_ISLNK(mode):
                 raise UnsafeArchive(f"{info.filename!r} is a symbolic link: links are refused", member=path)
-            if info.is_dir() or not _wanted(path):
+            if info.is_dir() or not _wanted(path, roots):
                 continue
             if info.flag_bits & _ZIP_ENCRYPTED:  # zipfile would raise RuntimeError asking for a password
                 raise ValidationFailed(
@@ -103,10 +105,12 @@ class ArchiveSourceTree:
             raise ValidationFailed(f"the tar.gz archive is damaged: {error}") from None
 
     def _tar_members(self, archive: tarfile.TarFile) -> None:
-        count = 0
-        for member in archive:
-            count += 1
+        members = []
+        for count, member in enumerate(archive, start=1):  # counted as read: a member bomb stops at the cap
             self._count(count)
+            members.append(member)
+        roots = skill_roots(m.name.removeprefix("./") for m in members if m.isfile())
+        for member in members:
             if member.isdir() and member.name.rstrip("/") in (".", ""):
                 continue  # the archive's own root folder (`tar -C dir .`)
             path = self._check_path(member.name)
@@ -114,7 +118,7 @@ class ArchiveSourceTree:
                 raise UnsafeArchive(f"{member.name!r} is a link: links are refused", member=path)
             if member.isdev() or member.isfifo():
                 raise UnsafeArchive(f"{member.name!r} is a device or FIFO", member=path)
-            if not member.isfile() or not _wanted(path):
+            if not member.isfile() or not _wanted(path, roots):
                 continue
             self._check_size(path, member.size)
             handle = archive.extractfile(member)
@@ -162,7 +166,10 @@ class ArchiveSourceTree:
         self._files[path] = content
 
 
-def _wanted(path: str) -> bool:
-    """A source file outside the folders a directory walk skips too (`node_modules`, `.git`, ...): the same
-    bytes import the same through the CLI (a directory) and the API (an archive)."""
-    return path.endswith(SOURCE_SUFFIXES) and not any(part in SKIPPED_DIRS for part in path.split("/")[:-1])
+def _wanted(path: str, roots: set[str]) -> bool:
+    """A source file (or any file of a skill folder) outside the folders a directory walk skips too
+    (`node_modules`, `.git`, ...): the same bytes import the same through the CLI (a directory) and the API
+    (an archive)."""
+    if any(part in SKIPPED_DIRS for part in path.split("/")[:-1]):
+        return False
+    return path.endswith(SOURCE_SUFFIXES) or in_skill_folder(path, roots)

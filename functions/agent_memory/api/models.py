@@ -179,6 +179,16 @@ class MemoryPage(Model):
         description="Stored memories of this page that could not be read and were left out (logged); an "
         "operator fixes them with `agent-memory repair`",
     )
+    empty_reason: str | None = Field(
+        None,
+        description="Set on an empty first page without include_children: why it is empty, and where the "
+        "memories are (the namespaces below that hold some)",
+    )
+    child_namespaces: list[str] = Field(
+        default_factory=list,
+        description="With `empty_reason`: namespaces below the one asked for that hold matching memories "
+        "(at most 20, from the first 100 such memories); list them with include_children=true",
+    )
 
 
 class UpdateRequest(Strict):

@@ -143,16 +143,17 @@ def list_memories(
     """`agent-memory list -n NS`: the memories of NS and of the namespaces below it (each line names its
     namespace when there are several); an empty listing says where memories are when the tenant holds any."""
     tree = TreeVersioning(versioning)
-    scope = tree.scope(tenant, args.namespace, include_children=not args.no_children)
+    below = () if args.no_children else (args.namespace,)
     page = memory.list(
         tenant,
         RecordQuery(
-            namespaces=tuple(scope.namespaces),
+            namespaces=(args.namespace,),
+            namespaces_below=below,  # one query (an index range), not one per namespace
             statuses=(Status(args.status),) if args.status else (),
             limit=args.limit,
         ),
     )
-    several = len(scope.namespaces) > 1
+    several = any(record.namespace != args.namespace for record in page.items)
     for record in page.items:
         where = f"{record.namespace}  " if several else ""
         print(f"{where}{record.id}  {record.status.value:<10} [{record.type.value}] {record.content}")
@@ -163,6 +164,7 @@ def list_memories(
             file=sys.stderr,
         )
     if not page.items and not page.skipped and versioning.namespaces(tenant):
+        scope = tree.scope(tenant, args.namespace, include_children=not args.no_children)
         print(f"agent-memory: no memories listed: {tree.empty_note(tenant, scope)}", file=sys.stderr)
 
 

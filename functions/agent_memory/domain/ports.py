@@ -67,9 +67,17 @@ class RecordWrite:
 
 @dataclass(frozen=True)
 class RecordQuery:
-    """Filters for listing records of one tenant. Empty tuples mean "any"."""
+    """Filters for listing records of one tenant. Empty tuples mean "any".
+
+    `namespaces_below`: records of every namespace strictly below one of these (`/me` covers `/me/users/u-1`,
+    never `/me` itself nor `/meta`). With `namespaces` too, a record matches when its namespace is one of
+    `namespaces` OR below one of `namespaces_below` (a tree is `namespaces=(p,), namespaces_below=(p,)`).
+    SQLite reads it as an index range; DynamoDB (namespace in the GSI partition key, so no key prefix query) as
+    a filtered read of the tenant's records in creation order, a page of which may hold fewer than `limit`
+    items (even none) with a `next_cursor` when its read budget ran out first."""
 
     namespaces: tuple[str, ...] = ()
+    namespaces_below: tuple[str, ...] = ()
     types: tuple[MemoryType, ...] = ()
     statuses: tuple[Status, ...] = ()
     tiers: tuple[Tier, ...] = ()

@@ -75,6 +75,12 @@ MAX_TRANSACTION_ITEMS = 100
 the all-or-nothing promise of `commit()`."""
 MAX_TRANSACTION_BYTES = 4_000_000
 """TransactWriteItems accepts at most 4 MB in total; checked (approximately) before the call."""
+SUBTREE_READ_BUDGET = 5_000
+"""Items one page of a subtree listing (`RecordQuery.namespaces_below`) may read before it answers: the
+namespace is in gsi1's partition key, so no key condition selects a subtree and the tenant's records are read
+with a filter. A page that ran out of budget holds what it found (maybe nothing) and a cursor after the last
+item read, so a listing of a sparse subtree in a large tenant answers in bounded time per page and reads each
+record of the tenant once over all its pages."""
 _BATCH_GET_MAX = 100
 _TOUCH_CONCURRENCY = 16
 """A default recall (k=10) touches in one wave; within the tenant clients' 32 pooled connections
@@ -229,6 +235,26 @@ class _Filter:
         self.values[placeholder] = attr(value)
         self.clauses.append(f"{name} {operator} {placeholder}")
 
+    def namespace_tree(self, exact: Sequence[str], below: Sequence[str]) -> None:
+        """Records of one of the `exact` namespaces or of a namespace strictly below one of `below`."""
+        if not exact and not below:
+            return
+        name = f"#f{next(self._counter)}"
+        self.names[name] = "namespace"
+        either = []
+        if exact:
+            placeholders = []
+            for value in dict.fromkeys(exact):
+                placeholder = f":f{next(self._counter)}"
+                self.values[placeholder] = _s(value)
+                placeholders.append(placeholder)
+            either.append(f"{name} IN ({', '.join(placeholders)})")
+        for parent in dict.fromkeys(below):
+            placeholder = f":f{next(self._counter)}"
+            self.values[placeholder] = _s(parent + "/")
+            either.append(f"begins_with({name}, {placeholder})")
+        self.clauses.append(f"({' OR '.join(either)})")
+
     def apply(self, request: dict[str, Any]) -> None:
         if not self.clauses:
             return
@@ -250,9 +276,11 @@ class DynamoRecordStore:
         *,
         recall_ttl_days: int = DEFAULT_RECALL_TTL_DAYS,
         page_size: int | None = None,
+        subtree_read_budget: int = SUBTREE_READ_BUDGET,
     ) -> None:
         """`page_size` is the Limit of each Query request; by default max(200, page limit + 1), at most
-        1000 (a filtered listing reads pages until it has enough matches)."""
+        1000 (a filtered listing reads pages until it has enough matches). `subtree_read_budget`: see
+        `SUBTREE_READ_BUDGET`."""
         if recall_ttl_days < 1:
             raise ValueError("recall_ttl_days must be at least 1")
         if page_size is not None and not 1 <= page_size <= 1000:
@@ -261,6 +289,7 @@ class DynamoRecordStore:
         self._client_factory = client_factory
         self._recall_ttl = timedelta(days=recall_ttl_days)
         self._page_size = page_size
+        self._subtree_budget = max(1, subtree_read_budget)
 
     def _client(self, tenant: str) -> Any:
         _check_tenant(tenant)
@@ -618,7 +647,7 @@ class DynamoRecordStore:
 
     def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
         _check_limit(query.limit)
-        for namespace in query.namespaces:
+        for namespace in (*query.namespaces, *query.namespaces_below):
             _check_namespace(namespace)
         after = decode_cursor(query.cursor, "records")
         if query.conflict_group is not None:
@@ -631,6 +660,9 @@ class DynamoRecordStore:
         if query.last_access_before is not None:
             flt.compare("last_access_at", "<", sortable_time(query.last_access_before))
 
+        if query.namespaces_below:
+            flt.namespace_tree(query.namespaces, query.namespaces_below)
+            return self._list_subtree(tenant, query, after, flt)
         if query.namespaces:
             streams = [
                 self._query_index(
@@ -652,6 +684,53 @@ class DynamoRecordStore:
         next_cursor = encode_cursor("records", page[-1][0]) if more else None
         return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
+    def _list_subtree(
+        self, tenant: str, query: RecordQuery, after: str | None, flt: _Filter
+    ) -> Page[MemoryRecord]:
+        """The tenant's records in creation order (gsi2) with the namespaces as a filter, within the read
+        budget (`SUBTREE_READ_BUDGET`): a page ends at `limit` matches, at the partition's end, or when the
+        budget is spent (then its cursor resumes after the last item read, even when it found nothing)."""
+        client = self._client(tenant)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": "gsi2",
+            "ExpressionAttributeNames": {"#pk": "gsi2pk"},
+            "ExpressionAttributeValues": {":pk": _s(f"{tenant}#REC")},
+            "KeyConditionExpression": "#pk = :pk",
+            "Limit": self._page_limit(query.limit),
+        }
+        if after is not None:
+            request["KeyConditionExpression"] = "#pk = :pk AND #sk > :lo"
+            request["ExpressionAttributeNames"]["#sk"] = "gsi2sk"
+            request["ExpressionAttributeValues"][":lo"] = _s(after)
+        flt.apply(request)
+        found: builtins.list[tuple[str, Item]] = []
+        read, resume = 0, None
+        while len(found) <= query.limit:
+            with upstream_errors("DynamoDB", "Query"):
+                response = client.query(**request)
+            read += int(response.get("ScannedCount", 0))
+            own = [item for item in response.get("Items", []) if _belongs_to(item, tenant)]
+            if len(own) < len(response.get("Items", [])):
+                logger.warning(
+                    "dropped items of another tenant from a GSI query",
+                    extra={"index": "gsi2", "dropped": len(response["Items"]) - len(own), "tenant": tenant},
+                )
+            found.extend((item["gsi2sk"]["S"], item) for item in own)
+            last = response.get("LastEvaluatedKey")
+            if not last:
+                break
+            if read >= self._subtree_budget and len(found) <= query.limit:
+                resume = last["gsi2sk"]["S"]
+                break
+            request["ExclusiveStartKey"] = last
+        page, more = found[: query.limit], len(found) > query.limit
+        loaded = [self._read_record(item, tenant) for _, item in page]
+        items = [record for record in loaded if record is not None]
+        position = page[-1][0] if more else resume
+        next_cursor = encode_cursor("records", position) if position is not None else None
+        return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
+
     def _list_conflict_group(self, tenant: str, query: RecordQuery, after: str | None) -> Page[MemoryRecord]:
         pk = self._conflict_pk(tenant, query.conflict_group or "")
         ids = [read_text(item, "record_id") for item in self._query_partition(tenant, pk, consistent=True)]
@@ -660,7 +739,11 @@ class DynamoRecordStore:
             r
             for r in self.get_many(tenant, ids)
             if r.conflict_group == query.conflict_group
-            and (not query.namespaces or r.namespace in query.namespaces)
+            and (
+                not (query.namespaces or query.namespaces_below)
+                or r.namespace in query.namespaces
+                or any(r.namespace.startswith(parent + "/") for parent in query.namespaces_below)
+            )
             and (not query.types or r.type in query.types)
             and (not query.statuses or r.status in query.statuses)
             and (not query.tiers or r.tier in query.tiers)

@@ -311,8 +311,15 @@ class SqliteRecordStore:
         _check_limit(query.limit)
         clauses = ["tenant = ?"]
         params: list[object] = [tenant]
+        if query.namespaces or query.namespaces_below:
+            # A subtree is an index range: strictly below `/me` is ['/me/', '/me0') ('0' follows '/').
+            either = [f"namespace IN ({placeholders(len(query.namespaces))})"] if query.namespaces else []
+            params.extend(query.namespaces)
+            for parent in query.namespaces_below:
+                either.append("(namespace >= ? AND namespace < ?)")
+                params.extend((parent.rstrip("/") + "/", parent.rstrip("/") + "0"))
+            clauses.append(f"({' OR '.join(either)})")
         for column, values in (
-            ("namespace", query.namespaces),
             ("type", tuple(v.value for v in query.types)),
             ("status", tuple(v.value for v in query.statuses)),
             ("tier", tuple(v.value for v in query.tiers)),

@@ -1,7 +1,7 @@
 """`SourceTree` over a directory on disk (the importer's `agent-memory import <format> <dir>`).
 
 Read-only. Walks the directory without following symbolic links (a link is skipped, never read), keeps the
-files an importer can read (`.md`, `.json`, `.jsonl`), leaves out version-control and dependency folders, and
+files an importer can read (`.md`, `.json`, `.jsonl`, and every file of a skill folder), leaves out version-control and dependency folders, and
 caps the number of files and the bytes read so pointing it at a home directory fails clearly instead of
 reading everything. A single file is a tree of one (`chat.jsonl`, `memories.json`)."""
 
@@ -9,11 +9,28 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...domain.errors import TooLarge, ValidationFailed
 
 SOURCE_SUFFIXES = (".md", ".json", ".jsonl")
+SKILL_FILE = "SKILL.md"
+"""A folder holding one is a skill folder: every file in it and below is listed (any type), so the importer keeps
+its `references/`, `scripts/` and `assets/` or lists why not (binary, too big), never drops them unsaid."""
+
+
+def skill_roots(paths: Iterable[str]) -> set[str]:
+    """The folders (`a/skills/x/`) of every SKILL.md among `paths` below the root."""
+    return {
+        path.rsplit("/", 1)[0] + "/" for path in paths if "/" in path and path.rsplit("/", 1)[1] == SKILL_FILE
+    }
+
+
+def in_skill_folder(path: str, roots: set[str]) -> bool:
+    return any(path.startswith(root) for root in roots)
+
+
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".cache"})
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -50,11 +67,16 @@ class PosixSourceTree:
         if self._single is not None:
             self._sizes[self._single] = (self._root / self._single).stat().st_size
         else:
+            roots: set[str] = set()
             for directory, dirs, files in os.walk(self._root, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+                here = Path(directory).relative_to(self._root).as_posix()
+                if SKILL_FILE in files and here != ".":
+                    roots.add(here + "/")  # top-down: a skill folder is seen before what is inside it
                 for name in files:
                     full = Path(directory, name)
-                    if not name.endswith(SOURCE_SUFFIXES):
+                    rel = name if here == "." else f"{here}/{name}"
+                    if not name.endswith(SOURCE_SUFFIXES) and not in_skill_folder(rel, roots):
                         continue
                     info = full.lstat()
                     if not stat.S_ISREG(info.st_mode):
@@ -96,9 +118,19 @@ class PosixSourceTree:
 
 
 def decode(data: bytes, path: str) -> str:
+    """UTF-8 text (a BOM dropped); anything else is refused naming what it looks like and how to convert it."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ValidationFailed(
-            f"{path} is not UTF-8 text (byte {error.start}); convert it to UTF-8 first", path=path
+            f"{path} is not UTF-8 text (byte {error.start}){_looks_like(data)}", path=path
         ) from None
+
+
+def _looks_like(data: bytes) -> str:
+    """What a file that is not UTF-8 probably is, with the command that converts it."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 3 and (data[1] == 0) != (data[0] == 0)):
+        return ": it looks like UTF-16 (Windows 'Unicode'); convert it first: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8"
+    if b"\x00" in data:
+        return ": it looks binary, not text"
+    return ": it looks like Latin-1 / Windows-1252; convert it first: iconv -f WINDOWS-1252 -t UTF-8 FILE > FILE.utf8"

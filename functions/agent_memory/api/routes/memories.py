@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from ...domain.errors import NotFound, ValidationFailed
+from ...domain.errors import NotFound
 from ...domain.identity import Scope
 from ...domain.memory.service import Decision, RecallInput, RememberInput, RememberResult
 from ...domain.ports import RecordQuery
 from ...domain.records import MemoryRecord, MemoryType, Source, Status, Tier
+from ...domain.versioning.tree import tree_selectors
 from ..context import RequestContext, current
 from ..models import (
     ChangePage,
@@ -35,14 +37,14 @@ from ..models import (
     ResolveResponse,
     UpdateRequest,
 )
-from .versioning import tree_scope
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 router = Router()
-MAX_LISTED_NAMESPACES = 100
-"""Namespaces one listing with `include_children` reads (each is one index query in DynamoDB)."""
+CHILD_HINT_RECORDS = 100
+"""Records an empty parent's listing reads below it to name the namespaces that hold memories."""
+MAX_HINTED_NAMESPACES = 20
 
 _CREATED = {
     Decision.ADDED,
@@ -199,7 +201,14 @@ def recall(body: RecallRequest) -> RecallResponse:
 
 
 @router.get(
-    "/memories", summary="List memories of a namespace with filters and pagination", tags=["memories"]
+    "/memories",
+    summary="List memories of a namespace (and, with include_children, of the namespaces below it)",
+    description="Oldest first, `limit` a page; follow `next_cursor` to the end. Without `include_children` a "
+    "parent that holds nothing itself answers an empty page with `empty_reason` naming the child namespaces "
+    "that hold memories (`child_namespaces`). With it, the page covers `namespace` and every namespace below "
+    "it that this key may read, in one query (on DynamoDB a filtered read of the tenant's records: a page may "
+    "hold fewer than `limit` items, even none, and still have a `next_cursor`).",
+    tags=["memories"],
 )
 def list_memories(
     namespace: Annotated[str, Query(max_length=520)],
@@ -211,37 +220,68 @@ def list_memories(
     include_children: Annotated[
         bool,
         Query(
-            description="Also list the namespaces below `namespace` (/me covers /me/users/u-1, ...) that this "
-            "key may read; each page then reads the tenant's namespaces first, so it is off by default"
+            description="Also list the namespaces below `namespace` (/me covers /me/users/u-1, never /meta) "
+            "that this key may read"
         ),
     ] = False,
 ) -> MemoryPage:
     ctx = current()
+    filters = RecordQuery(
+        types=(type,) if type else (),
+        statuses=(status,) if status else (),
+        tiers=(tier,) if tier else (),
+        limit=limit,
+        cursor=cursor,
+    )
     if include_children:
-        names = tuple(tree_scope(ctx, Scope.READ, namespace, True).namespaces)
-        if not names:  # an empty tuple would mean "every namespace"
-            return MemoryPage(items=[], skipped=0)
-        if len(names) > MAX_LISTED_NAMESPACES:
-            raise ValidationFailed(
-                f"{namespace} has {len(names)} namespaces below it, over the {MAX_LISTED_NAMESPACES} one "
-                "listing reads: list a namespace further down, or export the tree (GET /v1/export)",
-                namespaces=len(names),
-            )
+        ctx.principal.require_scope(Scope.READ)
+        exact, below = tree_selectors(ctx.principal.namespaces, namespace)
+        if not exact and not below:
+            ctx.allow(Scope.READ, namespace)  # the key reaches nothing of this tree: its refusal
     else:
         ctx.allow(Scope.READ, namespace)
-        names = (namespace,)
-    page = ctx.services.memory.list(
-        ctx.principal.tenant,
-        RecordQuery(
-            namespaces=names,
-            types=(type,) if type else (),
-            statuses=(status,) if status else (),
-            tiers=(tier,) if tier else (),
-            limit=limit,
-            cursor=cursor,
-        ),
+        exact, below = (namespace,), ()
+    query = replace(filters, namespaces=exact, namespaces_below=below)
+    page = ctx.services.memory.list(ctx.principal.tenant, query)
+    answer = MemoryPage(
+        items=page.items, next_cursor=page.next_cursor, skipped=page.skipped, empty_reason=None
     )
-    return MemoryPage(items=page.items, next_cursor=page.next_cursor, skipped=page.skipped)
+    if include_children or page.items or page.skipped or cursor is not None or page.next_cursor:
+        return answer
+    return _explain_empty(ctx, namespace, answer, filters)
+
+
+def _explain_empty(
+    ctx: RequestContext, namespace: str, answer: MemoryPage, filters: RecordQuery
+) -> MemoryPage:
+    """An empty parent says where its memories are: the namespaces below it (that the key may read) holding
+    memories that match the same filters, from one page of the subtree."""
+    _exact, below = tree_selectors(ctx.principal.namespaces, namespace)
+    found: dict[str, None] = {}
+    more = False
+    if below:
+        query = replace(filters, namespaces_below=below, limit=CHILD_HINT_RECORDS, cursor=None)
+        hint = ctx.services.memory.list(ctx.principal.tenant, query)
+        found = dict.fromkeys(record.namespace for record in hint.items)
+        more = hint.next_cursor is not None
+    children = sorted(found)[:MAX_HINTED_NAMESPACES]
+    matching = " matching these filters" if filters.types or filters.statuses or filters.tiers else ""
+    if children:
+        listed = ", ".join(children) + (" …" if more or len(found) > len(children) else "")
+        reason = (
+            f"{namespace} itself holds no memories{matching}; namespaces below it do: {listed} (pass "
+            "include_children=true to list them with it)"
+        )
+    elif more:
+        reason = (
+            f"{namespace} itself holds no memories{matching}, and none below it were found in the first part "
+            "of the tenant read: pass include_children=true and follow next_cursor to look further"
+        )
+    else:
+        reason = (
+            f"neither {namespace} nor any namespace below it that this key may read holds memories{matching}"
+        )
+    return answer.model_copy(update={"empty_reason": reason, "child_namespaces": children})
 
 
 @router.get("/memories/<memory_id>", summary="Read one memory", tags=["memories"])

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import Field
 
-from ...domain.errors import Forbidden, NotConfigured
+from ...domain.errors import Forbidden, NotConfigured, NotFound
 from ...domain.identity import Scope
 from ...domain.model import Model
 from ..context import RequestContext, current
@@ -116,6 +116,18 @@ class SkillOut(Model):
     pinned: bool
     body: str | None = Field(None, description="Only when one skill is viewed")
     signals: SignalsOut
+    files: list[str] | None = Field(
+        None,
+        description="Only when one skill is viewed: the files kept beside its SKILL.md (`references/api.md`, "
+        "`scripts/check.sh`), relative to the skill folder; read one with GET /v1/skills/{name}/file",
+    )
+
+
+class SkillFileOut(Model):
+    namespace: str
+    name: str
+    path: str
+    text: str
 
 
 class SkillListOut(Model):
@@ -233,7 +245,31 @@ def view_skill(
         skill = service.view(ctx.principal.tenant, namespace, name, actor=ctx.principal.actor)
     else:
         skill = service.get(ctx.principal.tenant, namespace, name)
-    return _out(namespace, skill, body=True)
+    files = service.files.list(ctx.principal.tenant, namespace, name)
+    return _out(namespace, skill, body=True, files=files)
+
+
+@router.get(
+    "/skills/<name>/file",
+    summary="Read one file kept beside a skill's SKILL.md (references/, scripts/, assets/)",
+    tags=["skills"],
+)
+def skill_file(
+    name: str,
+    namespace: Annotated[str, Query(max_length=520)],
+    path: Annotated[
+        str,
+        Query(min_length=1, max_length=1000, description="Relative to the skill folder: references/api.md"),
+    ],
+) -> SkillFileOut:
+    ctx = current()
+    ctx.allow(Scope.READ, namespace)
+    service = _skills(ctx)
+    service.get(ctx.principal.tenant, namespace, name, signals=False)  # 404 for a skill that is not there
+    text = service.files.read(ctx.principal.tenant, namespace, name, path)
+    if text is None:
+        raise NotFound(f"skill {name!r} keeps no file {path!r}", name=name, path=path)
+    return SkillFileOut(namespace=namespace, name=name, path=path, text=text)
 
 
 @router.post("/skills/<name>/edit", summary="Replace a skill's body (and description)", tags=["skills"])
@@ -421,7 +457,7 @@ def _signals(signals: Signals) -> SignalsOut:
     )
 
 
-def _out(namespace: str, skill: Skill, *, body: bool) -> SkillOut:
+def _out(namespace: str, skill: Skill, *, body: bool, files: list[str] | None = None) -> SkillOut:
     meta = skill.meta
     return SkillOut(
         namespace=namespace,
@@ -437,6 +473,7 @@ def _out(namespace: str, skill: Skill, *, body: bool) -> SkillOut:
         pinned=meta.pinned,
         body=skill.body if body else None,
         signals=_signals(skill.signals),
+        files=files,
     )
 
 

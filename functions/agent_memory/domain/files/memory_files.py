@@ -46,6 +46,50 @@ CURATOR_DIR = ".curator"
 two are the only leading-dot segments a path may have."""
 
 ALLOWED_SUFFIXES = (".md", ".json")
+SKILL_FILE_SUFFIXES = (
+    *ALLOWED_SUFFIXES,
+    ".txt",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".csv",
+    ".tsv",
+    ".xml",
+    ".html",
+    ".css",
+    ".py",
+    ".sh",
+    ".js",
+    ".mjs",
+    ".ts",
+    ".sql",
+    ".j2",
+    ".rst",
+    ".ini",
+    ".cfg",
+    ".rb",
+    ".go",
+    ".rs",
+    ".java",
+    ".kt",
+    ".swift",
+    ".c",
+    ".h",
+    ".cpp",
+    ".lua",
+    ".pl",
+    ".r",
+    ".ps1",
+    ".tf",
+    ".graphql",
+    ".proto",
+    ".svg",
+    ".jsonl",
+    ".env.example",
+)
+"""What a skill folder keeps beside its SKILL.md (`skills/<name>/references/…`, `scripts/…`, `assets/…`):
+text files of these types, so the folder stays whole (a script, a template, a reference table). Binary files
+are not kept (the file store holds text)."""
 MAX_PATH_SEGMENTS = 8
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 """A segment starts with a letter or digit: `.`, `..`, hidden, lock and temp files are not addressable."""
@@ -97,8 +141,11 @@ def validate_file_path(path: str) -> str:
                 f"file path {path!r} has an invalid segment {segment!r}: use letters, digits, '.', '_' "
                 "or '-', starting with a letter or digit"
             )
-    if not segments[-1].endswith(ALLOWED_SUFFIXES):
-        raise ValidationFailed(f"file path {path!r} must end with one of {', '.join(ALLOWED_SUFFIXES)}")
+    in_skill = segments[0] == SKILLS_DIR and len(segments) >= 3
+    suffixes = SKILL_FILE_SUFFIXES if in_skill else ALLOWED_SUFFIXES
+    if not segments[-1].endswith(suffixes):
+        where = " in a skill folder" if in_skill else ""
+        raise ValidationFailed(f"file path {path!r} must end with one of {', '.join(suffixes)}{where}")
     return path
 
 

@@ -207,7 +207,11 @@ def inventory(tree: SourceTree, fmt: Format | str) -> Inventory:
             found.items.extend(outcome)
     found.items = unique(found.items)
     if fmt is Format.MEM0 and not found.files:
-        raise UnknownLayout(f"{tree.label}: no Mem0 memories found in its JSON files", format=fmt.value)
+        why = "; ".join(f"{path}: {reason}" for path, reason in found.skipped_files[:5])
+        raise UnknownLayout(
+            f"{tree.label}: no Mem0 memories found in its JSON files{f' ({why})' if why else ''}",
+            format=fmt.value,
+        )
     return found
 
 

@@ -30,6 +30,15 @@ _PLACEHOLDER = re.compile(r"^(?:\*\*|__)[^*_\n]{1,60}:(?:\*\*|__)\s*(?:[*_]\([^)
 _INSTRUCTION = re.compile(r"^([*_])(?![*_\s]).*(?<![*_\s])\1$", re.DOTALL)
 """A line in italics only (`*Learn about the person you're helping.*`, `_(What do they care about?)_`): a
 template's instruction to the agent."""
+_TEMPLATE_TEXT = frozenset(
+    {
+        # The closing note of OpenClaw's USER.md template (docs.openclaw.ai, reference/templates/USER.md), under
+        # its `---` rule: guidance to the agent, kept in every workspace made from the template.
+        "the more you know, the better you can help. but remember you're learning about a person, not building "
+        "a dossier. respect the difference.",
+    }
+)
+"""Lines a tool's own template writes into every new file (compared lower-cased, dashes and spacing folded)."""
 _TYPES = {
     "user": "user_preference",
     "feedback": "user_preference",
@@ -181,7 +190,15 @@ def not_a_fact(content: str) -> str | None:
         return "not a fact: a template's instruction in italics"
     if _FENCE.match(content):
         return "not a fact: a code block with no statement before it in its section"
+    if _folded(content) in _TEMPLATE_TEXT:
+        return "not a fact: the tool's template text (the same in every new file)"
     return None
+
+
+def _folded(text: str) -> str:
+    """Lower case, curly quotes straight, dashes dropped, spacing collapsed: one form for template text."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    return " ".join(re.sub(r"\s[\u2014\u2013-]+\s", " ", f" {text} ").split())
 
 
 def whole_file_items(tree: SourceTree, path: str, prefix: str) -> list[SourceItem]:

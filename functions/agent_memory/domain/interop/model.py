@@ -30,6 +30,9 @@ class ItemKind(StrEnum):
     """A memory exported by another memory service (Mem0): a record."""
     SKILL = "skill"
     """A SKILL.md: a skill of the namespace (provenance `imported`)."""
+    SKILL_FILE = "skill_file"
+    """A file beside a SKILL.md (`references/…`, `scripts/…`, `assets/…`): kept in its skill's folder as it is
+    (text), after the skills of the import are created; a binary or over-long one is listed as skipped."""
     TOPIC = "topic"
     """A Claude Code rule (`.claude/rules/*.md`) or auto-memory topic file: one record for the whole file (its
     rule with its **Why:** and **How to apply:**), its front matter kept as metadata."""
@@ -57,6 +60,8 @@ class SourceItem:
     expires_at: datetime | None = None
     skill_name: str | None = None
     skill_description: str = ""
+    skill_file: str | None = None
+    """A SKILL_FILE's path relative to its skill folder (`references/api.md`); `skill_name` names the skill."""
     hint: str | None = None
     """A memory type the source states (e.g. Claude Code's `type: user` front matter); the classifier decides
     otherwise."""
@@ -107,6 +112,7 @@ class InventoryView(Model):
     turns: int
     memories: int
     skills: int
+    skill_files: int = 0
     topics: int = 0
     items: int
     skipped_files: list[SkippedFile]
@@ -142,6 +148,12 @@ class Decisions(Model):
     skills_existing: int = 0
     skills_restored: int = 0
     """Archived skills (e.g. by a rollback) that this import made active again."""
+    skill_files_added: int = 0
+    """Files kept beside a SKILL.md (`references/`, `scripts/`, `assets/`)."""
+    skill_files_existing: int = 0
+    """Skill files already there with the same text."""
+    skipped_skill_file: int = 0
+    """Skill files not kept: binary or over the size cap (listed with the reason)."""
 
     def total(self) -> int:
         return sum(getattr(self, name) for name in type(self).model_fields)

@@ -25,6 +25,7 @@ def inventory_view(found: Inventory) -> InventoryView:
         turns=found.count(ItemKind.TURN),
         memories=found.count(ItemKind.MEMORY),
         skills=found.count(ItemKind.SKILL),
+        skill_files=found.count(ItemKind.SKILL_FILE),
         topics=found.count(ItemKind.TOPIC),
         items=len(found.items),
         skipped_files=_skipped(found.skipped_files),
@@ -50,7 +51,8 @@ def render_markdown(report: ImportReport) -> str:
         "## Inventory",
         "",
         f"{len(inv.files)} files: {inv.entries} entries, {inv.notes} notes, {inv.topics} topic files and rules, "
-        f"{inv.turns} turns, {inv.memories} memories, {inv.skills} skills ({inv.items} items)",
+        f"{inv.turns} turns, {inv.memories} memories, {inv.skills} skills with {inv.skill_files} files beside "
+        f"their SKILL.md ({inv.items} items)",
     ]
     for skipped in inv.skipped_files:
         lines.append(f"- skipped `{skipped.path}`: {skipped.reason}")

@@ -43,7 +43,7 @@ from ..records import MemoryRecord, Status
 from ..skills.service import SkillsService
 from .checks import paraphrase, run_checks
 from .formats import detect, inventory
-from .model import ImportReport, ImportState, Inventory, ItemOutcome, RollbackSummary, SourceItem
+from .model import ImportReport, ImportState, Inventory, ItemKind, ItemOutcome, RollbackSummary, SourceItem
 from .ports import ImportStore, SourceTree
 from .report import inventory_view, render_markdown
 from .translate import Translation
@@ -265,4 +265,7 @@ class ImportService:
 
 
 def _chronological(item: SourceItem) -> tuple[int, datetime]:
+    """Oldest first (undated before dated); a skill's files after every skill, so their skill exists."""
+    if item.kind is ItemKind.SKILL_FILE:
+        return (2, datetime.min)
     return (0, datetime.min) if item.timestamp is None else (1, item.timestamp.replace(tzinfo=None))

@@ -10,10 +10,17 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from ..errors import TooLarge, ValidationFailed
+from ..files.memory_files import SKILL_FILE_SUFFIXES
+from ..skills.config import SkillsConfig
 from .model import ItemKind, SourceItem
 from .ports import SourceTree
 
 MAX_NAMESPACE_ID = 64
+SKILL_FILE = "SKILL.md"
+MAX_SKILL_FILE_CHARS = SkillsConfig().max_file_chars
+"""A file beside a SKILL.md over this is listed as skipped (the skills service's default cap)."""
+_KINDS = "(.md, .txt, .json, .yaml, .py, .sh, .js, … as docs/reference/interop-and-versioning.md lists)"
 MAX_ATTRIBUTE_CHARS = 256
 """A source attribute kept as metadata (front matter `description`, Mem0 `app_id`) is cut to this length."""
 
@@ -118,6 +125,55 @@ def skill_items(tree: SourceTree, path: str) -> list[SourceItem] | SkippedFile:
             skill_description=description,
         )
     ]
+
+
+def skill_file_items(tree: SourceTree, path: str) -> list[SourceItem] | None:
+    """A file in a skill folder (beside or below its SKILL.md): an item kept in that skill's folder, or one
+    listed as skipped (binary, over the size cap, a type a skill folder does not keep). None when no folder
+    above it holds a SKILL.md."""
+    parts = path.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        root = "/".join(parts[:cut])
+        try:
+            skill_text = tree.read(f"{root}/{SKILL_FILE}")
+        except (ValidationFailed, TooLarge):
+            continue
+        meta, _, _ = split_front_matter(skill_text)
+        name = skill_slug(str(meta.get("name") or parts[cut - 1]))
+        return [_skill_file(tree, path, "/".join(parts[cut:]), name)] if name else None
+    return None
+
+
+def _skill_file(tree: SourceTree, path: str, rel: str, name: str) -> SourceItem:
+    def item(content: str, skip: str | None = None) -> SourceItem:
+        return SourceItem(
+            ref=item_ref(path, content),
+            kind=ItemKind.SKILL_FILE,
+            content=content,
+            path=path,
+            skill_name=name,
+            skill_file=rel,
+            skip=skip,
+        )
+
+    try:
+        text = tree.read(path)
+    except TooLarge as error:
+        return item(rel, f"skill file not kept: {error.message}")
+    except ValidationFailed:
+        return item(rel, "skill file not kept: binary (not UTF-8 text); a skill folder keeps text files")
+    if "\x00" in text:
+        return item(rel, "skill file not kept: binary (NUL bytes); a skill folder keeps text files")
+    if not rel.endswith(SKILL_FILE_SUFFIXES):
+        base = rel.rsplit("/", 1)[-1]
+        kind = f"a {base.rsplit('.', 1)[1]!r} file" if "." in base else "a file without a type"
+        return item(
+            rel, f"skill file not kept: {kind}; a skill folder keeps text files of known types {_KINDS}"
+        )
+    if len(text) > MAX_SKILL_FILE_CHARS:
+        reason = f"skill file not kept: {len(text):,} characters, over the {MAX_SKILL_FILE_CHARS:,} a skill file keeps"
+        return item(rel, reason)
+    return item(text)
 
 
 def skill_slug(name: str) -> str:

@@ -9,11 +9,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import CapExceeded, DuplicateEntry, UnsafeContent, ValidationFailed
+from ..errors import (
+    CapExceeded,
+    Conflict,
+    DuplicateEntry,
+    NotFound,
+    TooLarge,
+    UnsafeContent,
+    ValidationFailed,
+)
 from ..memory import classify
 from ..memory.service import Decision, RememberInput, RememberResult
 from ..records import MemoryRecord, MemoryType, Metadata, Source, SourceKind, is_valid_namespace
 from ..skills.document import Provenance, SkillStatus
+from ..skills.files import SkillFileOutcome
 from ..skills.service import SkillExists
 from .model import (
     MAX_LISTED_ITEMS,
@@ -30,6 +39,16 @@ if TYPE_CHECKING:
     from .service import ImportService
 
 SMALL_TALK_WORDS = 4
+_CHAT = (
+    "ok okay k kk thanks thank thx ty tysm you u a lot much so very really great cool nice good fine sure yes "
+    "yeah yep yup no nope nah hi hello hey hiya heya again bye goodbye cya see later soon got it will do done "
+    "perfect awesome alright right understood noted np welcome lol haha hah morning afternoon evening night "
+    "all set that this that's it's is was makes make sense plan like sounds sound oh ah hmm well wow cheers "
+    "appreciate appreciated too me i i'll we'll let's go on sorry my bad problem of course absolutely exactly "
+    "indeed agreed true same here gotcha for the help there yours brb afk gtg ttyl lgtm ack kthx ta bb "
+)
+CHAT_WORDS = frozenset(_CHAT.split())
+"""The words of greetings, thanks and acknowledgements: a short turn made only of them is small talk."""
 INVALID_RULE = "invalid_item"
 _CONVERSATIONAL = (ItemKind.TURN, ItemKind.NOTE)
 _RESERVED_METADATA = ("import_", "reinstated_from", "rollback_of")
@@ -101,13 +120,16 @@ class Translation:
         if item.invalid:
             return self._reject(item, namespace, item.invalid, INVALID_RULE)
         if item.skip:
-            return self._skip(item, namespace, "skipped_not_fact", item.skip)
+            skipped = "skipped_skill_file" if item.kind is ItemKind.SKILL_FILE else "skipped_not_fact"
+            return self._skip(item, namespace, skipped, item.skip)
         if not is_valid_namespace(namespace):
             return self._reject(item, namespace, f"namespace {namespace!r} is not valid (too deep?)")
         if not self.allowed(namespace):
             return self._reject(item, namespace, f"this key may not write namespace {namespace!r}")
         if item.kind is ItemKind.SKILL:
             return self._skill(item, namespace)
+        if item.kind is ItemKind.SKILL_FILE:
+            return self._skill_file(item, namespace)
         memory_type, transient = type_of(item)
         if transient:
             return self._skip(item, namespace, "skipped_transient", transient)
@@ -265,6 +287,30 @@ class Translation:
         self.decisions.skills_existing += 1
         return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_existing")
 
+    def _skill_file(self, item: SourceItem, namespace: str) -> ItemOutcome:
+        """A file beside a SKILL.md, kept in the skill's folder (the skills of the import are created first:
+        skill files sort last). Never overwrites a different file already there."""
+        if self.s.skills is None:
+            return self._reject(item, namespace, "skills are not available on this runtime")
+        assert item.skill_name is not None and item.skill_file is not None
+        try:
+            kept = self.s.skills.files.add(
+                self.tenant, namespace, item.skill_name, item.skill_file, item.content
+            )
+        except NotFound:
+            reason = (
+                f"its skill {item.skill_name!r} is not in {namespace} (its SKILL.md was not imported: see this "
+                f"report); {item.skill_file} is kept only with its skill"
+            )
+            return self._reject(item, namespace, reason)
+        except (ValidationFailed, TooLarge, Conflict, UnsafeContent) as error:
+            return self._reject(item, namespace, error.message, error.details.get("rule") or error.code)
+        if kept is SkillFileOutcome.ADDED:
+            self.decisions.skill_files_added += 1
+            return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_file_added")
+        self.decisions.skill_files_existing += 1
+        return ItemOutcome(ref=item.ref, namespace=namespace, decision="skill_file_existing")
+
     def _reject(self, item: SourceItem, namespace: str, reason: str, rule: str | None = None) -> ItemOutcome:
         self.decisions.rejected += 1
         if self._listed() < MAX_LISTED_ITEMS:
@@ -303,15 +349,21 @@ def type_of(item: SourceItem) -> tuple[MemoryType | None, str | None]:
             cues = ", ".join(s.split(":", 1)[-1] for s in result.signals if s.startswith("temporary:"))
             return None, f"transient: a temporary note ({cues or 'temporary cue'}), not a lasting fact"
         if _small_talk(item.content, result):
-            return None, f"transient: small talk (no durable cue, under {SMALL_TALK_WORDS} words)"
+            return None, "transient: small talk (only greeting or acknowledgement words, no durable cue)"
     if item.dated:
         return MemoryType.EPISODE, None
     return result.type, None
 
 
 def _small_talk(text: str, result: classify.Classification) -> bool:
-    """No cue of any type (the classifier's fallback) and fewer than `SMALL_TALK_WORDS` words of three letters
-    or more: a greeting or an acknowledgement ("ok thanks"), not a fact."""
+    """No cue of any type (the classifier's fallback), fewer than `SMALL_TALK_WORDS` words of three letters
+    or more, and every word one of chat's own (`CHAT_WORDS`; a bare number too): a greeting or an
+    acknowledgement ("ok thanks",
+    "sounds like a plan"), not a fact. A short statement with a word of its own ("The user is vegetarian",
+    "Born in 1990", "Lives in Lisbon") is a fact, however short."""
     if result.signals != [f"{MemoryType.DOMAIN_KNOWLEDGE.value}:default"]:
         return False
-    return sum(1 for word in re.findall(r"\w+", text) if len(word) >= 3) < SMALL_TALK_WORDS
+    words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.lower())
+    if sum(1 for word in words if len(word) >= 3) >= SMALL_TALK_WORDS:
+        return False
+    return all(word in CHAT_WORDS or word.isdigit() for word in words)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from .markdown import entry_items, whole_file_items
 from .model import ItemKind, SourceItem
 from .ports import SourceTree
-from .source_items import SkippedFile, namespace_segment, skill_items
+from .source_items import SkippedFile, namespace_segment, skill_file_items, skill_items
 from .transcripts import jsonl
 
 Found = list[SourceItem] | SkippedFile | None
@@ -65,6 +65,8 @@ def _workspace_file(tree: SourceTree, path: str, name: str) -> Found:
         return entry_items(tree, path, ItemKind.NOTE)
     if name.startswith("skills/") and name.endswith("/SKILL.md"):
         return skill_items(tree, path)
+    if name.startswith("skills/"):
+        return skill_file_items(tree, path)
     if name in _OPENCLAW_GUIDANCE:
         return SkippedFile(path, "agent guidance (instructions), not memory")
     if name == "DREAMS.md":
@@ -91,6 +93,8 @@ def _hermes_file(tree: SourceTree, path: str, name: str) -> Found:
         return entry_items(tree, path, ItemKind.ENTRY, file_kind=file_kind, delimited=True)
     if name.startswith("skills/") and name.endswith("/SKILL.md"):
         return skill_items(tree, path)
+    if name.startswith("skills/"):
+        return skill_file_items(tree, path)
     return None
 
 
@@ -109,6 +113,10 @@ def claude(tree: SourceTree, path: str) -> Found:
     transcript = CLAUDE_TRANSCRIPT.match(path)
     if transcript:
         return jsonl(tree, path, "/projects/" + namespace_segment(transcript.group(1)))
+    if re.search(r"(?:^|/)skills/[^/]+/.+", path) and not path.endswith("/SKILL.md"):
+        found = skill_file_items(tree, path)
+        if found is not None:
+            return found
     if base in CLAUDE_FILES:
         return entry_items(tree, path, ItemKind.ENTRY, file_kind="memory")
     if re.match(r"^(?:\.claude/)?rules/.+\.md$", path) or re.search(r"(?:^|/)\.claude/rules/.+\.md$", path):

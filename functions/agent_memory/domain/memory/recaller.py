@@ -117,7 +117,7 @@ class Recaller:
         return self.parts.get(tenant, record_id)
 
     def list(self, tenant: str, query: RecordQuery) -> Page[MemoryRecord]:
-        for namespace in query.namespaces:
+        for namespace in (*query.namespaces, *query.namespaces_below):
             limits.check_namespace(namespace)
         return self.parts.store.list(tenant, query)
 

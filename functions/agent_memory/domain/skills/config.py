@@ -20,6 +20,10 @@ class SkillsConfig(Model):
     recent_outcomes_kept: Annotated[int, Field(ge=10, le=1000)] = 100
     """`signals.json` keeps counters plus the last N outcomes (with notes): bounded whatever the traffic."""
     max_note_chars: Annotated[int, Field(ge=0, le=2000)] = 500
+    max_file_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 100_000
+    """Cap on one file kept beside a SKILL.md (`references/…`, `scripts/…`), in characters."""
+    max_files: Annotated[int, Field(ge=1, le=1000)] = 100
+    """Files one skill keeps beside its SKILL.md."""
 
 
 class CuratorConfig(Model):

@@ -40,6 +40,7 @@ from .document import (
     render,
     validate_name,
 )
+from .files import SkillFiles
 
 SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
@@ -169,6 +170,8 @@ class SkillsService:
         self._scan = scanner
         self._clock = clock
         self.config = config or SkillsConfig()
+        self.files = SkillFiles(files, scanner, self.config)
+        """The files beside each SKILL.md (`references/`, `scripts/`, `assets/`): `files.py`."""
 
     # ------------------------------------------------------------------ reading
 

@@ -51,6 +51,26 @@ def pattern_reaches(pattern: str, parent: str) -> bool:
     return within(parent, pattern)
 
 
+def tree_selectors(patterns: Iterable[str], parent: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What of `parent`'s tree the key patterns grant, as a record query takes it (`RecordQuery.namespaces`,
+    `.namespaces_below`): the exact namespaces, and those whose whole subtree (strictly below) is granted. A
+    `/me/a/*` key listing `/me` gets `((), ("/me/a",))`: never `/me` itself nor `/me/b`."""
+    exact: dict[str, None] = {}
+    below: dict[str, None] = {}
+    for pattern in patterns:
+        if pattern == "*" or (
+            pattern.endswith("/*") and within(pattern[:-2], parent) and pattern[:-2] != parent
+        ):
+            return (parent,), (parent,)
+        if pattern.endswith("/*"):
+            base = pattern[:-2]
+            if within(parent, base):  # the parent itself, or a namespace below it
+                below[base] = None
+        elif within(parent, pattern):
+            exact[pattern] = None
+    return tuple(exact), tuple(below)
+
+
 # --------------------------------------------------------------------------- over the versioning service
 
 

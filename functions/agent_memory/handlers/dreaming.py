@@ -18,9 +18,9 @@ function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
   is logged and returned).
 
 Domain errors propagate with their class name as the Step Functions error (`UpstreamUnavailable` is retried,
-`SweepInProgress` goes to RecordFailure). The service is built lazily, on the first task, as
-`wiring.build_aws(settings).dreaming` (see `configure` for tests); a deployment whose wiring has no dreaming
-service fails that task with `Misconfigured`.
+`SweepInProgress` goes to RecordFailure). The service is the function's `wiring/process.py` `WORKER.dreaming`
+(`wiring.aws.build_worker`, shared with the curator and purge tasks), built on the first task (see
+`configure` for tests).
 """
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ from . import initialization
 with initialization():  # the service's own modules: see initialization()
     from ..domain.dreaming.ledger import SweepHandle
     from ..domain.dreaming.sweep import DreamingService
-    from ..domain.errors import DomainError, Misconfigured, ValidationFailed
+    from ..domain.errors import DomainError, ValidationFailed
     from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
+    from ..wiring import process
     from ..workflows._asl import PAGE_TARGETS
-    from ._runtime import Lazy, build_aws_services, powertools, targets_input, targets_page
+    from ._runtime import Lazy, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
     from .purge import PURGE_TASKS
 
@@ -55,21 +56,11 @@ ServiceFactory = Callable[[str], DreamingService]
 vector index pick STS credentials scoped to the call's tenant, so IAM confines each sweep to its tenant."""
 
 
-def _build_shared_service() -> DreamingService:
-    dreaming = build_aws_services().dreaming
-    if dreaming is None:
-        raise Misconfigured(
-            "wiring.build_aws does not wire Services.dreaming: the dreaming sweep cannot run in this deployment"
-        )
-    return dreaming
-
-
-_shared = Lazy(_build_shared_service)
 _settings = Lazy(get_dreaming_settings)
 
 
 def _default_factory(tenant: str) -> DreamingService:
-    return _shared()
+    return process.WORKER().dreaming
 
 
 _factory: ServiceFactory = _default_factory
@@ -78,12 +69,12 @@ _services: dict[str, DreamingService] = {}
 
 def configure(factory: ServiceFactory | None, settings: DreamingSettings | None = None) -> None:
     """Replace how services and settings are built (tests, other runtimes); `configure(None)` restores the
-    defaults (`wiring.build_aws(...).dreaming` and the environment)."""
+    defaults (the worker graph's dreaming service and the environment)."""
     global _factory
     _factory = factory or _default_factory
     _settings.set(settings)
-    _shared.set(None)
     _services.clear()
+    process.WORKER.set(None)
 
 
 def _service(tenant: str) -> DreamingService:

@@ -1,7 +1,7 @@
 """The purge workflow's task (`workflows/purge_asl.py`), run by the dreaming function (`handlers/dreaming.py`
 dispatches `purge_step` here): `{"tenant", "plan_id"}` → `{"state", "done", "remaining"}` after one step of
-the plan (or its verification). The service is `wiring.build_aws(settings).erasure`, built on first use
-(`configure` replaces it in tests)."""
+the plan (or its verification). The service is the dreaming function's `wiring/process.py` `WORKER.erasure`,
+built on first use and shared with the dreaming and curator tasks (`configure` replaces it in tests)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,16 @@ from . import initialization
 
 with initialization():
     from ..domain.erasure.service import ErasureService
-    from ..domain.errors import Misconfigured, ValidationFailed
+    from ..domain.errors import ValidationFailed
     from ..domain.records import is_valid_tenant
-    from ._runtime import Lazy, build_aws_services
+    from ..wiring import process
+    from ._runtime import Lazy
 
-
-def _build() -> ErasureService:
-    service = build_aws_services().erasure
-    if service is None:  # pragma: no cover - build_aws always wires it
-        raise Misconfigured("this deployment does not wire erasure")
-    return service
-
-
-_service = Lazy(_build)
+_service = Lazy(lambda: process.WORKER().erasure)
 
 
 def configure(factory: Callable[[], ErasureService] | None) -> None:
-    """Use `factory()` as the service (tests); `configure(None)` restores `wiring.build_aws`."""
+    """Use `factory()` as the service (tests); `configure(None)` restores the worker graph's."""
     _service.set(factory() if factory else None)
 
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import ValidationFailed
-from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..domain.skills.curator import CuratorService
 from ..settings.handlers import get_handler_settings
 from ..settings.skills import get_curator_settings
 from ..wiring import process
 from ..workflows._asl import MAX_SWEEP_TARGETS, PAGE_TARGETS
 from ._runtime import Lazy, targets_input, targets_page
+from .payloads import CurateEvent, parse
 
 TARGETS_MAX = MAX_SWEEP_TARGETS
 """Namespaces per execution at most; each page of `PAGE_TARGETS` runs as one Distributed Map."""
@@ -64,15 +63,8 @@ def curator_targets_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def curate_task(event: dict[str, Any]) -> dict[str, Any]:
-    target = event.get("target") if isinstance(event, dict) else None
-    if not isinstance(target, dict):
-        raise ValidationFailed("the payload needs an object 'target'")
-    tenant, namespace = target.get("tenant"), target.get("namespace")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant {tenant!r}")
-    if not isinstance(namespace, str) or not is_valid_namespace(namespace):
-        raise ValidationFailed(f"invalid namespace {namespace!r}")
-    report = _service().run(tenant, namespace, dry_run=bool(target.get("dry_run", False)))
+    target = parse(CurateEvent, event, "curate").target
+    report = _service().run(target.tenant, target.namespace, dry_run=target.dry_run)
     return {
         "summary": {**report.summary, "status": report.status, "run_id": report.run_id, "day": report.day}
     }

@@ -47,6 +47,7 @@ with initialization():  # the service's own modules: see initialization()
     from ..workflows._asl import PAGE_TARGETS
     from ._runtime import Lazy, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
+    from .payloads import LightEvent, RecordFailureEvent, SweepHandleEvent, TaskError, parse
     from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
@@ -143,28 +144,23 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def light_task(event: dict[str, Any]) -> dict[str, Any]:
-    target = _mapping(event, "target")
-    service = _service(_text(target, "tenant"))
-    handle = service.begin(
-        _text(target, "tenant"),
-        _text(target, "namespace"),
-        day=_date(_text(target, "day")),
-        run_id=_text(target, "run_id"),
-    )
+    target = parse(LightEvent, event, "light").target
+    service = _service(target.tenant)
+    handle = service.begin(target.tenant, target.namespace, day=target.day, run_id=target.run_id)
     light = service.light_stage(handle)
     logger.info("light", extra={**handle.to_json(), **light})
     return {"handle": handle.to_json(), "light": light}
 
 
 def rem_task(event: dict[str, Any]) -> dict[str, Any]:
-    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    handle = SweepHandle.from_json(parse(SweepHandleEvent, event, "rem").handle)
     rem = _service(handle.tenant).rem_stage(handle)
     logger.info("rem", extra={**handle.to_json(), **rem})
     return {"rem": rem}
 
 
 def deep_task(event: dict[str, Any]) -> dict[str, Any]:
-    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    handle = SweepHandle.from_json(parse(SweepHandleEvent, event, "deep").handle)
     report = _service(handle.tenant).deep_stage(handle)
     summary = {**report.summary, "status": report.status, "run_id": report.run_id}
     metrics.add_metric(name="DreamCandidates", unit=MetricUnit.Count, value=summary.get("candidates", 0))
@@ -175,11 +171,11 @@ def deep_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
-    raw_target = event.get("target")
+    raw_target = event.get("target") if isinstance(event, dict) else None
     target: dict[str, Any] = raw_target if isinstance(raw_target, dict) else {}
     raw_error = target.get("error")
-    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-    error_name, cause = str(error.get("Error", "Unknown")), str(error.get("Cause", ""))
+    error = TaskError.model_validate(raw_error if isinstance(raw_error, dict) else {})
+    error_name, cause = error.error, error.cause
     metrics.add_metric(name="DreamFailures", unit=MetricUnit.Count, value=1)
     metrics.flush_metrics()
     logger.error(
@@ -187,14 +183,14 @@ def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
         extra={"tenant": target.get("tenant"), "namespace": target.get("namespace"), "error": error_name},
     )
     try:
+        failed = parse(RecordFailureEvent, event, "record_failure").target
         handle = SweepHandle(
-            tenant=_text(target, "tenant"),
-            namespace=_text(target, "namespace"),
-            day=_text(target, "day"),
-            run_id=_text(target, "run_id"),
+            tenant=failed.tenant,
+            namespace=failed.namespace,
+            day=failed.day.isoformat(),
+            run_id=failed.run_id,
             as_of="",
         )
-        _date(handle.day)
         recorded = _service(handle.tenant).record_failure(handle, error_name, cause)
     except DomainError as failure:
         logger.exception("could not record the failure")
@@ -263,20 +259,6 @@ def _sweep_day(body: dict[str, Any]) -> date:
 def _run_id(execution: str, tenant: str, namespace: str) -> str:
     digest = hashlib.sha256(f"{tenant}{namespace}".encode()).hexdigest()[:12]
     return f"sfn-{execution[-60:]}-{digest}"
-
-
-def _mapping(event: dict[str, Any], key: str) -> dict[str, Any]:
-    value = event.get(key) if isinstance(event, dict) else None
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"the payload needs an object {key!r}")
-    return value
-
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise ValidationFailed(f"the payload's {key!r} must be a non-empty string")
-    return value
 
 
 def _date(text: str) -> date:

@@ -21,9 +21,9 @@ with initialization():
     from ..domain.errors import ValidationFailed
     from ..domain.migration.model import MigrationState
     from ..domain.migration.service import MigrationService
-    from ..domain.records import is_valid_tenant
     from ..wiring import process
     from ._runtime import powertools
+    from .payloads import RunPagesEvent, parse
 
 logger, tracer, metrics = powertools("migration")
 
@@ -40,11 +40,8 @@ def configure(factory: Callable[[], MigrationService] | None) -> None:
 
 
 def run_pages(event: dict[str, Any], remaining_ms: Callable[[], int]) -> dict[str, Any]:
-    tenant, migration_id = event.get("tenant"), event.get("migration_id")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant id {tenant!r}")
-    if not isinstance(migration_id, str) or not migration_id.startswith("mig_"):
-        raise ValidationFailed(f"invalid migration id {migration_id!r}")
+    request = parse(RunPagesEvent, event, "run_pages")
+    tenant, migration_id = request.tenant, request.migration_id
     service = _service()
     before = service.get(tenant)
     migration, pages = before, 0

@@ -5,7 +5,6 @@ built on first use and shared with the dreaming and curator tasks (`configure` r
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,10 +12,9 @@ from . import initialization
 
 with initialization():
     from ..domain.erasure.service import ErasureService
-    from ..domain.errors import ValidationFailed
-    from ..domain.records import is_valid_tenant
     from ..wiring import process
     from ._runtime import Lazy
+    from .payloads import PurgeStepEvent, parse
 
 _service = Lazy(lambda: process.WORKER().erasure)
 
@@ -27,12 +25,8 @@ def configure(factory: Callable[[], ErasureService] | None) -> None:
 
 
 def purge_step(event: dict[str, Any]) -> dict[str, Any]:
-    tenant, plan_id = event.get("tenant"), event.get("plan_id")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant id {tenant!r}")
-    if not isinstance(plan_id, str) or not re.fullmatch(r"purge_[0-9a-f]{32}", plan_id):
-        raise ValidationFailed(f"invalid purge plan id {plan_id!r}")
-    plan = _service().run_step(tenant, plan_id)
+    step = parse(PurgeStepEvent, event, "purge_step")
+    plan = _service().run_step(step.tenant, step.plan_id)
     remaining = plan.verification.remaining if plan.verification is not None else None
     return {"state": plan.state.value, "done": list(plan.done), "remaining": remaining}
 

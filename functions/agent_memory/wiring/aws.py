@@ -17,19 +17,20 @@ one set of moto or Stubber clients, never for a function."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..api.context import Services
+from ..domain.files.memory_files import MemoryFilesService
 from ..domain.memory.service import MemoryService
-from ..domain.ports import Clock, Embedder
+from ..domain.ports import Clock, Embedder, FileStore
 from ..settings.handlers import HandlerSettings
 from ..settings.service import Settings
 from . import aws_parts, parts
 from .aws_parts import AwsBase
 from .config import RuntimeSettings
-from .parts import AwsClients
+from .parts import AwsClients, NamespaceLister
 
 if TYPE_CHECKING:
     from ..adapters.aws.api_keys import ApiKey
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..domain.erasure.service import ErasureService
     from ..domain.migration.service import MigrationService
     from ..domain.skills.curator import CuratorService
+    from ..domain.skills.service import SkillsService
 
 
 def _base(
@@ -83,35 +85,66 @@ def build_aws(
     return _services(_base(settings, clients, embedder, migration_embedders, clock), sweep=True)
 
 
-def _services(base: AwsBase, *, sweep: bool) -> Services:
+@dataclass(frozen=True)
+class _Core:
+    """What every tenant-data function above the decay job uses: memory, the memory files and skills."""
+
+    memory: MemoryService
+    file_store: FileStore
+    namespaces: NamespaceLister
+    files: MemoryFilesService
+    skills: SkillsService
+
+
+def _core(base: AwsBase) -> _Core:
+    file_store, namespaces = aws_parts.file_store(base.config, base.clients)
+    scan = aws_parts.scanner(base.config, base.clients)
+    return _Core(
+        memory=aws_parts.memory(base),
+        file_store=file_store,
+        namespaces=namespaces,
+        files=parts.memory_files(base.config, file_store, base.clock, scan),
+        skills=parts.skills(base.config, file_store, base.clock, scan),
+    )
+
+
+def _with_sessions(base: AwsBase, core: _Core) -> tuple[Services, Any]:
+    """Memory, files, skills, sessions and chat, with versioning counting each session's snapshot references
+    as it starts; and the versioning store (the purge deletes snapshot bundles through it)."""
     config, clients, clock = base.config, base.clients, base.clock
-    memory = aws_parts.memory(base)
-    file_store, namespaces = aws_parts.file_store(config, clients)
-    scan = aws_parts.scanner(config, clients)
-    files = parts.memory_files(config, file_store, clock, scan)
-    skills = parts.skills(config, file_store, clock, scan)
     sessions, chat = parts.sessions_and_chat(
-        config, clients, aws_parts.session_store(base), files, memory, clock, skills
+        config, clients, aws_parts.session_store(base), core.files, core.memory, clock, core.skills
     )
     versions = aws_parts.versioning_store(base)
     versioning = parts.versioning(
-        config, memory, base.store, file_store, versions, versions, clock, sessions, namespaces
+        config, core.memory, base.store, core.file_store, versions, versions, clock, sessions, core.namespaces
     )
-    return Services(
-        memory=memory,
-        files=files,
+    services = Services(
+        memory=core.memory,
+        files=core.files,
         idempotency=aws_parts.idempotency(config, clients),
         sessions=sessions,
         chat=chat,
+        skills=core.skills,
+        versioning=versioning,
+    )
+    return services, versions
+
+
+def _services(base: AwsBase, *, sweep: bool) -> Services:
+    config, clients, clock = base.config, base.clients, base.clock
+    core = _core(base)
+    services, versions = _with_sessions(base, core)
+    memory, files, skills, namespaces = core.memory, core.files, core.skills, core.namespaces
+    return replace(
+        services,
         dreaming=parts.dreaming(config, clients, memory, base.store, files, clock, namespaces)
         if sweep
         else None,
         dream_launcher=aws_parts.dream_launcher(config, clients),
-        skills=skills,
-        curator=parts.curator(config, clients, skills, file_store, clock, namespaces),
+        curator=parts.curator(config, clients, skills, core.file_store, clock, namespaces),
         migration=base.migration,
-        versioning=versioning,
-        erasure=aws_parts.erasure(base, file_store, namespaces, versions),
+        erasure=aws_parts.erasure(base, core.file_store, namespaces, versions),
         imports=parts.imports(memory, files, skills, aws_parts.import_store(base), clock),
         archive_reader=parts.archive_reader,
     )
@@ -121,28 +154,7 @@ def build_chat(settings: Settings | RuntimeSettings, clients: AwsClients | None 
     """The chat function (/v1/sessions): sessions and chat turns over memory, files and skills; versioning
     counts each session's snapshot references as it starts."""
     base = _base(settings, clients)
-    config, clients, clock = base.config, base.clients, base.clock
-    memory = aws_parts.memory(base)
-    file_store, namespaces = aws_parts.file_store(config, clients)
-    scan = aws_parts.scanner(config, clients)
-    files = parts.memory_files(config, file_store, clock, scan)
-    skills = parts.skills(config, file_store, clock, scan)
-    sessions, chat = parts.sessions_and_chat(
-        config, clients, aws_parts.session_store(base), files, memory, clock, skills
-    )
-    versions = aws_parts.versioning_store(base)
-    versioning = parts.versioning(
-        config, memory, base.store, file_store, versions, versions, clock, sessions, namespaces
-    )
-    return Services(
-        memory=memory,
-        files=files,
-        idempotency=aws_parts.idempotency(config, clients),
-        sessions=sessions,
-        chat=chat,
-        skills=skills,
-        versioning=versioning,
-    )
+    return _with_sessions(base, _core(base))[0]
 
 
 def build_jobs(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> MemoryService:
@@ -162,16 +174,11 @@ class Worker:
 def build_worker(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Worker:
     """The dreaming function: the nightly sweep, the skills curator and the purge steps (it mounts the files)."""
     base = _base(settings, clients)
-    config, clients, clock = base.config, base.clients, base.clock
-    memory = aws_parts.memory(base)
-    file_store, namespaces = aws_parts.file_store(config, clients)
-    scan = aws_parts.scanner(config, clients)
-    files = parts.memory_files(config, file_store, clock, scan)
-    skills = parts.skills(config, file_store, clock, scan)
+    config, clients, clock, core = base.config, base.clients, base.clock, _core(base)
     return Worker(
-        dreaming=parts.dreaming(config, clients, memory, base.store, files, clock, namespaces),
-        curator=parts.curator(config, clients, skills, file_store, clock, namespaces),
-        erasure=aws_parts.erasure(base, file_store, namespaces, aws_parts.versioning_store(base)),
+        dreaming=parts.dreaming(config, clients, core.memory, base.store, core.files, clock, core.namespaces),
+        curator=parts.curator(config, clients, core.skills, core.file_store, clock, core.namespaces),
+        erasure=aws_parts.erasure(base, core.file_store, core.namespaces, aws_parts.versioning_store(base)),
     )
 
 

@@ -226,3 +226,46 @@ def test_the_dreaming_functions_tasks_share_one_graph_per_process(monkeypatch: p
     finally:
         for module in (dreaming, curator, purge):
             module.configure(None)
+
+
+def test_the_builders_read_only_the_settings_object_they_are_given(
+    aws_settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.settings import dreaming as dreaming_settings
+    from agent_memory.settings import handlers, service, skills
+    from agent_memory.settings.dreaming import DreamingSettings
+    from agent_memory.settings.service import Settings
+    from agent_memory.wiring import aws, config
+    from agent_memory.wiring.local import build_local
+    from agent_memory.wiring.parts import AwsClients
+
+    def environment_read() -> Any:
+        raise AssertionError("a builder read the environment")
+
+    given = config.RuntimeSettings(
+        service=aws_settings.service,
+        dreaming=DreamingSettings(tenants=["acme"]),
+        skills=aws_settings.skills,
+        curator=aws_settings.curator,
+        handlers=aws_settings.handlers,
+    )
+    for module, name in (
+        (service, "get_settings"),
+        (dreaming_settings, "get_dreaming_settings"),
+        (skills, "get_skills_settings"),
+        (skills, "get_curator_settings"),
+        (handlers, "get_handler_settings"),
+    ):
+        monkeypatch.setattr(module, name, environment_read)
+        monkeypatch.setattr(config, name, environment_read)
+    clients = AwsClients(sts=object(), bedrock_runtime=object())
+    assert aws.build_worker(given, clients).dreaming is not None
+    assert aws.build_chat(given, clients).chat is not None
+    local = replace_service(given, Settings(data_dir=tmp_path / "data", embedder="hashing"))
+    assert build_local(local).services.dreaming is not None
+
+
+def replace_service(given: Any, settings: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(given, service=settings)

@@ -98,3 +98,19 @@ def test_a_failure_with_an_unreadable_target_is_logged_and_reported_not_raised()
     )
     assert answer["recorded"] is False and answer["error"] == "States.Timeout"
     assert "target.namespace" in answer["reason"]
+
+
+def test_list_targets_reads_its_day_and_time_zone_through_the_models() -> None:
+    from agent_memory.handlers.payloads import ListTargetsEvent, SweepInput
+
+    assert parse(SweepInput, {"day": "2026-03-01"}, "t").sweep_day() == date(2026, 3, 1)
+    assert parse(SweepInput, {"time_zone": None}, "t").time_zone == "UTC"
+    with pytest.raises(ValidationFailed, match=r"time_zone: unknown time zone 'Mars/Olympus'"):
+        parse(SweepInput, {"time_zone": "Mars/Olympus"}, "list_targets")
+    with pytest.raises(
+        ValidationFailed, match=r"invalid list_targets payload: day: invalid day '03/01/2026'"
+    ):
+        dreaming.list_targets_task(
+            {"input": {"tenants": ["acme"], "namespaces": ["/a"]}, "day": "03/01/2026"}
+        )
+    assert parse(ListTargetsEvent, {"day": None, "execution": "x"}, "t").day is None

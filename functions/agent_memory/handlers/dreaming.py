@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -47,7 +46,15 @@ with initialization():  # the service's own modules: see initialization()
     from ..workflows._asl import PAGE_TARGETS
     from ._runtime import Lazy, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
-    from .payloads import LightEvent, RecordFailureEvent, SweepHandleEvent, TaskError, parse
+    from .payloads import (
+        LightEvent,
+        ListTargetsEvent,
+        RecordFailureEvent,
+        SweepHandleEvent,
+        SweepInput,
+        TaskError,
+        parse,
+    )
     from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
@@ -106,8 +113,9 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
         tenants_variable="AGENT_MEMORY_DREAMING_TENANTS",
     )
     # Every page of one execution sweeps the same day: the first page's, handed back by the state machine.
-    day = _date(str(event["day"])) if event.get("day") else _sweep_day(body)
-    execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+    envelope = parse(ListTargetsEvent, event, "list_targets")
+    day = envelope.day or parse(SweepInput, body, "list_targets").sweep_day()
+    execution = envelope.execution or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     targets: list[dict[str, str]] = []
     for tenant in tenants:
         # An on-demand start may name the namespaces to sweep; otherwise every namespace of the tenant.
@@ -243,26 +251,6 @@ record_failure = _entry("record_failure")
 # --------------------------------------------------------------------------- parsing
 
 
-def _sweep_day(body: dict[str, Any]) -> date:
-    if body.get("day"):
-        return _date(str(body["day"]))
-    zone_name = str(body.get("time_zone") or "UTC")
-    try:
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationFailed(
-            f"unknown time zone {zone_name!r} (an IANA name such as Europe/Berlin)"
-        ) from None
-    return datetime.now(zone).date()
-
-
 def _run_id(execution: str, tenant: str, namespace: str) -> str:
     digest = hashlib.sha256(f"{tenant}{namespace}".encode()).hexdigest()[:12]
     return f"sfn-{execution[-60:]}-{digest}"
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise ValidationFailed(f"invalid day {text!r}: use YYYY-MM-DD") from None

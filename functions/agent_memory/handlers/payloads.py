@@ -8,8 +8,9 @@ sees, never retried) with every field that is wrong, e.g. `invalid light payload
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -38,6 +39,15 @@ def _day(value: Any) -> Any:
     return value
 
 
+def _time_zone(value: Any) -> Any:
+    name = value or "UTC"
+    try:
+        ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (an IANA name such as Europe/Berlin)") from None
+    return str(name)
+
+
 Tenant = Annotated[str, AfterValidator(_tenant)]
 Namespace = Annotated[str, AfterValidator(_namespace)]
 Day = Annotated[date, BeforeValidator(_day)]
@@ -46,6 +56,25 @@ Text = Annotated[str, Field(min_length=1)]
 
 class Payload(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, strict=False)
+
+
+class ListTargetsEvent(Payload):
+    """ListTargets' envelope; the tenants and namespaces of its `input` are read by `_runtime.targets_input`
+    (shared with the curator)."""
+
+    day: Day | None = None
+    """The first page's day, handed back with every later page so one execution sweeps one day."""
+    execution: str | None = None
+
+
+class SweepInput(Payload):
+    """The execution input's choice of day: `day`, else today in `time_zone` (the scheduler's local 03:00)."""
+
+    day: Day | None = None
+    time_zone: Annotated[str, BeforeValidator(_time_zone)] = "UTC"
+
+    def sweep_day(self) -> date:
+        return self.day or datetime.now(ZoneInfo(self.time_zone)).date()
 
 
 class SweepTarget(Payload):

@@ -40,7 +40,7 @@ from import_fidelity import fidelity_table
 from agent_memory.adapters.posix.source_tree import PosixSourceTree
 from agent_memory.domain.interop.model import ImportReport, ImportState
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 
 TENANT = "bench"
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

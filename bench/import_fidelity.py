@@ -22,7 +22,7 @@ from agent_memory.adapters.posix.source_tree import PosixSourceTree
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import Status
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "interop"
 TARGET = 0.98

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from agent_memory_client import AsyncClient, Client
 from agent_memory_client.mcp_server import build_server
 

@@ -27,7 +27,7 @@ from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, Status
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 
 NS = "/bench/versioning"
 EXPORT_TARGET = 500.0

@@ -31,15 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools.event_handler import HttpResolverLocal
-
 from . import __version__
-from .adapters.local.api_keys import LocalApiKeys
 from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
+from .api.powertools_compat import ThreadedResolverLocal
 from .api.routes.imports import MAX_IMPORT_BODY_BYTES
 from .settings.service import Settings
-from .wiring import LocalRuntime, build_local
+from .wiring.local import LocalRuntime, build_local, local_keys
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -185,23 +183,6 @@ def uvicorn_options(limits: ServerLimits = DEFAULT_LIMITS) -> dict[str, Any]:
         "limit_concurrency": None,
         "timeout_keep_alive": limits.keep_alive_seconds,
     }
-
-
-class ThreadedResolverLocal(HttpResolverLocal):
-    """HttpResolverLocal with each request resolved on one worker thread, never on the event loop.
-
-    Powertools' asynchronous path (`_resolve_async`) runs sync middleware in threads but calls a sync route
-    handler on the event loop itself (`_registered_api_adapter_async`: `next_middleware(**route_args)`), so a
-    long route (a 100-item batch that embeds, an import) stopped every other request, health included, for
-    its whole duration (issue 29). Here the whole synchronous resolution (middleware and route) runs in
-    `asyncio.to_thread`, which carries the request's ContextVar state (HttpResolverLocal keeps the event and
-    context per request there). One thread per request, instead of one per middleware as well."""
-
-    async def _resolve_async(self) -> dict:  # type: ignore[override]
-        return await asyncio.to_thread(self._resolve_on_thread)
-
-    def _resolve_on_thread(self) -> dict:
-        return self._resolve().build(self.current_event, self._cors)
 
 
 class _Refused(Exception):
@@ -405,7 +386,7 @@ def build_asgi(
     settings: Settings, runtime: LocalRuntime | None = None, limits: ServerLimits = DEFAULT_LIMITS
 ) -> ServerGuard:
     runtime = runtime or build_local(settings)
-    keys: LocalApiKeys = runtime.keys
+    keys = runtime.keys
     app = create_app(
         ThreadedResolverLocal(enable_validation=True),
         services=lambda: runtime.services,
@@ -417,7 +398,7 @@ def build_asgi(
 def ensure_dev_key(settings: Settings) -> str | None:
     """On first start (no key file yet) create a development key for tenant `local`, all namespaces, and
     keep a copy readable only by the owner so the person can find it again."""
-    keys = LocalApiKeys(settings.keys_file)
+    keys = local_keys(settings)
     if settings.keys_file.exists():
         return None
     created = keys.create("local", ["*"], ["read", "write", "admin"])

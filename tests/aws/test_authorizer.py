@@ -19,6 +19,7 @@ from agent_memory.adapters.aws.api_keys import DynamoApiKeyStore, hash_api_key
 from agent_memory.domain.errors import Misconfigured, UpstreamUnavailable, ValidationFailed
 from agent_memory.handlers import authorizer
 from agent_memory.handlers._runtime import Lazy
+from agent_memory.wiring.aws import ApiKeyLookup
 from tests.aws.support import API_KEYS_TABLE, REGION
 
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod/POST/v1/memories"
@@ -195,7 +196,7 @@ def test_given_key_table_throttling_when_authorized_then_not_reported_as_unautho
     # A failing lookup must surface as an error (API Gateway: 500), never as a bad key (401).
     client = boto3.client("dynamodb", region_name=REGION)
     store = DynamoApiKeyStore(API_KEYS_TABLE, client)
-    monkeypatch.setattr(authorizer, "key_store", Lazy(lambda: store))
+    monkeypatch.setattr(authorizer, "key_store", Lazy(lambda: ApiKeyLookup(store)))
     with Stubber(client) as stubber:
         stubber.add_client_error("get_item", "ProvisionedThroughputExceededException", "slow down", 400)
 

@@ -21,7 +21,7 @@ from agent_memory.domain.sessions.config import PromptCacheConfig
 from agent_memory.domain.sessions.prompt_cache import CharTokenEstimator, PrefixMonitor
 from agent_memory.domain.sessions.sessions import SessionService
 from agent_memory.handlers import chat as chat_handler
-from agent_memory.handlers._runtime import Lazy, LazyServices
+from agent_memory.handlers._runtime import Lazy
 from tests.aws.support import REGION, TABLE
 from tests.contract.chat_fakes import FakeLambdaContext, api_event, build_stack
 from tests.contract.session_store_contract import SessionStoreContract, make_session, make_turn
@@ -403,7 +403,7 @@ def handler_stack(tmp_path, clock, bedrock, session_store, monkeypatch):
     stack = make_aws_stack(tmp_path, clock, bedrock, session_store, monitor)
     built = Services(memory=stack.memory, files=stack.files, sessions=stack.sessions, chat=stack.chat)
     # A fresh lazy holder: the first request observes these services (the metrics observers), as in Lambda.
-    monkeypatch.setattr(chat_handler, "services", LazyServices(lambda: chat_handler.observe(built)))
+    monkeypatch.setattr(chat_handler, "services", Lazy(lambda: chat_handler.observe(built)))
     monkeypatch.setattr(chat_handler, "app", Lazy(chat_handler.build_app))  # a resolver over those services
     return built
 

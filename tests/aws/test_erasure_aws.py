@@ -20,7 +20,8 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.domain.erasure.model import PurgeKind, PurgeState, PurgeTarget
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import AwsClients, build_aws
+from agent_memory.wiring.aws import build_aws
+from agent_memory.wiring.parts import AwsClients
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET
 from tests.unit.test_erasure_imports import check_import_rows
 

@@ -151,7 +151,8 @@ def test_given_the_guardrail_setting_when_the_aws_runtime_is_built_then_memory_f
 ) -> None:
     from agent_memory.adapters.local.embedders import HashingEmbedder
     from agent_memory.settings.service import Settings
-    from agent_memory.wiring import AwsClients, build_aws
+    from agent_memory.wiring.aws import build_aws
+    from agent_memory.wiring.parts import AwsClients
 
     settings = Settings(
         runtime="aws",
@@ -186,9 +187,11 @@ def test_given_the_guardrail_setting_when_the_aws_runtime_is_built_then_memory_f
 
 def test_without_the_setting_no_screen_is_built(tmp_path: Path) -> None:
     from agent_memory.settings.service import Settings
-    from agent_memory.wiring import AwsClients, _content_screen
+    from agent_memory.wiring.aws_parts import content_screen
+    from agent_memory.wiring.config import RuntimeSettings
+    from agent_memory.wiring.parts import AwsClients
 
     settings = Settings(runtime="aws", files_root=tmp_path)
-    assert _content_screen(settings, AwsClients()) is None
+    assert content_screen(RuntimeSettings.of(settings), AwsClients()) is None
     with pytest.raises(ValueError):
         Settings(guardrail_version="latest")

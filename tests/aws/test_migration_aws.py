@@ -23,7 +23,8 @@ from agent_memory.domain.migration.model import MigrationState
 from agent_memory.domain.ports import IndexFilter
 from agent_memory.handlers import migration as migration_handler
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import AwsClients, build_aws
+from agent_memory.wiring.aws import build_aws
+from agent_memory.wiring.parts import AwsClients
 from infra.workflows.migration_asl import build_definition
 from tests.aws import moto_s3vectors
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table

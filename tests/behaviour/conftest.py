@@ -33,7 +33,9 @@ from agent_memory.domain.identity import Scope
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.settings.service import Settings, get_settings
-from agent_memory.wiring import AwsClients, build_aws, build_local
+from agent_memory.wiring.aws import build_aws
+from agent_memory.wiring.local import build_local
+from agent_memory.wiring.parts import AwsClients
 from tests.aws import moto_s3vectors
 from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.integration.conftest import start_server
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "console"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.integration.conftest import start_server
 
 

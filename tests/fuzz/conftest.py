@@ -13,7 +13,7 @@ import pytest
 
 from agent_memory.local_server import build_asgi
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.behaviour.conftest import PRINCIPALS, LambdaContext, _with_chat, serve_api
 from tests.contract.chat_fakes import text_reply
 from tests.fuzz.harness import SEED_NAMESPACE, Seeded, Target, lambda_target, local_target

@@ -81,16 +81,27 @@ def _trusted_roles(synthesized: Synthesized) -> set[str]:
     return found
 
 
+WRITER_GRAPHS = {"API", "CHAT", "JOBS", "WORKER", "BACKFILL"}
+"""The `wiring/process.py` slots whose builders (`wiring/aws.py`) wire a writer: memory, sessions/chat,
+dreaming, migration, erasure (not AUTHORIZER or FILE_SERVER)."""
+
+
 def _handler_builds_aws_services(handler: str) -> bool:
-    """Whether the handler's module reaches wiring.build_aws (the composition root that wires every writer:
-    memory, sessions/chat, dreaming, migration, erasure)."""
+    """Whether the handler's module takes a writer graph from `wiring/process.py` (`process.WORKER`, ...) or
+    imports a builder of `wiring/aws.py` that builds one."""
     module = handler.rsplit(".", 1)[0]
     path = ROOT / "functions" / (module.replace(".", "/") + ".py")
     tree = ast.parse(path.read_text())
     names = {
         alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
     }
-    return bool(names & {"build_aws", "build_aws_services", "LazyServices"})
+    slots = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "process"
+    }
+    builders = {"build_api", "build_chat", "build_jobs", "build_worker", "build_backfill", "build_aws"}
+    return bool(names & (builders | WRITER_GRAPHS) or slots & WRITER_GRAPHS)
 
 
 def test_every_function_that_can_write_records_or_vectors_routes_them_through_the_migration(

@@ -13,7 +13,7 @@ import uvicorn
 
 from agent_memory.local_server import DEFAULT_LIMITS, ServerLimits, build_asgi, uvicorn_options
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 
 
 @dataclass

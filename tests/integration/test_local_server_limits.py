@@ -185,7 +185,7 @@ def test_the_documented_upload_limit_is_the_local_servers(tmp_path) -> None:
     assert documented, "README no longer states the upload limit of POST /v1/imports"
     assert int(documented.group(1)) * 1024 * 1024 == MAX_ARCHIVE_BYTES
 
-    from agent_memory.wiring import build_local
+    from agent_memory.wiring.local import build_local
 
     settings = Settings(data_dir=tmp_path / "data", embedder="hashing", max_body_bytes=64 * 1024)
     runtime = build_local(settings)

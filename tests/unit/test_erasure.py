@@ -14,7 +14,7 @@ from agent_memory.domain.errors import Conflict, Forbidden
 from agent_memory.domain.identity import Principal, Scope
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 
 SUBJECT = "Marit Quell"
 

@@ -16,7 +16,7 @@ from agent_memory.domain.erasure.archives import ArchivedVectors, names_vector
 from agent_memory.domain.erasure.model import EraseScope, PurgeKind, PurgeState, PurgeTarget
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 
 SECRET = "Harbour gate code is 4417 for the night shift"
 

@@ -26,7 +26,7 @@ from agent_memory.domain.interop.model import (
     RecallProbe,
 )
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 from tests.conftest import FixedClock
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "imports"

@@ -26,7 +26,7 @@ from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.skills.document import parse
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 
 SUBJECT = "Quillfeather-8812"
 

@@ -19,7 +19,7 @@ from agent_memory.domain.memory.service import RecallInput
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, Status
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.conftest import FixedClock
 
 DATA = Path(__file__).resolve().parents[1] / "data"

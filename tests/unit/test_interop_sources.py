@@ -16,7 +16,7 @@ from agent_memory.adapters.posix.source_tree import PosixSourceTree
 from agent_memory.domain.interop.formats import detect, inventory
 from agent_memory.domain.ports import RecordQuery
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.conftest import FixedClock
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"

@@ -8,7 +8,6 @@ import pytest
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
-from agent_memory.api.context import Services
 from agent_memory.domain.errors import ValidationFailed
 from agent_memory.domain.memory.service import MemoryService, RememberInput
 from agent_memory.domain.records import MemoryType, Status
@@ -32,9 +31,9 @@ def memory(tmp_path, clock):
         embedder=HashingEmbedder(),
         clock=clock,
     )
-    jobs.services.set(Services(memory=service, files=None))  # type: ignore[arg-type]  # the job never uses files
+    jobs.memory.set(service)
     yield service
-    jobs.services.set(None)
+    jobs.memory.set(None)
 
 
 def _remember(memory, tenant, content, memory_type):

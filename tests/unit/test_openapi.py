@@ -16,7 +16,7 @@ from agent_memory.api.auth import bearer_token
 from agent_memory.api.openapi import openapi_document
 from agent_memory.domain.identity import Principal, Scope
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.contract.chat_fakes import api_event
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"

@@ -17,7 +17,7 @@ from agent_memory.domain.ports import RecordQuery
 from agent_memory.domain.records import MemoryType, Status, content_hash
 from agent_memory.domain.versioning.service import snapshot_entries
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import LocalRuntime, build_local
+from agent_memory.wiring.local import LocalRuntime, build_local
 from tests.conftest import FixedClock
 
 NS = "/projects/billing"

@@ -10,7 +10,8 @@ from agent_memory.adapters.aws.bedrock_text import BedrockTextModel
 from agent_memory.domain.errors import Misconfigured
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import AwsClients, build_local
+from agent_memory.wiring.local import build_local
+from agent_memory.wiring.parts import AwsClients
 from tests.contract.judge_fakes import ScriptedJudge, verdict
 
 JUDGED = MemoryPolicy(write_judge_tenants=("acme",))

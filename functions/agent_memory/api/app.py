@@ -28,6 +28,7 @@ from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from .. import __version__
 from ..domain import errors
 from ..domain.identity import Principal
+from . import powertools_compat
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
 from .purge_fence import fence_write
@@ -120,7 +121,7 @@ def openapi_metadata() -> dict[str, Any]:
 
 def create_app(resolver: R, services: Callable[[], Services], authenticate: Authenticator) -> R:
     app = resolver
-    validation = getattr(app, "_request_validation_middleware", None)
+    validation = powertools_compat.validation_middleware(app)
     if validation is None:
         raise ValueError("create_app needs a resolver built with enable_validation=True")
 
@@ -177,11 +178,11 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
                 return error_response(status_for(error), error.code, error.message, _jsonable(error.details))
             return validation(app, next_middleware)
 
-    app._request_validation_middleware = gate  # type: ignore[assignment]
+    powertools_compat.replace_validation_middleware(app, gate)
 
     @app.get(ROOT, include_in_schema=False)
     def root() -> dict[str, Any]:
-        base = app._get_base_path().rstrip("/")
+        base = powertools_compat.base_path(app).rstrip("/")
         return {
             "name": "Agent Memory API",
             "version": __version__,
@@ -217,8 +218,8 @@ def _not_found_or_not_allowed(app: ApiGatewayResolver) -> Response:
     """404 for a path no route has; 405 with `Allow` for a path that exists with other methods."""
     event = app.current_event
     method = event.http_method.upper()
-    path = app._remove_prefix(event.path)
-    routes = app._static_routes + app._dynamic_routes
+    path = powertools_compat.route_path(app, event.path)
+    routes = powertools_compat.registered_routes(app)
     allowed = sorted({route.method.upper() for route in routes if route.rule.match(path)})
     if allowed:
         return error_response(
@@ -252,7 +253,9 @@ def _swagger(app: ApiGatewayResolver) -> Response[str]:
 
     from .responses import describe_refusals
 
-    base_path = app._get_base_path()  # the stage prefix, when the API is called without a custom domain
+    base_path = powertools_compat.base_path(
+        app
+    )  # the stage prefix, when the API is called without a custom domain
     schema = app.get_openapi_json_schema(servers=[Server(url=base_path or "/")], **openapi_metadata())
     spec = json.dumps(describe_refusals(json.loads(schema)))
     # `</` inside the inlined JSON would close the page's <script> element.

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain.errors import ValidationFailed
 from ..domain.identity import Principal, Scope
 from ..domain.records import is_valid_namespace
 
 if TYPE_CHECKING:
-    from ..adapters.idempotency import IdempotentRunner
     from ..domain.dreaming.sweep import DreamingService
     from ..domain.erasure.service import ErasureService
     from ..domain.files.memory_files import MemoryFilesService
@@ -29,11 +28,30 @@ if TYPE_CHECKING:
     from .latency import LatencyWindow
 
 
+class Idempotency(Protocol):
+    """Idempotent writes under an `Idempotency-Key` (wiring picks the store: SQLite or DynamoDB)."""
+
+    def register_lambda_context(self, context: Any) -> None: ...
+
+    def run(
+        self,
+        tenant: str,
+        operation: str,
+        key: str,
+        request: dict[str, Any],
+        compute: Callable[[], dict[str, Any]],
+        *,
+        caller: str,
+    ) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Services:
+    """What the routes and handlers call, assembled by `wiring/` (the API layer chooses no adapter)."""
+
     memory: MemoryService
     files: MemoryFilesService
-    idempotency: IdempotentRunner | None = None
+    idempotency: Idempotency | None = None
     sessions: SessionService | None = None
     chat: ChatService | None = None
     dreaming: DreamingService | None = None
@@ -50,6 +68,8 @@ class Services:
     """Purges: plan, execute, verify (domain/erasure); admin + purge scopes."""
     recall_latency: LatencyWindow | None = None
     """The local server's recall durations (api/latency.py); None in AWS, where CloudWatch has them."""
+    archive_reader: Callable[[bytes, str], Any] | None = None
+    """(archive bytes, name) → the importers' `SourceTree` of an uploaded zip or tar.gz (/v1/imports)."""
 
 
 @dataclass(frozen=True)

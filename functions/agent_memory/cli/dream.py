@@ -40,7 +40,7 @@ def dreaming_service_of(runtime: Any) -> DreamingService:
     service = getattr(getattr(runtime, "services", None), "dreaming", None)
     if not isinstance(service, DreamingService):
         raise RuntimeError(
-            "dreaming is not wired: Services needs a `dreaming` field built by wiring.build_local "
+            "dreaming is not wired: Services needs a `dreaming` field built by wiring.local.build_local "
             "(see the dreaming hooks in docs)"
         )
     return service

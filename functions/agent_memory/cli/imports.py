@@ -113,18 +113,9 @@ def run_import(args: argparse.Namespace, runtime: Any) -> int:
 
 def open_source(path: Path) -> Any:
     """A directory or file on disk, or an archive (by its name): the importer's `SourceTree`."""
-    from ..adapters.archive_tree import ArchiveSourceTree
-    from ..adapters.posix.source_tree import PosixSourceTree
-    from ..domain.errors import ValidationFailed
+    from ..wiring.local import open_source_tree
 
-    name = path.name.lower()
-    if name.endswith((".zip", ".tar.gz", ".tgz")):
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise ValidationFailed(f"cannot read {path}: {error.strerror or error}") from None
-        return ArchiveSourceTree(data, name=str(path), max_files=20_000, max_total_bytes=512 * 1024 * 1024)
-    return PosixSourceTree(path)
+    return open_source_tree(path)
 
 
 def _emit(report: Any, target: Path | None) -> None:

@@ -242,9 +242,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         serve(settings)
         return 0
     if args.command == "keys":
-        from ..adapters.local.api_keys import LocalApiKeys
+        from ..wiring.local import local_keys
 
-        keys = LocalApiKeys(settings.keys_file)
+        keys = local_keys(settings)
         if args.keys_command == "create":
             created = keys.create(args.tenant, args.namespace, args.scope or ["read", "write"])
             _print({"key": created.key, "key_id": created.key_id, "note": "shown once; store it safely"})
@@ -257,7 +257,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             _print({"disabled": args.key_id})
         return 0
 
-    from ..wiring import build_local
+    from ..wiring.local import build_local
 
     runtime = build_local(settings)
     memory, files, tenant = runtime.services.memory, runtime.services.files, args.tenant

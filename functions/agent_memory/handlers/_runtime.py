@@ -3,9 +3,9 @@
 - `powertools(service)`: the function's Logger, Tracer and Metrics, set up alike. Tracer patches botocore only
   (`TRACED_LIBRARIES`); Metrics takes the stack's namespace from the settings, never none (a flush without a
   namespace fails the invocation).
-- `Lazy(build)`: a value built by the first invocation and cached for the warm ones, never at import, so a
-  cold start pays only for imports and tests inject their own (`set`). `LazyServices` is the `Services` of
-  the AWS runtime (`wiring.build_aws` with the environment's settings).
+- The services come from `wiring/process.py`: one slot per function graph (`process.API`, `process.WORKER`,
+  ...), built by the first invocation and cached for the warm ones, never at import; tests replace a slot
+  (`set`). `Lazy` is re-exported here for the handlers' own values.
 - `tenants_of(event, fallback)`: the tenants an invocation names, else the configured ones, every id checked;
   `targets_input(event, ...)`: the same for a workflow's list-targets task, with the namespaces it names.
 - The environment is read only through `settings/` (`get_handler_settings` for what the handlers need before
@@ -16,23 +16,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 from ..domain.errors import ValidationFailed
 from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..settings.handlers import get_handler_settings
+from ..wiring.process import Lazy
 
-if TYPE_CHECKING:
-    from ..api.context import Services
+__all__ = ["Lazy", "Powertools", "powertools", "targets_input", "targets_page", "tenants_of"]
 
 # The only client library the functions call. Powertools' default (patch everything X-Ray supports) would also
 # import and patch whatever else happens to be installed (httpx, requests, sqlite3, ...) at every cold start.
 TRACED_LIBRARIES = ["botocore"]
-
-T = TypeVar("T")
 
 
 class Powertools(NamedTuple):
@@ -49,38 +47,6 @@ def powertools(service: str | None = None) -> Powertools:
         tracer=Tracer(service=service, patch_modules=TRACED_LIBRARIES),
         metrics=Metrics(namespace=get_handler_settings().metrics_namespace, service=service),
     )
-
-
-class Lazy(Generic[T]):
-    """A value built on first use and kept: per execution environment, the first invocation builds it and the
-    warm ones reuse it. `set` replaces it (tests: services on moto or Stubber clients); `set(None)` makes the
-    next use build it again."""
-
-    def __init__(self, build: Callable[[], T]) -> None:
-        self._build = build
-        self._value: T | None = None
-
-    def __call__(self) -> T:
-        if self._value is None:
-            self._value = self._build()
-        return self._value
-
-    def set(self, value: T | None) -> None:
-        self._value = value
-
-
-def build_aws_services() -> Services:
-    from ..settings.service import get_settings
-    from ..wiring import build_aws
-
-    return build_aws(get_settings())
-
-
-class LazyServices(Lazy["Services"]):
-    """The function's services, by default `wiring.build_aws` with the environment's settings."""
-
-    def __init__(self, build: Callable[[], Services] = build_aws_services) -> None:
-        super().__init__(build)
 
 
 def tenants_of(event: Mapping[str, Any], fallback: Iterable[str] = ()) -> list[str]:

@@ -21,11 +21,13 @@ with initialization():  # the service's own modules: see initialization()
     from ..api.app import create_app
     from ..api.auth import IAM_PREFIX, aws_authenticator
     from ..settings.service import iam_principals
-    from ._runtime import LazyServices, powertools
+    from ..wiring import process
+    from ._runtime import powertools
 
 logger, tracer, metrics = powertools()
 
-services = LazyServices()
+services = process.API
+"""This function's services (`wiring.aws.build_api`), built by the first request."""
 set_services = services.set  # for tests: run the handler on services built with moto/Stubber clients
 
 

@@ -14,7 +14,7 @@ cold start imports no X-Ray SDK.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
@@ -28,10 +28,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import initialization
 
 with initialization():  # the service's own modules: see initialization()
-    from ..adapters.aws.api_keys import DynamoApiKeyStore, build_api_key_store, hash_api_key
-    from ..domain.errors import Misconfigured
     from ..settings.handlers import get_handler_settings
-    from ._runtime import Lazy
+    from ..wiring.process import AUTHORIZER, Lazy
+
+if TYPE_CHECKING:
+    from ..wiring.aws import ApiKeyLookup
 
 logger = Logger()
 
@@ -43,14 +44,14 @@ class Unauthorized(Exception):
         super().__init__("Unauthorized")
 
 
-def build_key_store() -> DynamoApiKeyStore:
-    table = get_handler_settings().api_keys_table
-    if not table:
-        raise Misconfigured("AGENT_MEMORY_API_KEYS_TABLE is not set for the authorizer function")
-    return build_api_key_store(table)
+def build_key_store() -> ApiKeyLookup:
+    """The key lookup of `wiring.aws.build_authorizer` over the environment's handler settings."""
+    from ..wiring.aws import build_authorizer
+
+    return build_authorizer(get_handler_settings())
 
 
-key_store = Lazy(build_key_store)
+key_store: Lazy[ApiKeyLookup] = AUTHORIZER
 """Built by the first request, not at import: cold starts stay fast and tests can replace it (`set`)."""
 
 
@@ -77,7 +78,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if token is None:
         logger.info("denied: no bearer token")
         raise Unauthorized()
-    key = key_store().get(hash_api_key(token))
+    key = key_store().find(token)
     if key is None:
         logger.info("denied: unknown key")
         raise Unauthorized()

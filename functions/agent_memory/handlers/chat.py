@@ -1,7 +1,7 @@
 """Lambda entry point of the chat function: the /v1/sessions routes (start, read, end, chat turns).
 
 Thin by design: Powertools logger, tracer and metrics decorators, then the shared resolver. Services are built
-on the first request (never at import, so no boto3 client exists before then) by `wiring.build_aws`, and two
+on the first request (never at import, so no boto3 client exists before then) by `wiring.aws.build_chat`, and two
 observers turn every session start and chat turn into CloudWatch metrics (EMF, namespace from
 POWERTOOLS_METRICS_NAMESPACE, see settings/handlers.py):
 
@@ -33,7 +33,8 @@ with initialization():  # the service's own modules: see initialization()
     from ..api.auth import IAM_PREFIX, aws_authenticator
     from ..api.context import Services
     from ..settings.service import iam_principals
-    from ._runtime import Lazy, LazyServices, build_aws_services, powertools
+    from ..wiring import process
+    from ._runtime import Lazy, powertools
 
 if TYPE_CHECKING:  # the session services load with the first request (wiring), not with the handler
     from ..domain.sessions.chat import TurnResult
@@ -51,7 +52,9 @@ def observe(built: Services) -> Services:
     return built
 
 
-services = LazyServices(lambda: observe(build_aws_services()))
+services = process.CHAT
+"""This function's services (`wiring.aws.build_chat`), built by the first request, observed once built."""
+services.then(observe)
 
 
 def record_turn_metrics(result: TurnResult) -> None:

@@ -7,8 +7,8 @@ curator state machine (`workflows/curator_asl.py`), started weekly per tenant by
 - curate `{"target": {"tenant", "namespace", "dry_run"?}}` → `{"summary": {...}}` (a real run is idempotent per
   day: a retried task returns the recorded run).
 
-Domain errors propagate with their class name as the Step Functions error. The service is built lazily as
-`wiring.build_aws(settings).curator` (`configure` replaces it in tests).
+Domain errors propagate with their class name as the Step Functions error. The service is the dreaming
+function's `wiring/process.py` `WORKER.curator`, built lazily (`configure` replaces it in tests).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import Misconfigured, ValidationFailed
-from ..domain.records import is_valid_namespace, is_valid_tenant
 from ..domain.skills.curator import CuratorService
 from ..settings.handlers import get_handler_settings
 from ..settings.skills import get_curator_settings
-from ._runtime import Lazy, build_aws_services, targets_input, targets_page
+from ..wiring import process
+from ._runtime import Lazy, targets_input, targets_page
 from .paging import MAX_SWEEP_TARGETS, PAGE_TARGETS
+from .payloads import CurateEvent, parse
 
 TARGETS_MAX = MAX_SWEEP_TARGETS
 """Namespaces per execution at most; each page of `PAGE_TARGETS` runs as one Distributed Map."""
@@ -30,18 +30,11 @@ PAGE_MAX_BYTES = 250_000
 """A page's JSON at most, within Step Functions' 256 KiB state limit."""
 
 
-def _build() -> CuratorService:
-    curator = build_aws_services().curator
-    if curator is None:
-        raise Misconfigured("wiring.build_aws does not wire Services.curator: the curator cannot run here")
-    return curator
-
-
-_service = Lazy(_build)
+_service: Lazy[CuratorService] = Lazy(lambda: process.WORKER().curator)
 
 
 def configure(service: CuratorService | None) -> None:
-    """Use `service` (tests); `configure(None)` restores the default (`wiring.build_aws(...).curator`)."""
+    """Use `service` (tests); `configure(None)` restores the default (the worker graph's curator)."""
     _service.set(service)
 
 
@@ -70,15 +63,8 @@ def curator_targets_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def curate_task(event: dict[str, Any]) -> dict[str, Any]:
-    target = event.get("target") if isinstance(event, dict) else None
-    if not isinstance(target, dict):
-        raise ValidationFailed("the payload needs an object 'target'")
-    tenant, namespace = target.get("tenant"), target.get("namespace")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant {tenant!r}")
-    if not isinstance(namespace, str) or not is_valid_namespace(namespace):
-        raise ValidationFailed(f"invalid namespace {namespace!r}")
-    report = _service().run(tenant, namespace, dry_run=bool(target.get("dry_run", False)))
+    target = parse(CurateEvent, event, "curate").target
+    report = _service().run(target.tenant, target.namespace, dry_run=target.dry_run)
     return {
         "summary": {**report.summary, "status": report.status, "run_id": report.run_id, "day": report.day}
     }

@@ -18,18 +18,17 @@ function (`list_targets`, `light`, `rem`, `deep`, `record_failure`). Payloads:
   is logged and returned).
 
 Domain errors propagate with their class name as the Step Functions error (`UpstreamUnavailable` is retried,
-`SweepInProgress` goes to RecordFailure). The service is built lazily, on the first task, as
-`wiring.build_aws(settings).dreaming` (see `configure` for tests); a deployment whose wiring has no dreaming
-service fails that task with `Misconfigured`.
+`SweepInProgress` goes to RecordFailure). The service is the function's `wiring/process.py` `WORKER.dreaming`
+(`wiring.aws.build_worker`, shared with the curator and purge tasks), built on the first task (see
+`configure` for tests).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -39,13 +38,23 @@ from . import initialization
 with initialization():  # the service's own modules: see initialization()
     from ..domain.dreaming.ledger import SweepHandle
     from ..domain.dreaming.sweep import DreamingService
-    from ..domain.errors import DomainError, Misconfigured, ValidationFailed
+    from ..domain.errors import DomainError, ValidationFailed
     from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
-    from ._runtime import Lazy, build_aws_services, powertools, targets_input, targets_page
+    from ..wiring import process
+    from ._runtime import Lazy, powertools, targets_input, targets_page
     from .curator import CURATOR_TASKS
     from .paging import PAGE_TARGETS
+    from .payloads import (
+        LightEvent,
+        ListTargetsEvent,
+        RecordFailureEvent,
+        SweepHandleEvent,
+        SweepInput,
+        TaskError,
+        parse,
+    )
     from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
@@ -55,21 +64,11 @@ ServiceFactory = Callable[[str], DreamingService]
 vector index pick STS credentials scoped to the call's tenant, so IAM confines each sweep to its tenant."""
 
 
-def _build_shared_service() -> DreamingService:
-    dreaming = build_aws_services().dreaming
-    if dreaming is None:
-        raise Misconfigured(
-            "wiring.build_aws does not wire Services.dreaming: the dreaming sweep cannot run in this deployment"
-        )
-    return dreaming
-
-
-_shared = Lazy(_build_shared_service)
 _settings = Lazy(get_dreaming_settings)
 
 
 def _default_factory(tenant: str) -> DreamingService:
-    return _shared()
+    return process.WORKER().dreaming
 
 
 _factory: ServiceFactory = _default_factory
@@ -78,12 +77,12 @@ _services: dict[str, DreamingService] = {}
 
 def configure(factory: ServiceFactory | None, settings: DreamingSettings | None = None) -> None:
     """Replace how services and settings are built (tests, other runtimes); `configure(None)` restores the
-    defaults (`wiring.build_aws(...).dreaming` and the environment)."""
+    defaults (the worker graph's dreaming service and the environment)."""
     global _factory
     _factory = factory or _default_factory
     _settings.set(settings)
-    _shared.set(None)
     _services.clear()
+    process.WORKER.set(None)
 
 
 def _service(tenant: str) -> DreamingService:
@@ -114,8 +113,9 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
         tenants_variable="AGENT_MEMORY_DREAMING_TENANTS",
     )
     # Every page of one execution sweeps the same day: the first page's, handed back by the state machine.
-    day = _date(str(event["day"])) if event.get("day") else _sweep_day(body)
-    execution = str(event.get("execution") or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+    envelope = parse(ListTargetsEvent, event, "list_targets")
+    day = envelope.day or parse(SweepInput, body, "list_targets").sweep_day()
+    execution = envelope.execution or f"manual-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     targets: list[dict[str, str]] = []
     for tenant in tenants:
         # An on-demand start may name the namespaces to sweep; otherwise every namespace of the tenant.
@@ -152,28 +152,23 @@ def list_targets_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def light_task(event: dict[str, Any]) -> dict[str, Any]:
-    target = _mapping(event, "target")
-    service = _service(_text(target, "tenant"))
-    handle = service.begin(
-        _text(target, "tenant"),
-        _text(target, "namespace"),
-        day=_date(_text(target, "day")),
-        run_id=_text(target, "run_id"),
-    )
+    target = parse(LightEvent, event, "light").target
+    service = _service(target.tenant)
+    handle = service.begin(target.tenant, target.namespace, day=target.day, run_id=target.run_id)
     light = service.light_stage(handle)
     logger.info("light", extra={**handle.to_json(), **light})
     return {"handle": handle.to_json(), "light": light}
 
 
 def rem_task(event: dict[str, Any]) -> dict[str, Any]:
-    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    handle = SweepHandle.from_json(parse(SweepHandleEvent, event, "rem").handle)
     rem = _service(handle.tenant).rem_stage(handle)
     logger.info("rem", extra={**handle.to_json(), **rem})
     return {"rem": rem}
 
 
 def deep_task(event: dict[str, Any]) -> dict[str, Any]:
-    handle = SweepHandle.from_json(_mapping(event, "handle"))
+    handle = SweepHandle.from_json(parse(SweepHandleEvent, event, "deep").handle)
     report = _service(handle.tenant).deep_stage(handle)
     summary = {**report.summary, "status": report.status, "run_id": report.run_id}
     metrics.add_metric(name="DreamCandidates", unit=MetricUnit.Count, value=summary.get("candidates", 0))
@@ -184,11 +179,11 @@ def deep_task(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
-    raw_target = event.get("target")
+    raw_target = event.get("target") if isinstance(event, dict) else None
     target: dict[str, Any] = raw_target if isinstance(raw_target, dict) else {}
     raw_error = target.get("error")
-    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
-    error_name, cause = str(error.get("Error", "Unknown")), str(error.get("Cause", ""))
+    error = TaskError.model_validate(raw_error if isinstance(raw_error, dict) else {})
+    error_name, cause = error.error, error.cause
     metrics.add_metric(name="DreamFailures", unit=MetricUnit.Count, value=1)
     metrics.flush_metrics()
     logger.error(
@@ -196,14 +191,14 @@ def record_failure_task(event: dict[str, Any]) -> dict[str, Any]:
         extra={"tenant": target.get("tenant"), "namespace": target.get("namespace"), "error": error_name},
     )
     try:
+        failed = parse(RecordFailureEvent, event, "record_failure").target
         handle = SweepHandle(
-            tenant=_text(target, "tenant"),
-            namespace=_text(target, "namespace"),
-            day=_text(target, "day"),
-            run_id=_text(target, "run_id"),
+            tenant=failed.tenant,
+            namespace=failed.namespace,
+            day=failed.day.isoformat(),
+            run_id=failed.run_id,
             as_of="",
         )
-        _date(handle.day)
         recorded = _service(handle.tenant).record_failure(handle, error_name, cause)
     except DomainError as failure:
         logger.exception("could not record the failure")
@@ -256,40 +251,6 @@ record_failure = _entry("record_failure")
 # --------------------------------------------------------------------------- parsing
 
 
-def _sweep_day(body: dict[str, Any]) -> date:
-    if body.get("day"):
-        return _date(str(body["day"]))
-    zone_name = str(body.get("time_zone") or "UTC")
-    try:
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationFailed(
-            f"unknown time zone {zone_name!r} (an IANA name such as Europe/Berlin)"
-        ) from None
-    return datetime.now(zone).date()
-
-
 def _run_id(execution: str, tenant: str, namespace: str) -> str:
     digest = hashlib.sha256(f"{tenant}{namespace}".encode()).hexdigest()[:12]
     return f"sfn-{execution[-60:]}-{digest}"
-
-
-def _mapping(event: dict[str, Any], key: str) -> dict[str, Any]:
-    value = event.get(key) if isinstance(event, dict) else None
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"the payload needs an object {key!r}")
-    return value
-
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value:
-        raise ValidationFailed(f"the payload's {key!r} must be a non-empty string")
-    return value
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise ValidationFailed(f"invalid day {text!r}: use YYYY-MM-DD") from None

@@ -12,7 +12,6 @@ logged.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -20,12 +19,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import initialization
 
 with initialization():  # the service's own modules: see initialization()
-    from ..adapters.posix.file_server import FileServer
-    from ..settings.handlers import get_handler_settings
-    from ._runtime import Lazy, powertools
+    from ..wiring import process
+    from ._runtime import powertools
 
 logger, tracer, _ = powertools("files")
-server: Lazy[FileServer] = Lazy(lambda: FileServer(Path(get_handler_settings().files_root)))
+server = process.FILE_SERVER
+"""The file server (`wiring.aws.build_file_server`), built by the first request."""
 
 
 @logger.inject_lambda_context

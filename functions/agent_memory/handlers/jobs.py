@@ -12,10 +12,12 @@ from . import initialization
 
 with initialization():  # the service's own modules: see initialization()
     from ..settings.handlers import get_handler_settings
-    from ._runtime import LazyServices, powertools, tenants_of
+    from ..wiring import process
+    from ._runtime import powertools, tenants_of
 
 logger, tracer, metrics = powertools()
-services = LazyServices()
+memory = process.JOBS
+"""The memory service (`wiring.aws.build_jobs`), built by the first run."""
 
 
 @logger.inject_lambda_context
@@ -25,11 +27,11 @@ def archive_decayed_handler(event: dict[str, Any], context: LambdaContext) -> di
     """The schedule's input names the tenant(s) (`tenants` or `tenant`); AGENT_MEMORY_TENANTS is the fallback.
     An invalid tenant id refuses the whole run (ValidationFailed) before anything is archived."""
     tenants = tenants_of(event, get_handler_settings().tenants)
-    memory = services().memory
+    service = memory()
     dry_run = bool(event.get("dry_run", False))
     summary: dict[str, Any] = {}
     for tenant in tenants:
-        report = memory.archive_decayed(
+        report = service.archive_decayed(
             tenant, event.get("namespace"), actor="job:archive-decayed", dry_run=dry_run
         )
         summary[tenant] = {"examined": report.examined, "archived": len(report.archived)}

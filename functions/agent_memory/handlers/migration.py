@@ -4,7 +4,8 @@
 pages from the migration's checkpoint until the migration leaves `backfilling` (the last page verifies) or the
 invocation's time is nearly spent (a page is never started with less than `RESERVE_MS` left), and emits the
 `MigrationRecordsBackfilled` and `MigrationDeadLetters` metrics (the stack alarms on the latter). The service is
-`wiring.build_aws(settings).migration`, built on the first call (`configure` replaces it in tests)."""
+`wiring/process.py` `BACKFILL` (`wiring.aws.build_backfill`), built on the first call (`configure` replaces it
+in tests)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import initialization
 
 with initialization():
-    from ..domain.errors import Misconfigured, ValidationFailed
+    from ..domain.errors import ValidationFailed
     from ..domain.migration.model import MigrationState
     from ..domain.migration.service import MigrationService
-    from ..domain.records import is_valid_tenant
-    from ._runtime import Lazy, build_aws_services, powertools
+    from ..wiring import process
+    from ._runtime import powertools
+    from .payloads import RunPagesEvent, parse
 
 logger, tracer, metrics = powertools("migration")
 
@@ -29,29 +31,17 @@ RESERVE_MS = 180_000
 """Time kept free at the end of an invocation: one page (500 records at the slowest budget) fits in it."""
 
 
-def _build() -> MigrationService:
-    service = build_aws_services().migration
-    if service is None:
-        raise Misconfigured(
-            "this deployment does not wire the embedding migration (AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN unset)"
-        )
-    return service
-
-
-_service = Lazy(_build)
+_service = process.BACKFILL
 
 
 def configure(factory: Callable[[], MigrationService] | None) -> None:
-    """Use `factory()` as the service (tests); `configure(None)` restores `wiring.build_aws`."""
+    """Use `factory()` as the service (tests); `configure(None)` restores `wiring.aws.build_backfill`."""
     _service.set(factory() if factory else None)
 
 
 def run_pages(event: dict[str, Any], remaining_ms: Callable[[], int]) -> dict[str, Any]:
-    tenant, migration_id = event.get("tenant"), event.get("migration_id")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant id {tenant!r}")
-    if not isinstance(migration_id, str) or not migration_id.startswith("mig_"):
-        raise ValidationFailed(f"invalid migration id {migration_id!r}")
+    request = parse(RunPagesEvent, event, "run_pages")
+    tenant, migration_id = request.tenant, request.migration_id
     service = _service()
     before = service.get(tenant)
     migration, pages = before, 0

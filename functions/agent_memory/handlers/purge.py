@@ -1,11 +1,10 @@
 """The purge workflow's task (`workflows/purge_asl.py`), run by the dreaming function (`handlers/dreaming.py`
 dispatches `purge_step` here): `{"tenant", "plan_id"}` → `{"state", "done", "remaining"}` after one step of
-the plan (or its verification). The service is `wiring.build_aws(settings).erasure`, built on first use
-(`configure` replaces it in tests)."""
+the plan (or its verification). The service is the dreaming function's `wiring/process.py` `WORKER.erasure`,
+built on first use and shared with the dreaming and curator tasks (`configure` replaces it in tests)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,33 +12,21 @@ from . import initialization
 
 with initialization():
     from ..domain.erasure.service import ErasureService
-    from ..domain.errors import Misconfigured, ValidationFailed
-    from ..domain.records import is_valid_tenant
-    from ._runtime import Lazy, build_aws_services
+    from ..wiring import process
+    from ._runtime import Lazy
+    from .payloads import PurgeStepEvent, parse
 
-
-def _build() -> ErasureService:
-    service = build_aws_services().erasure
-    if service is None:  # pragma: no cover - build_aws always wires it
-        raise Misconfigured("this deployment does not wire erasure")
-    return service
-
-
-_service = Lazy(_build)
+_service = Lazy(lambda: process.WORKER().erasure)
 
 
 def configure(factory: Callable[[], ErasureService] | None) -> None:
-    """Use `factory()` as the service (tests); `configure(None)` restores `wiring.build_aws`."""
+    """Use `factory()` as the service (tests); `configure(None)` restores the worker graph's."""
     _service.set(factory() if factory else None)
 
 
 def purge_step(event: dict[str, Any]) -> dict[str, Any]:
-    tenant, plan_id = event.get("tenant"), event.get("plan_id")
-    if not isinstance(tenant, str) or not is_valid_tenant(tenant):
-        raise ValidationFailed(f"invalid tenant id {tenant!r}")
-    if not isinstance(plan_id, str) or not re.fullmatch(r"purge_[0-9a-f]{32}", plan_id):
-        raise ValidationFailed(f"invalid purge plan id {plan_id!r}")
-    plan = _service().run_step(tenant, plan_id)
+    step = parse(PurgeStepEvent, event, "purge_step")
+    plan = _service().run_step(step.tenant, step.plan_id)
     remaining = plan.verification.remaining if plan.verification is not None else None
     return {"state": plan.state.value, "done": list(plan.done), "remaining": remaining}
 

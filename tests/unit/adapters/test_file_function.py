@@ -385,7 +385,8 @@ def test_the_aws_wiring_with_a_file_function_writes_through_it_not_to_a_mount(
 
     from agent_memory.adapters.local.embedders import HashingEmbedder
     from agent_memory.settings.service import Settings
-    from agent_memory.wiring import AwsClients, build_aws
+    from agent_memory.wiring.aws import build_aws
+    from agent_memory.wiring.parts import AwsClients
 
     no_mount = tmp_path / "no-mount-here"
     settings = Settings(
@@ -426,13 +427,16 @@ def test_every_invoke_is_recorded_for_the_iam_contract(remote: RemoteFileStore) 
 
 def test_the_dreaming_sweep_lists_namespaces_through_the_file_function(root: Path, log: InvokeLog) -> None:
     from agent_memory.settings.service import Settings
-    from agent_memory.wiring import AwsClients, _aws_file_store
+    from agent_memory.wiring.aws_parts import file_store
+    from agent_memory.wiring.config import RuntimeSettings
+    from agent_memory.wiring.parts import AwsClients
 
     (root / "acme" / "projects" / "billing").mkdir(parents=True)
     (root / "acme" / "projects" / "billing" / "MEMORY.md").write_text("- x\n")
     settings = Settings(runtime="aws", file_function=FILE_FUNCTION, files_root=root / "unused")
     with file_function_serving(root):
-        store, lister = _aws_file_store(settings, AwsClients(lambda_=in_process_lambda_client(log)))
+        config = RuntimeSettings.of(settings)
+        store, lister = file_store(config, AwsClients(lambda_=in_process_lambda_client(log)))
         assert isinstance(store, RemoteFileStore)
         assert lister("acme") == [NS]
     assert [r["function"] for r in log.requests] == [FILE_FUNCTION]

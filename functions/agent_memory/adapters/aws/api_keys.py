@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
 from ...domain.errors import Conflict, ValidationFailed
@@ -24,7 +23,6 @@ from ...domain.records import is_valid_tenant
 from ..clock import SystemClock
 from ._dynamo import dynamo_item, expr_values, read_flag, read_strings, read_text
 from ._errors import error_code, upstream_errors
-from .credentials import DEFAULT_CLIENT_CONFIG
 
 KEY_PREFIX = "amk_"
 
@@ -115,10 +113,3 @@ class DynamoApiKeyStore:
                 UpdateExpression="SET disabled = :true",
                 ExpressionAttributeValues=expr_values(true=True),
             )
-
-
-def build_api_key_store(table_name: str, region: str | None = None) -> DynamoApiKeyStore:
-    """The store with a default-credentials DynamoDB client (the authorizer's own role)."""
-    return DynamoApiKeyStore(
-        table_name, boto3.client("dynamodb", region_name=region, config=DEFAULT_CLIENT_CONFIG)
-    )

@@ -23,21 +23,14 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ...domain.erasure.archives import ArchivedVectors, ArchivePart
-from ...domain.erasure.files import FileEraser, MemoryFileLines, PosixFileEraser
-from ...domain.erasure.imports import ImportContent, ImportRows
+from ...domain.erasure.archives import ArchivePart
 from ...domain.erasure.model import (
     EraseScope,
     PurgeKind,
-    Retention,
     StoreFinding,
     is_tombstone,
 )
-from ...domain.erasure.ports import ContentStore
-from ...domain.erasure.service import ErasureService
-from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
 from ...domain.migration.model import text_hash
-from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
 from ._dynamo import dynamo_item, expr_values, read_text, until_processed, write_all
@@ -516,55 +509,8 @@ class StepFunctionsPurgeLauncher:
         return str(response["executionArn"])
 
 
-def build_aws_erasure(
-    *,
-    table: str,
-    dynamodb: ClientFor,
-    idempotency_table: str | None,
-    idempotency_client: Any,
-    records: RecordStore,
-    index: SearchIndex,
-    embedder_of: Callable[[str], Embedder],
-    files: FileStore,
-    file_namespaces: Callable[[str], list[str]],
-    clock: Clock,
-    cache_fingerprints: Callable[[str], list[str]] | None = None,
-    snapshots: SnapshotReader | None = None,
-    index_probe: S3VectorsIndexProbe | None = None,
-    launcher: StepFunctionsPurgeLauncher | None = None,
-    imports: ImportRows | None = None,
-    archives: S3VectorArchives | None = None,
-    retention: Sequence[Retention] = (),
-) -> ErasureService:
-    """The purge over every store of the AWS runtime. Files through the file function's `purge` operation
-    (lean) or the S3 Files mount (isolated)."""
-    stores: list[ContentStore] = [DynamoSessionEraser(table, dynamodb)]
-    if idempotency_table:
-        stores.append(DynamoIdempotencyEraser(idempotency_table, idempotency_client))
-    if cache_fingerprints is not None:
-        stores.append(DynamoEmbeddingCacheEraser(table, dynamodb, cache_fingerprints))
-    if imports is not None:
-        stores.append(ImportContent(imports))
-    if archives is not None:
-        stores.append(ArchivedVectors(archives))
-    record_eraser = DynamoRecordEraser(table, dynamodb)
-    if snapshots is not None:
-        stores.append(
-            SnapshotBundles(snapshots, DynamoSnapshotDeleter(table, dynamodb), record_eraser.namespaces)
-        )
+def dynamo_purge_ledger(table: str, dynamodb: ClientFor) -> Any:
+    """The purge ledger on the memory table (tenant credentials), read through this module's table helper."""
     from .purge_ledger import DynamoPurgeLedger  # it reads the table through `_Table` (defined above)
 
-    eraser: FileEraser = files if hasattr(files, "purge_file") else PosixFileEraser(files)  # type: ignore[assignment]
-    return ErasureService(
-        records=records,
-        record_eraser=record_eraser,
-        index=index,
-        embedder_of=embedder_of,
-        files=MemoryFileLines(files, eraser, file_namespaces),
-        stores=stores,
-        ledger=DynamoPurgeLedger(_Table(table, dynamodb)),
-        clock=clock,
-        index_probe=index_probe,
-        launcher=launcher,
-        retention=retention,
-    )
+    return DynamoPurgeLedger(_Table(table, dynamodb))

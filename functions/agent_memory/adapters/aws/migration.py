@@ -43,7 +43,6 @@ from ...domain.records import EmbedderIdentity
 from ._dynamo import attr, dynamo_item, expr_values, read_binary, read_text, until_processed, write_all
 from ._errors import error_code, upstream_errors
 from .s3vectors_index import S3VectorsIndex
-from .stepfunctions import StepFunctionsBackfillLauncher
 
 ClientFor = Callable[[str], Any]
 """tenant -> boto3 client with the tenant's credentials."""
@@ -413,51 +412,3 @@ def titan_embedders(client: Any) -> Callable[[str], Any]:
         return TitanEmbedder(client, model_id=model_id, dimensions=int(dims))
 
     return build
-
-
-def build_aws_migration(
-    settings: Any,
-    records: Any,
-    original: S3VectorsIndex,
-    build_index: Callable[[str], S3VectorsIndex],
-    dynamodb: ClientFor,
-    s3: ClientFor,
-    default_embedder: Any,
-    embedders: Callable[[str], Any],
-    clock: Any,
-    stepfunctions: Any,
-    on_drift: Callable[[str, str, str], None] | None = None,
-) -> tuple[Any, Any]:
-    """The routing the memory service uses and the migration service, on DynamoDB, S3 Vectors and S3, with
-    the backfill started as a Step Functions execution."""
-    from ...domain.migration.routing import VectorRouting
-    from ...domain.migration.service import MigrationService
-
-    routing = VectorRouting(
-        DynamoMigrationStore(settings.table, dynamodb),
-        S3VectorsIndexCatalog(original, build_index, s3, settings.migration_archive_bucket),
-        default_embedder,
-        embedders,
-        clock,
-        cache=DynamoEmbeddingCache(settings.table, dynamodb),
-        on_drift=on_drift,
-        route_ttl_seconds=1.0,
-    )
-    service = MigrationService(
-        records,
-        routing,
-        _SystemPacer(),
-        # The backfill function itself runs pages and starts nothing: it has no state machine ARN.
-        launcher=StepFunctionsBackfillLauncher(stepfunctions, settings.migration_state_machine_arn)
-        if stepfunctions is not None
-        else None,
-    )
-    return routing, service
-
-
-class _SystemPacer:
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)

@@ -15,13 +15,11 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ...domain.erasure.archives import ArchivedVectors, ArchivePart
-from ...domain.erasure.files import MemoryFileLines, PosixFileEraser
-from ...domain.erasure.imports import ImportContent
+from ...domain.erasure.archives import ArchivePart
 from ...domain.erasure.model import (
     EraseScope,
     PurgeKind,
@@ -30,17 +28,11 @@ from ...domain.erasure.model import (
     StoreFinding,
     is_tombstone,
 )
-from ...domain.erasure.ports import ContentStore
-from ...domain.erasure.service import ErasureService
-from ...domain.erasure.snapshots import SnapshotBundles, SnapshotReader
 from ...domain.errors import ConcurrentModification
 from ...domain.migration.model import text_hash
-from ...domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ...domain.sessions.ports import SessionRecord, SessionStatus
 from ...domain.sessions.sessions import snapshot_digest
 from ._sqlite import placeholders
-from .import_store import SqliteImportStore
-from .raw_scan import LedgerSeal, RawDataScan
 
 BUSY_TIMEOUT_S = 10.0
 _CHUNK = 500
@@ -436,49 +428,6 @@ class SqlitePurgeLedger:
             (tenant,),
         )
         return [PurgePlan.model_validate_json(row[0]) for row in rows]
-
-
-def build_local_erasure(
-    data_dir: Path,
-    records: RecordStore,
-    index: SearchIndex,
-    embedder_of: Callable[[str], Embedder],
-    files: FileStore,
-    file_namespaces: Callable[[str], list[str]],
-    clock: Clock,
-    snapshots: SnapshotReader | None = None,
-) -> ErasureService:
-    """The purge over every store of the local runtime (`<data_dir>`)."""
-    record_eraser = SqliteRecordEraser(data_dir / "memory.db")
-    extra: list[ContentStore] = [
-        ImportContent(SqliteImportStore(data_dir / "imports.db")),
-        ArchivedVectors(LocalVectorArchives(data_dir)),
-    ]
-    if snapshots is not None:
-        extra.append(
-            SnapshotBundles(
-                snapshots, SqliteSnapshotDeleter(data_dir / "versioning.db"), record_eraser.namespaces
-            )
-        )
-    return ErasureService(
-        records=records,
-        record_eraser=record_eraser,
-        index=index,
-        embedder_of=embedder_of,
-        files=MemoryFileLines(files, PosixFileEraser(files), file_namespaces),
-        stores=[
-            SqliteSessionEraser(data_dir / "sessions.db"),
-            SqliteIdempotencyEraser(data_dir / "idempotency.db"),
-            SqliteEmbeddingCacheEraser(data_dir / "embedding_cache.db"),
-            *extra,
-        ],
-        ledger=SqlitePurgeLedger(data_dir / "purges.db"),
-        clock=clock,
-        index_probe=LocalIndexProbe(data_dir),
-        finalizers=[RawDataScan(data_dir)],
-        sealers=[LedgerSeal(data_dir / "purges.db")],
-        retention=LOCAL_RETENTION,
-    )
 
 
 LOCAL_RETENTION = [

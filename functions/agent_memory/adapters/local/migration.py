@@ -19,9 +19,8 @@ import numpy as np
 
 from ...domain.errors import ConcurrentModification, Conflict
 from ...domain.migration.model import ArchiveReceipt, DeadLetter, Migration, MigrationState
-from ...domain.migration.routing import VectorRouting
 from ...domain.migration.service import MigrationService
-from ...domain.ports import Clock, Embedder, RecordStore, SearchIndex, Vector
+from ...domain.ports import Embedder, SearchIndex, Vector
 from ...domain.records import EmbedderIdentity
 from ._sqlite import SqliteDatabase, placeholders, versioned_schema
 from .embedders import HashingEmbedder, build_embedder
@@ -340,25 +339,3 @@ class LocalBackfillLauncher:
             threads = list(self._threads.values())
         for thread in threads:
             thread.join(timeout)
-
-
-def build_local_migration(
-    data_dir: Path, records: RecordStore, embedder: Embedder, clock: Clock
-) -> tuple[VectorRouting, MigrationService]:
-    """The routing the memory service reads and writes through, and the migration service over it."""
-    routing = VectorRouting(
-        SqliteMigrationStore(data_dir / "migrations.db"),
-        LocalIndexCatalog(data_dir, LocalSearchIndex(data_dir / "index")),
-        embedder,
-        build_embedder_spec,
-        clock,
-        cache=SqliteEmbeddingCache(data_dir / "embedding_cache.db"),
-    )
-    service: MigrationService | None = None
-
-    def current() -> MigrationService:
-        assert service is not None
-        return service
-
-    service = MigrationService(records, routing, SystemPacer(), launcher=LocalBackfillLauncher(current))
-    return routing, service

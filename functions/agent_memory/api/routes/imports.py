@@ -63,7 +63,7 @@ class ImportItems(Model):
 def _service(ctx: RequestContext) -> ImportService:
     service = ctx.services.imports
     if service is None:
-        raise Misconfigured("imports are not available on this runtime (not wired in wiring.py)")
+        raise Misconfigured("imports are not available on this runtime (not wired in wiring/)")
     return service
 
 
@@ -99,9 +99,10 @@ def _visible(ctx: RequestContext, import_id: str) -> tuple[ImportService, Import
 def create_import(body: ImportRequest) -> ImportResponse:
     ctx = current()
     ctx.allow(Scope.ADMIN, body.namespace)
-    from ...adapters.archive_tree import ArchiveSourceTree
-
-    tree = ArchiveSourceTree(_decode(body.archive), name=body.name or "upload")
+    reader = ctx.services.archive_reader
+    if reader is None:
+        raise Misconfigured("archive uploads are not available on this runtime (no archive reader wired)")
+    tree = reader(_decode(body.archive), body.name or "upload")
     report = _service(ctx).run(
         ctx.principal.tenant,
         tree,

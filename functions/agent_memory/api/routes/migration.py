@@ -72,7 +72,7 @@ def _service() -> tuple[MigrationService, str, str]:
         raise Forbidden("an embedding migration covers the whole tenant: use a key not limited to namespaces")
     service = ctx.services.migration
     if service is None:
-        raise Misconfigured("embedding migration is not available on this runtime (not wired in wiring.py)")
+        raise Misconfigured("embedding migration is not available on this runtime (not wired in wiring/)")
     return service, ctx.principal.tenant, ctx.principal.actor
 
 

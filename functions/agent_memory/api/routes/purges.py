@@ -93,7 +93,7 @@ def _service() -> tuple[ErasureService, str, str]:
         raise Forbidden("a purge covers the whole tenant: use a key not limited to namespaces")
     service = ctx.services.erasure
     if service is None:
-        raise Misconfigured("erasure is not available on this runtime (not wired in wiring.py)")
+        raise Misconfigured("erasure is not available on this runtime (not wired in wiring/)")
     return service, ctx.principal.tenant, ctx.principal.actor
 
 

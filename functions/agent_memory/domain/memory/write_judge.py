@@ -9,7 +9,7 @@ is not exactly the JSON contract below (unknown action, an id that was not offer
 back to the rule-based discipline: the judge can only ever choose among the records it was shown.
 
 Off by default; `MemoryPolicy.write_judge_tenants` names the tenants that use it ("*" for all), and the
-service gets a `JudgeModel`: `wiring.py` builds the Bedrock Converse one (`adapters/aws/bedrock_text.py`) from
+service gets a `JudgeModel`: `wiring/parts.py` builds the Bedrock Converse one (`adapters/aws/bedrock_text.py`) from
 AGENT_MEMORY_WRITE_JUDGE_MODEL_ID in either runtime, or takes an explicit port (`build_local(judge=...)`)."""
 
 from __future__ import annotations

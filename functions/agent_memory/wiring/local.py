@@ -1,0 +1,235 @@
+"""The local runtime (`agent-memory serve` and the CLI): SQLite records + FTS5 keywords + in-process vectors +
+an offline embedder + a local files directory, every service in one process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..adapters.clock import SystemClock
+from ..api.context import Services
+from ..api.latency import LatencyWindow
+from ..domain.memory.service import MemoryService
+from ..domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
+from ..settings.service import Settings
+from . import parts
+from .config import RuntimeSettings
+from .parts import AwsClients, NamespaceLister
+
+if TYPE_CHECKING:
+    from ..adapters.local.api_keys import LocalApiKeys
+    from ..domain.erasure.service import ErasureService
+    from ..domain.erasure.snapshots import SnapshotReader
+    from ..domain.memory.write_judge import JudgeModel
+    from ..domain.migration.routing import VectorRouting
+    from ..domain.migration.service import MigrationService
+
+
+@dataclass(frozen=True)
+class LocalRuntime:
+    services: Services
+    keys: LocalApiKeys
+    data_dir: Path
+    store: RecordStore | None = None
+    """The record store under the services, for maintenance commands (`agent-memory repair`)."""
+
+
+def build_local(
+    settings: Settings | RuntimeSettings,
+    clock: Clock | None = None,
+    *,
+    judge: JudgeModel | None = None,
+    clients: AwsClients | None = None,
+) -> LocalRuntime:
+    """Every service of the local runtime over `<data_dir>`.
+
+    `judge`: an explicit write-judge model port; without one, AGENT_MEMORY_WRITE_JUDGE_MODEL_ID names a Bedrock
+    model called with the machine's AWS credentials (`clients.bedrock_runtime` when given). There is no offline
+    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured)."""
+    from ..adapters.idempotency import IdempotentRunner
+    from ..adapters.local.dream_launcher import LocalDreamLauncher
+    from ..adapters.local.embedders import build_embedder
+    from ..adapters.local.idempotency_store import SqliteIdempotencyStore
+    from ..adapters.local.import_store import SqliteImportStore
+    from ..adapters.local.session_store import SqliteSessionStore
+    from ..adapters.local.sqlite_store import SqliteRecordStore
+    from ..adapters.local.versioning_store import SqliteVersioningStore
+    from ..adapters.posix.file_store import PosixFileStore
+
+    config = RuntimeSettings.of(settings)
+    clock, clients = clock or SystemClock(), clients or AwsClients()
+    data_dir = config.service.data_dir.expanduser().resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqliteRecordStore(data_dir / "memory.db")
+    embedder = build_embedder(config.service.embedder)
+    # Vectors go through the tenant's embedding-migration routing (domain/migration): reads from one index,
+    # writes to both during a migration.
+    routing, migration = local_migration(data_dir, store, embedder, clock)
+    memory = MemoryService(
+        store=store,
+        index=routing.index,
+        embedder=embedder,
+        clock=clock,
+        policy=config.service.policy,
+        judge=judge or parts.write_judge(config, clients),
+        read_embedder=routing.read_embedder,
+    )
+    files_root = data_dir / "files"
+    namespaces = parts.namespace_dirs(files_root)
+    file_store = PosixFileStore(files_root)
+    scan = parts.scanner()
+    files = parts.memory_files(config, file_store, clock, scan)
+    skills = parts.skills(config, file_store, clock, scan)
+    curator = parts.curator(config, clients, skills, file_store, clock, namespaces)
+    sessions, chat = parts.sessions_and_chat(
+        config, None, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, skills
+    )
+    dreaming = parts.dreaming(config, clients, memory, store, files, clock, namespaces)
+    versions = SqliteVersioningStore(data_dir / "versioning.db")
+    versioning = parts.versioning(
+        config, memory, store, file_store, versions, versions, clock, sessions, namespaces
+    )
+    erasure = local_erasure(
+        data_dir,
+        store,
+        routing.index,
+        routing.read_embedder,
+        file_store,
+        namespaces,
+        clock,
+        snapshots=versions,
+    )
+    return LocalRuntime(
+        services=Services(
+            memory=memory,
+            files=files,
+            recall_latency=LatencyWindow(),
+            idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
+            sessions=sessions,
+            chat=chat,
+            dreaming=dreaming,
+            dream_launcher=LocalDreamLauncher(
+                lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
+            ),
+            skills=skills,
+            curator=curator,
+            migration=migration,
+            versioning=versioning,
+            erasure=erasure,
+            imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
+            archive_reader=parts.archive_reader,
+        ),
+        keys=local_keys(config.service),
+        data_dir=data_dir,
+        store=store,
+    )
+
+
+def local_keys(settings: Settings) -> LocalApiKeys:
+    """The local server's API keys (`<data_dir>/api-keys.json`): `agent-memory keys` and the dev key."""
+    from ..adapters.local.api_keys import LocalApiKeys
+
+    return LocalApiKeys(settings.keys_file)
+
+
+def local_migration(
+    data_dir: Path, records: RecordStore, embedder: Embedder, clock: Clock
+) -> tuple[VectorRouting, MigrationService]:
+    """The routing the memory service reads and writes through, and the migration service over it, with the
+    backfill on a thread of this process."""
+    from ..adapters.local.migration import (
+        LocalBackfillLauncher,
+        LocalIndexCatalog,
+        SqliteEmbeddingCache,
+        SqliteMigrationStore,
+        SystemPacer,
+        build_embedder_spec,
+    )
+    from ..adapters.local.search_index import LocalSearchIndex
+    from ..domain.migration.routing import VectorRouting
+    from ..domain.migration.service import MigrationService
+
+    routing = VectorRouting(
+        SqliteMigrationStore(data_dir / "migrations.db"),
+        LocalIndexCatalog(data_dir, LocalSearchIndex(data_dir / "index")),
+        embedder,
+        build_embedder_spec,
+        clock,
+        cache=SqliteEmbeddingCache(data_dir / "embedding_cache.db"),
+    )
+    service: MigrationService | None = None
+
+    def current() -> MigrationService:
+        assert service is not None
+        return service
+
+    service = MigrationService(records, routing, SystemPacer(), launcher=LocalBackfillLauncher(current))
+    return routing, service
+
+
+def local_erasure(
+    data_dir: Path,
+    records: RecordStore,
+    index: SearchIndex,
+    embedder_of: Any,
+    files: FileStore,
+    file_namespaces: NamespaceLister,
+    clock: Clock,
+    snapshots: SnapshotReader | None = None,
+) -> ErasureService:
+    """The purge over every store of the local runtime (`<data_dir>`)."""
+    from ..adapters.local import erasure as local
+    from ..adapters.local.import_store import SqliteImportStore
+    from ..adapters.local.raw_scan import LedgerSeal, RawDataScan
+    from ..domain.erasure.archives import ArchivedVectors
+    from ..domain.erasure.files import MemoryFileLines, PosixFileEraser
+    from ..domain.erasure.imports import ImportContent
+    from ..domain.erasure.ports import ContentStore
+    from ..domain.erasure.service import ErasureService
+    from ..domain.erasure.snapshots import SnapshotBundles
+
+    record_eraser = local.SqliteRecordEraser(data_dir / "memory.db")
+    extra: list[ContentStore] = [
+        ImportContent(SqliteImportStore(data_dir / "imports.db")),
+        ArchivedVectors(local.LocalVectorArchives(data_dir)),
+    ]
+    if snapshots is not None:
+        deleter = local.SqliteSnapshotDeleter(data_dir / "versioning.db")
+        extra.append(SnapshotBundles(snapshots, deleter, record_eraser.namespaces))
+    return ErasureService(
+        records=records,
+        record_eraser=record_eraser,
+        index=index,
+        embedder_of=embedder_of,
+        files=MemoryFileLines(files, PosixFileEraser(files), file_namespaces),
+        stores=[
+            local.SqliteSessionEraser(data_dir / "sessions.db"),
+            local.SqliteIdempotencyEraser(data_dir / "idempotency.db"),
+            local.SqliteEmbeddingCacheEraser(data_dir / "embedding_cache.db"),
+            *extra,
+        ],
+        ledger=local.SqlitePurgeLedger(data_dir / "purges.db"),
+        clock=clock,
+        index_probe=local.LocalIndexProbe(data_dir),
+        finalizers=[RawDataScan(data_dir)],
+        sealers=[LedgerSeal(data_dir / "purges.db")],
+        retention=local.LOCAL_RETENTION,
+    )
+
+
+def open_source_tree(path: Path) -> Any:
+    """A directory or file on disk, or an archive (by its name): the importers' `SourceTree` (`agent-memory
+    import`)."""
+    from ..adapters.archive_tree import ArchiveSourceTree
+    from ..adapters.posix.source_tree import PosixSourceTree
+    from ..domain.errors import ValidationFailed
+
+    name = path.name.lower()
+    if name.endswith((".zip", ".tar.gz", ".tgz")):
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise ValidationFailed(f"cannot read {path}: {error.strerror or error}") from None
+        return ArchiveSourceTree(data, name=str(path), max_files=20_000, max_total_bytes=512 * 1024 * 1024)
+    return PosixSourceTree(path)

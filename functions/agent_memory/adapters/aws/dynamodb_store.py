@@ -246,12 +246,12 @@ class _Filter:
             placeholders = []
             for value in dict.fromkeys(exact):
                 placeholder = f":f{next(self._counter)}"
-                self.values[placeholder] = _s(value)
+                self.values[placeholder] = attr(value)
                 placeholders.append(placeholder)
             either.append(f"{name} IN ({', '.join(placeholders)})")
         for parent in dict.fromkeys(below):
             placeholder = f":f{next(self._counter)}"
-            self.values[placeholder] = _s(parent + "/")
+            self.values[placeholder] = attr(parent + "/")
             either.append(f"begins_with({name}, {placeholder})")
         self.clauses.append(f"({' OR '.join(either)})")
 
@@ -695,14 +695,14 @@ class DynamoRecordStore:
             "TableName": self._table,
             "IndexName": "gsi2",
             "ExpressionAttributeNames": {"#pk": "gsi2pk"},
-            "ExpressionAttributeValues": {":pk": _s(f"{tenant}#REC")},
+            "ExpressionAttributeValues": {":pk": attr(f"{tenant}#REC")},
             "KeyConditionExpression": "#pk = :pk",
             "Limit": self._page_limit(query.limit),
         }
         if after is not None:
             request["KeyConditionExpression"] = "#pk = :pk AND #sk > :lo"
             request["ExpressionAttributeNames"]["#sk"] = "gsi2sk"
-            request["ExpressionAttributeValues"][":lo"] = _s(after)
+            request["ExpressionAttributeValues"][":lo"] = attr(after)
         flt.apply(request)
         found: builtins.list[tuple[str, Item]] = []
         read, resume = 0, None

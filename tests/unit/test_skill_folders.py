@@ -25,7 +25,7 @@ from agent_memory.domain.errors import (
 from agent_memory.domain.interop import bundle as bundles
 from agent_memory.domain.skills.files import SkillFileOutcome
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.conftest import FixedClock
 
 TENANT = "acme"

@@ -85,6 +85,8 @@ class AlphaWorld:
         return [self.memory["id"], self.archived["id"], self.short_term["id"], *self.conflict_ids]
 
 
+SKILL_FOLDER = "heron-folder"
+SKILL_FILE = "references/notes.md"
 SNAPSHOT = "iso-snapshot"
 """The name of alpha's snapshot of its namespace."""
 
@@ -197,6 +199,22 @@ def seed_alpha(api: Api) -> AlphaWorld:
         tar.addfile(info, io.BytesIO(mem0.encode()))
     upload = {"namespace": ns, "archive": base64.b64encode(archive.getvalue()).decode("ascii")}
     world.import_id = ok(alpha.post("/v1/imports", json=upload))["report"]["id"]
+    # A skill folder with a file beside its SKILL.md (GET /v1/skills/{name}/file): alpha reads it back.
+    folder = {
+        f"skills/{SKILL_FOLDER}/SKILL.md": b"---\nname: heron-folder\ndescription: BLUE HERON\n---\n\nSee notes.\n",
+        f"skills/{SKILL_FOLDER}/{SKILL_FILE}": b"# BLUE HERON notes\n",
+        "MEMORY.md": b"- Alpha's heron folder holds the deploy notes.\n",
+    }
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        for member, data in folder.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    upload = {"namespace": ns, "archive": base64.b64encode(archive.getvalue()).decode("ascii")}
+    ok(alpha.post("/v1/imports", json=upload))
+    kept = ok(alpha.get(f"/v1/skills/{SKILL_FOLDER}/file", params={"namespace": ns, "path": SKILL_FILE}))
+    assert "BLUE HERON" in kept["text"]
     # A real sweep: its audit (run.json, with alpha's notes in it) is what beta's run listing must not reach.
     swept = ok(alpha.post("/v1/admin/dream", json={"namespace": ns}))["runs"][0]
     runs = ok(alpha.get("/v1/admin/dream/runs", params={"namespace": ns}))["runs"]
@@ -525,6 +543,11 @@ def read_skill(p: Probe) -> None:
         p.refused("GET", "/v1/skills/{name}", path={"name": p.world.skill}, params=params)
 
 
+def read_skill_file(p: Probe) -> None:
+    params = {"namespace": p.world.ns, "path": SKILL_FILE}
+    p.refused("GET", "/v1/skills/{name}/file", path={"name": SKILL_FOLDER}, params=params)
+
+
 def read_skill_history(p: Probe) -> None:
     p.refused(
         "GET", "/v1/skills/{name}/history", path={"name": p.world.skill}, params={"namespace": p.world.ns}
@@ -785,6 +808,7 @@ ATTACKS: list[tuple[tuple[str, str], Callable[[Probe], None]]] = [
     (("POST", "/v1/imports"), start_import),
     (("GET", "/v1/skills"), list_skills),
     (("GET", "/v1/skills/{name}"), read_skill),
+    (("GET", "/v1/skills/{name}/file"), read_skill_file),
     (("GET", "/v1/skills/{name}/history"), read_skill_history),
     (("GET", "/v1/skills/{name}/versions/{version}"), read_skill_version),
     (("POST", "/v1/skills/{name}/edit"), change_skill("edit", {"body": "## Steps\nbeta"})),

@@ -1,0 +1,104 @@
+"""The merge guard's paraphrase reading (`paraphrase.same_meaning`, issue 27): statements that say the same thing
+in other words merge; a difference in any value, name, role, polarity, negated thing or compared order keeps
+both. Each rule is pinned by a pair it accepts and by pairs it must refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.domain.memory.paraphrase import same_meaning
+from agent_memory.domain.memory.slots import negated, ordered_pairs, same_roles, same_statement, values
+
+SAME = [
+    # a name starting one sentence and ending the other, with the passive
+    ("Maria owns the billing service", "The billing service is owned by Maria"),
+    ("Bob is the team lead", "The team is led by Bob"),
+    # frame words ("happen", "where", "every") and category nouns ("region", "branch", "files")
+    ("Deploys happen on Fridays", "We deploy every Friday"),
+    ("The API gateway listens on port 8080", "Port 8080 is where the API gateway listens"),
+    ("Production runs in eu-west-1", "Our production environment is hosted in the eu-west-1 region"),
+    ("Never force-push to main", "Do not force-push to the main branch"),
+    ("The user prefers spaces over tabs in YAML", "For YAML files, the user favours spaces rather than tabs"),
+    # word families
+    ("The main database is PostgreSQL 16", "We use Postgres 16 as the primary database"),
+    ("Use Python 3.12 for the project", "The project should be run on Python 3.12"),
+    ("El proyecto usa Python 3.12", "El proyecto utiliza Python 3.12"),
+    ("Ich habe zwei Katzen", "Ich besitze zwei Katzen"),
+    # comparisons worded differently, same items in the same order
+    ("The user prefers cats over dogs", "The user likes cats more than dogs"),
+    ("Prefers tabs over spaces in Go", "In Go, the user would rather have tabs than spaces"),
+    # the negated thing after a light verb
+    ("Use pnpm, not npm", "Don't use npm; use pnpm"),
+    # a currency as a symbol or a word
+    ("- 2026-02-24: Offsite budget is €3,500", "- 2026-02-24: The offsite budget is 3,500 euros"),
+]
+
+DIFFERENT = [
+    # another person, or the same people in other roles
+    ("Maria owns the billing service", "The billing service is owned by Bob"),
+    ("Maria hired Bob", "Bob hired Maria"),
+    ("Maria was hired by Bob", "Maria hired Bob"),
+    ("Maria hired the new engineer", "Maria was hired by the new engineer"),
+    ("The team is led by Bob", "Alice is the team lead"),
+    ("The flight leaves from Berlin to Munich", "The flight leaves from Munich to Berlin"),
+    # another value
+    ("Deploys happen on Fridays", "We deploy every Monday"),
+    ("The API gateway listens on port 8080", "Port 8081 is where the API gateway listens"),
+    ("The main database is PostgreSQL 16", "We use Postgres 15 as the primary database"),
+    ("Offsite budget is €3,500", "Offsite budget is $3,500"),
+    ("Ich habe zwei Katzen", "Ich besitze drei Katzen"),
+    # another scope or subject beside a category noun
+    ("Production runs in eu-west-1", "Our staging environment is hosted in the eu-west-1 region"),
+    ("Never force-push to main", "Do not force-push to the release branch"),
+    ("The user prefers spaces over tabs in YAML", "For JSON files, the user favours spaces rather than tabs"),
+    # the compared items in the other order
+    ("The user prefers cats over dogs", "The user likes dogs more than cats"),
+    ("Prefers tabs over spaces in Go", "In Go, the user would rather have spaces than tabs"),
+    # another thing negated, or the other polarity
+    ("Use pnpm, not npm", "Don't use pnpm; use npm"),
+    ("Never deploy on Fridays", "Deploy on Fridays"),
+    # a content word with no counterpart: frame words do not absorb real verbs
+    ("Backups start at 02:00 UTC", "Backups end at 02:00 UTC"),
+    ("I run three times a week", "I go three times a week"),
+    ("The user wants a dog", "The user has a dog"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), SAME)
+def test_the_same_statement_in_other_words_merges(old, new):
+    check = same_meaning(new, old)
+    assert check.allowed, check.reason
+
+
+@pytest.mark.parametrize(("old", "new"), DIFFERENT)
+def test_a_difference_in_value_name_role_order_or_polarity_keeps_both(old, new):
+    check = same_meaning(new, old)
+    assert not check.allowed, f"{old!r} / {new!r} would be merged: {check.reason}"
+
+
+def test_both_guards_read_the_passive_by_its_participants():
+    assert same_meaning("Bob was hired by Maria", "Maria hired Bob").allowed
+    assert not same_statement("The engineer was hired by Maria", "The engineer hired Maria").allowed
+    assert not same_meaning("Maria was hired by Bob", "Maria hired Bob").allowed
+    assert same_roles("The billing service is owned by Maria", "Maria owns the billing service", frozenset())
+    assert not same_roles("Maria was hired by the engineer", "Maria hired the engineer", frozenset())
+
+
+def test_a_currency_is_a_value():
+    assert values("Budget is €3,500") == values("Budget is 3,500 euros")
+    assert values("Budget is €3,500") != values("Budget is $3,500")
+    assert not same_statement("Budget is $3,500", "Budget is €3,500").allowed
+
+
+def test_rather_than_and_more_than_are_comparisons():
+    assert ordered_pairs("would rather indent with tabs than with spaces") == ordered_pairs(
+        "prefers tabs over spaces"
+    )
+    assert ordered_pairs("likes cats more than dogs") == ordered_pairs("prefers cats over dogs")
+    assert ordered_pairs("likes dogs more than cats") != ordered_pairs("prefers cats over dogs")
+    assert ordered_pairs("Prefers the office temperature to be 21 degrees") == ()
+
+
+def test_a_light_verb_after_a_negation_is_not_what_is_negated():
+    assert negated("Don't use npm") == negated("use pnpm, not npm") == frozenset({"npm"})
+    assert negated("Don't use pnpm") != negated("use pnpm, not npm")

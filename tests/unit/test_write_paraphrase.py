@@ -29,6 +29,9 @@ SAME = [
     ("Prefers tabs over spaces in Go", "In Go, the user would rather have tabs than spaces"),
     # the negated thing after a light verb
     ("Use pnpm, not npm", "Don't use npm; use pnpm"),
+    # "not allowed" forbids what stands before it, as "never" does; a time said in words; a category noun
+    ("Never deploy on Fridays", "Deployments are not allowed on Fridays"),
+    ("Yoga class is at 6:30 am on Saturdays", "On Saturdays I have yoga at half past six in the morning"),
     # a currency as a symbol or a word
     ("- 2026-02-24: Offsite budget is €3,500", "- 2026-02-24: The offsite budget is 3,500 euros"),
 ]
@@ -57,6 +60,9 @@ DIFFERENT = [
     # another thing negated, or the other polarity
     ("Use pnpm, not npm", "Don't use pnpm; use npm"),
     ("Never deploy on Fridays", "Deploy on Fridays"),
+    ("Never deploy on Fridays", "Merges are not allowed on Fridays"),
+    ("Never deploy on Fridays", "Deployments are allowed on Fridays"),
+    ("Yoga class is at 6:30 am on Saturdays", "On Saturdays I have yoga at half past six in the evening"),
     # a content word with no counterpart: frame words do not absorb real verbs
     ("Backups start at 02:00 UTC", "Backups end at 02:00 UTC"),
     ("I run three times a week", "I go three times a week"),
@@ -102,3 +108,11 @@ def test_rather_than_and_more_than_are_comparisons():
 def test_a_light_verb_after_a_negation_is_not_what_is_negated():
     assert negated("Don't use npm") == negated("use pnpm, not npm") == frozenset({"npm"})
     assert negated("Don't use pnpm") != negated("use pnpm, not npm")
+
+
+def test_a_time_said_in_words_is_a_time():
+    assert values("half past six in the morning") == values("6:30 am")
+    assert values("quarter to ten") == values("9:45")
+    assert values("seven o'clock in the evening") == values("7 pm")
+    assert values("half past twelve at night") == values("00:30")
+    assert values("half past six in the evening") != values("6:30 am")

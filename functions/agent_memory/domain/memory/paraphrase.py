@@ -24,7 +24,17 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
-from .slots import SOFT, MergeCheck, Term, negated, ordered_pairs, same_roles, same_statement, terms
+from .slots import (
+    PERMISSIONS,
+    SOFT,
+    MergeCheck,
+    Term,
+    negated,
+    ordered_pairs,
+    same_roles,
+    same_statement,
+    terms,
+)
 from .tokens import normalize, speaker
 
 # Words of one family, folded to the first word's stem. Only words that name the same thing in a statement
@@ -61,10 +71,10 @@ _FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
 
 _CATEGORY_NOUNS_TEXT = """
     region zone branch environment env file files format language city country company tool app
-    application platform
+    application platform class session lesson appointment
 """
 _CATEGORY_NOUNS = frozenset(_fold(word) for word in _CATEGORY_NOUNS_TEXT.split())
-"""Nouns that name the kind of the term beside them ("the eu-west-1 region", "the main branch")."""
+"""Nouns that name the kind of the term beside them ("the eu-west-1 region", "the main branch", "yoga class")."""
 
 _COPULA_RE = lazy(r"\b(?:is|are|am|was|were|be)\b|:")
 """A statement of what something is: "the main database is X" says what "we use X as the main database" does."""
@@ -122,12 +132,19 @@ _COMPARISON_WORDS = frozenset(
 when both statements compare the same items in the same order."""
 
 
-def _leftover(mine: tuple[str, ...], shared: set[str], copula: bool, compared: bool) -> list[str]:
+def _leftover(
+    mine: tuple[str, ...], shared: set[str], copula: bool, compared: bool, denied: bool
+) -> list[str]:
     """Content keys of `mine` the other statement does not account for. "Use" is accounted for by a copula in
     the other statement ("we use X as the main database" / "the main database is X")."""
     left: list[str] = []
     for index, key in enumerate(mine):
-        if key in shared or key in _FRAME_WORDS or (key == _USE and copula):
+        if (
+            key in shared
+            or key in _FRAME_WORDS
+            or (key == _USE and copula)
+            or (key in PERMISSIONS and denied)
+        ):
             continue
         if compared and (key in _COMPARISON_WORDS or _FAMILIES.get(key) == _PREFER):
             continue
@@ -153,8 +170,9 @@ def same_meaning(new: str, old: str) -> MergeCheck:
     new_copula = bool(_COPULA_RE.search(normalize(new)))
     old_copula = bool(_COPULA_RE.search(normalize(old)))
     compared = bool(ordered_pairs(new))  # equal on both sides (`_hard_difference`)
-    left = _leftover(new_content, shared, old_copula, compared) + _leftover(
-        old_content, shared, new_copula, compared
+    denied = bool(negated(new))  # equal on both sides: "not allowed" is a frame of "never"
+    left = _leftover(new_content, shared, old_copula, compared, denied) + _leftover(
+        old_content, shared, new_copula, compared, denied
     )
     if left or not shared:
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")

@@ -90,7 +90,7 @@ def _fold(key: str) -> str:
     if len(key) >= 6 and key.isalpha():
         for ending in _DERIVATIONS:
             if key.endswith(ending) and len(key) - len(ending) >= 4:
-                return _SYNONYM_STEMS.get(key[: -len(ending)], key[: -len(ending)])
+                return _fold(key[: -len(ending)])  # "deployment" → "deploy" → "deplo", as "deploy" folds
     return key
 
 
@@ -137,6 +137,28 @@ _CAPITAL_RE = lazy(r"(?<![\w'’])([A-Z][\w&.-]*|[a-z]+[A-Z][\w.-]*)")
 _SENTENCE_START_RE = lazy(r"(?:^\s*(?:[-*•]\s*)?|[.!?:;]\s+|\n\s*[-*]?\s*|\*\*\s*|\(\s*)$")
 
 
+_HOUR_WORDS = "one two three four five six seven eight nine ten eleven twelve"
+_SPOKEN_TIME_RE = lazy(
+    rf"\b(?:(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<h>\d{{1,2}}|{_HOUR_WORDS.replace(' ', '|')})"
+    rf"(?:\s+o'?clock)?|(?P<h2>\d{{1,2}}|{_HOUR_WORDS.replace(' ', '|')})\s+o'?clock)"
+    r"(?:\s+(?P<day>in\s+the\s+(?:morning|afternoon|evening)|at\s+night))?"
+)
+"""A time said in words: "half past six in the morning" = 6:30 am, "quarter to ten" = 9:45, "7 o'clock"."""
+
+
+def _spoken_time(match: re.Match[str]) -> str:
+    said = match.group("h") or match.group("h2")
+    hour = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    minute = {"half": 30, "quarter": 15, None: 0}[match.group("part")]
+    if match.group("rel") == "to":
+        hour, minute = (hour - 1) % 12 or 12, 60 - minute
+    day = match.group("day") or ""
+    if "night" in day and (hour == 12 or hour < 5):
+        return _time_key(hour % 12, minute, None)  # "half past twelve at night" = 00:30
+    meridiem = "am" if "morning" in day else "pm" if day else None
+    return _time_key(hour, minute, meridiem)
+
+
 def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
     if meridiem:
         hour = hour % 12 + (12 if meridiem.startswith("p") else 0)
@@ -160,6 +182,7 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
         meridiem = match.group("ap").replace(".", "")
         return keep(_time_key(int(match.group("h")), int(match.group("m") or 0), meridiem))
 
+    text = _SPOKEN_TIME_RE.sub(lambda m: keep(_spoken_time(m)), text)
     text = _TIME_RE.sub(time, text)
     text = _ISO_DATE_RE.sub(lambda m: keep(f"d{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"), text)
     text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
@@ -303,26 +326,35 @@ def meaning(text: str) -> Counter[str]:
     )
 
 
+_PERMISSION_TEXT = "allowed allow permitted permit"
 _LIGHT_VERBS = frozenset(stem(word) for word in ["use", "using", "do", "be", "have", "get", "go", "make"])
 
 
 def negated(text: str) -> frozenset[str]:
     """The first content term after each negation, past a light verb: what is negated ("use pnpm, not npm"
-    and "don't use npm" both negate npm)."""
+    and "don't use npm" both negate npm). What is "not allowed" is what stands before ("deployments are not
+    allowed on Fridays" negates deployments, as "never deploy on Fridays" does)."""
     found: set[str] = set()
     listed = terms(text)
     for index, term in enumerate(listed):
-        if term.kind == "negation":
-            following = next(
-                (
-                    t.key
-                    for t in listed[index + 1 :]
-                    if t.kind != "negation" and t.key not in SOFT and t.key not in _LIGHT_VERBS
-                ),
-                "",
-            )
-            found.add(following)
+        if term.kind != "negation":
+            continue
+        following = next(
+            (
+                t.key
+                for t in listed[index + 1 :]
+                if t.kind != "negation" and t.key not in SOFT and t.key not in _LIGHT_VERBS
+            ),
+            "",
+        )
+        if following in PERMISSIONS:
+            following = next((t.key for t in reversed(listed[:index]) if t.kind == "word"), following)
+        found.add(following)
     return frozenset(found)
+
+
+PERMISSIONS = frozenset(stem(word) for word in _PERMISSION_TEXT.split())
+"""Words whose negation forbids what stands before them."""
 
 
 _PASSIVE_RE = lazy(

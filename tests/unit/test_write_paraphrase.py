@@ -4,10 +4,15 @@ both. Each rule is pinned by a pair it accepts and by pairs it must refuse."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
+from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
+from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.slots import negated, ordered_pairs, same_roles, same_statement, values
+from agent_memory.domain.records import MemoryRecord, MemoryType
 
 SAME = [
     # a name starting one sentence and ending the other, with the passive
@@ -116,3 +121,46 @@ def test_a_time_said_in_words_is_a_time():
     assert values("seven o'clock in the evening") == values("7 pm")
     assert values("half past twelve at night") == values("00:30")
     assert values("half past six in the evening") != values("6:30 am")
+
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+E5 = MemoryPolicy().similarity_thresholds("multilingual-e5-small-q4")
+
+
+def _stored(content: str, memory_type: MemoryType = MemoryType.DOMAIN_KNOWLEDGE) -> MemoryRecord:
+    return MemoryRecord(
+        id="mem_old", tenant="acme", namespace="/p", type=memory_type, content=content,
+        created_at=NOW, updated_at=NOW, last_access_at=NOW, valid_from=NOW, recorded_at=NOW,
+    )  # fmt: skip
+
+
+def _plan(content: str, old: MemoryRecord, similarity: float, memory_type=MemoryType.DOMAIN_KNOWLEDGE):
+    return decide(content, NOW + timedelta(hours=1), memory_type, [(old, similarity)], E5)
+
+
+def test_the_guard_decides_a_merge_the_embedder_only_has_to_hold_them_as_neighbours():
+    old = _stored("Maria owns the billing service")
+    # below the near-duplicate threshold (0.965), above the relation threshold (0.8): the guard merges
+    assert _plan("The billing service is owned by Maria", old, 0.9).action == "merge"
+    assert _plan("The billing service is owned by Maria", old, 0.7).action == "add"  # no neighbour
+    # a paraphrase with another name is never merged, however similar
+    assert _plan("The billing service is owned by Bob", old, 0.99).action != "merge"
+
+
+def test_a_preference_and_a_fact_read_from_other_words_merge_but_a_task_does_not():
+    old = _stored("Prefers dark mode in every app", MemoryType.USER_PREFERENCE)
+    assert _plan("Wants every app in dark mode", old, 0.9).action == "merge"
+    assert _plan("Wants every app in dark mode", old, 0.9, MemoryType.TASK_ACTION).action == "add"
+
+
+def test_a_change_cue_between_the_very_same_words_is_no_update():
+    old = _stored("Caroline: I moved to Toronto last month")
+    assert _plan("Caroline: last month I relocated to Toronto", old, 0.9).action == "merge"
+    assert _plan("Caroline: last month I relocated to Ottawa", old, 0.9).action == "supersede"
+
+
+def test_the_merge_threshold_follows_an_operator_setting():
+    assert E5.merge == E5.contradiction == 0.8
+    assert MemoryPolicy(near_duplicate_similarity=1.0).similarity_thresholds("x").merge == 1.0
+    explicit = MemoryPolicy(near_duplicate_similarity=1.0, merge_similarity=0.9)
+    assert explicit.similarity_thresholds("x").merge == 0.9

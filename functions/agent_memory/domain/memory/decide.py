@@ -111,11 +111,12 @@ def _mergeable(
 ) -> str | None:
     """Why merging `content` into `record` loses nothing, or None when it would (or cannot) merge. The guard
     is the statements' values, names, polarity and words (`paraphrase.same_meaning`); the embedder only has to
-    hold them as neighbours (the relation threshold): a small embedder scores updates as high as paraphrases,
-    so its similarity cannot tell them apart."""
+    hold them as neighbours (`SimilarityProfile.merge`, by default the relation threshold): a small embedder
+    scores updates as high as paraphrases, so its similarity cannot tell them apart."""
     if record.superseded_by or record.status not in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
         return None
-    if record.type is MemoryType.EPISODE or similarity < thresholds.contradiction:
+    floor = thresholds.merge if thresholds.merge is not None else thresholds.contradiction
+    if record.type is MemoryType.EPISODE or similarity < floor:
         return None
     if rel.kind == "same":
         return rel.reason

@@ -25,6 +25,8 @@ UPDATES = [
     ("user likes pineapple on pizza", "nah actually hates pineapple on pizza"),
     # "from now on" dates a statement; it is no state "on"
     ("Reply in French from now on", "Go back to replying in English"),
+    # "VS" inside a name is no comparator when the statement compares with "over"
+    ("Prefers PyCharm over VS Code for Python", "Prefers VS Code over PyCharm for Python"),
     # "changed to" states a new value; it is no event
     ("Tokyo flight changed to May 4", "Tokyo flight changed to May 3"),
 ]
@@ -45,6 +47,8 @@ COMPATIBLE = [
     # two dated notes of one day about different things
     ("- 2026-03-04: Sam moved to Toronto", "- 2026-03-04: Moved the standup to the big conference room"),
     ("- 2026-02-10: Booked a table at Nopa for Kai", "- 2026-02-10: Booked the car in for a service"),
+    # the same comparison for another scope
+    ("Prefers PyCharm over VS Code for Python", "Prefers VS Code over PyCharm for Go"),
     # two predicates that are no opposites
     ("The user likes tea", "The user hates coffee"),
 ]

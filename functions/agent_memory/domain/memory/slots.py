@@ -129,6 +129,8 @@ _ORDERED_RE = lazy(
 _PREFERENCE_RE = lazy(
     r"\b(?:prefer\w*|favou?r\w*|rather|like\w*\s+\w+\s+better|choose|chose|pick\w*|more\s+than)\b"
 )
+_OTHER_COMPARATOR_RE = lazy(r"\b(?:over|rather\s+than|more\s+than|instead\s+of)\b")
+_VS_NAME_RE = lazy(r"\bvs\s+(?=\w)")
 _RATHER_RE = lazy(
     r"\brather\s+(?:[\w#+.-]+\s+){0,3}?(?P<x>[\w#+.-]+)\s+than\s+(?:with\s+|to\s+|in\s+)?(?P<y>[\w#+.-]+)"
 )
@@ -264,6 +266,10 @@ def ordered_pairs(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...
     normalized = normalize(speaker(text)[1])
     if not _PREFERENCE_RE.search(normalized) and " over " not in normalized and " vs" not in normalized:
         return ()
+    if _OTHER_COMPARATOR_RE.search(normalized):
+        normalized = _VS_NAME_RE.sub(
+            "vs-", normalized
+        )  # "prefers PyCharm over VS Code": a name, no comparator
     pairs: list[tuple[frozenset[str], frozenset[str]]] = []
     for pattern in (_ORDERED_RE, _RATHER_RE):
         for match in pattern.finditer(normalized):

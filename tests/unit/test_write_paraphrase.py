@@ -20,6 +20,7 @@ SAME = [
     ("Bob is the team lead", "The team is led by Bob"),
     # frame words ("happen", "where", "every") and category nouns ("region", "branch", "files")
     ("Deploys happen on Fridays", "We deploy every Friday"),
+    ("I call mom on Sundays", "I call mom every Sunday"),
     ("The API gateway listens on port 8080", "Port 8080 is where the API gateway listens"),
     ("Production runs in eu-west-1", "Our production environment is hosted in the eu-west-1 region"),
     ("Never force-push to main", "Do not force-push to the main branch"),
@@ -51,6 +52,7 @@ DIFFERENT = [
     ("The flight leaves from Berlin to Munich", "The flight leaves from Munich to Berlin"),
     # another value
     ("Deploys happen on Fridays", "We deploy every Monday"),
+    ("I call mom on Sunday", "I call mom every Sunday"),  # one day is no habit
     ("The API gateway listens on port 8080", "Port 8081 is where the API gateway listens"),
     ("The main database is PostgreSQL 16", "We use Postgres 15 as the primary database"),
     ("Offsite budget is €3,500", "Offsite budget is $3,500"),

@@ -64,10 +64,17 @@ _FAMILIES = {
 _USE = _FAMILIES[_fold("use")]
 _PREFER = _FAMILIES[_fold("prefer")]
 _FRAME_WORDS_TEXT = """
-    happen happens occur occurs take takes place where there go goes going get gets each every per whenever
+    happen happens occur occurs take takes place where there go goes going get gets
 """
 _FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
 """Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday"."""
+
+_EVERY = frozenset(_fold(word) for word in ["each", "every", "per", "whenever"])
+_HABIT_RE = lazy(
+    r"\b(?:every|each|per|daily|weekly|nightly|monthly|yearly|always|usually|whenever|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends|mornings|evenings|nights)\b"
+)
+"""A habit: "on Fridays", "every Friday", "nightly". "Every" is no detail beside one ("on Sunday" is one day)."""
 
 _CATEGORY_NOUNS_TEXT = """
     region zone branch environment env file files format language city country company tool app
@@ -132,21 +139,28 @@ _COMPARISON_WORDS = frozenset(
 when both statements compare the same items in the same order."""
 
 
-def _leftover(
-    mine: tuple[str, ...], shared: set[str], copula: bool, compared: bool, denied: bool
-) -> list[str]:
-    """Content keys of `mine` the other statement does not account for. "Use" is accounted for by a copula in
-    the other statement ("we use X as the main database" / "the main database is X")."""
+def _absorbed(new: str, old: str, other: str) -> frozenset[str]:
+    """Keys a statement may hold without a counterpart, given the other statement `other`: "use" against a
+    copula ("we use X as the main database" / "the main database is X"), "every" against a habit ("deploys
+    happen on Fridays" / "we deploy every Friday"), the comparison's words when both compare the same items,
+    "allowed" under a negation ("never deploy" / "deployments are not allowed")."""
+    keys: set[str] = set()
+    if _COPULA_RE.search(normalize(other)):
+        keys.add(_USE)
+    if _HABIT_RE.search(normalize(other)):
+        keys |= _EVERY
+    if ordered_pairs(new):  # equal on both sides (`_hard_difference`)
+        keys |= _COMPARISON_WORDS | {_PREFER}
+    if negated(new):  # equal on both sides
+        keys |= PERMISSIONS
+    return frozenset(keys)
+
+
+def _leftover(mine: tuple[str, ...], shared: set[str], absorbed: frozenset[str]) -> list[str]:
+    """Content keys of `mine` the other statement does not account for."""
     left: list[str] = []
     for index, key in enumerate(mine):
-        if (
-            key in shared
-            or key in _FRAME_WORDS
-            or (key == _USE and copula)
-            or (key in PERMISSIONS and denied)
-        ):
-            continue
-        if compared and (key in _COMPARISON_WORDS or _FAMILIES.get(key) == _PREFER):
+        if key in shared or key in _FRAME_WORDS or key in absorbed:
             continue
         beside = {mine[i] for i in (index - 1, index + 1) if 0 <= i < len(mine)}
         if key in _CATEGORY_NOUNS and beside & shared:
@@ -167,12 +181,8 @@ def same_meaning(new: str, old: str) -> MergeCheck:
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
-    new_copula = bool(_COPULA_RE.search(normalize(new)))
-    old_copula = bool(_COPULA_RE.search(normalize(old)))
-    compared = bool(ordered_pairs(new))  # equal on both sides (`_hard_difference`)
-    denied = bool(negated(new))  # equal on both sides: "not allowed" is a frame of "never"
-    left = _leftover(new_content, shared, old_copula, compared, denied) + _leftover(
-        old_content, shared, new_copula, compared, denied
+    left = _leftover(new_content, shared, _absorbed(new, old, old)) + _leftover(
+        old_content, shared, _absorbed(new, old, new)
     )
     if left or not shared:
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")

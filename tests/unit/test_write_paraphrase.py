@@ -74,6 +74,8 @@ DIFFERENT = [
     ("Backups start at 02:00 UTC", "Backups end at 02:00 UTC"),
     ("I run three times a week", "I go three times a week"),
     ("The user wants a dog", "The user has a dog"),
+    ("I pay on Fridays", "I get paid on Fridays"),
+    ("I am in Paris in May", "I am going to Paris in May"),
 ]
 
 

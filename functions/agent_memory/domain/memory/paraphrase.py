@@ -8,12 +8,15 @@ value is identical and every content word left over is accounted for:
 * the same speaker, the same polarity, the same thing negated, the same compared items in the same order;
 * the same values (numbers, versions, dates, weekdays, times, states), counted;
 * the same names: every name of one statement appears in the other (a name that starts a sentence is written
-  like any word, so it is looked up among all the other's terms), in the same order unless exactly one of the
-  two is passive ("Maria owns the billing service" / "The billing service is owned by Maria"), and in the
-  same order when both or neither are ("Maria hired Bob" / "Bob hired Maria" are two facts);
+  like any word, so it is looked up among all the other's terms), in the same roles (`slots.same_roles`): in
+  the same order when both or neither are passive ("Maria hired Bob" / "Bob hired Maria" are two facts), and
+  starting with another participant when one only is ("The billing service is owned by Maria" / "Maria owns
+  the billing service"; "Maria was hired by Bob" is not "Maria hired Bob");
 * the content words, folded by word family (`_FAMILIES`: "main" = "primary", "led" = "lead", "utiliza" =
-  "use"), agree except for frame words that carry no content ("happen", "where", "go", "use") and category
-  nouns that only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*").
+  "use"), agree except for frame words that carry no content ("happen", "where", "go"), category nouns that
+  only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
+  words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
+  the comparison's own words, "allowed" under a negation).
 
 Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
 of general words, never of values: a missing entry only keeps two memories apart."""
@@ -64,10 +67,11 @@ _FAMILIES = {
 _USE = _FAMILIES[_fold("use")]
 _PREFER = _FAMILIES[_fold("prefer")]
 _FRAME_WORDS_TEXT = """
-    happen happens occur occurs take takes place where there go goes going get gets
+    happen happens occur occurs take takes place where there go goes
 """
 _FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
-"""Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday"."""
+"""Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday". Not
+"get" ("gets paid" is not "pays") nor "going" ("going to Paris" is a plan)."""
 
 _EVERY = frozenset(_fold(word) for word in ["each", "every", "per", "whenever"])
 _HABIT_RE = lazy(
@@ -88,7 +92,12 @@ _COPULA_RE = lazy(r"\b(?:is|are|am|was|were|be)\b|:")
 
 
 def _key(term: Term) -> str:
+    if term.surface in _PLANS:
+        return term.surface  # "going to Paris" is a plan, not the frame word "go"
     return _FAMILIES.get(term.surface) or _FAMILIES.get(term.key) or term.key
+
+
+_PLANS = frozenset(["going", "gonna", "planning", "plan", "plans"])
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,7 +11,14 @@ import pytest
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.slots import negated, ordered_pairs, same_roles, same_statement, values
+from agent_memory.domain.memory.slots import (
+    negated,
+    negations,
+    ordered_pairs,
+    same_roles,
+    same_statement,
+    values,
+)
 from agent_memory.domain.records import MemoryRecord, MemoryType
 
 SAME = [
@@ -30,6 +37,9 @@ SAME = [
     ("Use Python 3.12 for the project", "The project should be run on Python 3.12"),
     ("El proyecto usa Python 3.12", "El proyecto utiliza Python 3.12"),
     ("Ich habe zwei Katzen", "Ich besitze zwei Katzen"),
+    ("Maria owns two cars", "Maria has two cars"),
+    ("PRs need 1 approval", "PRs require 1 approval"),
+    ("My mom lives in Lyon", "My mother lives in Lyon"),
     # comparisons worded differently, same items in the same order
     ("The user prefers cats over dogs", "The user likes cats more than dogs"),
     ("Prefers tabs over spaces in Go", "In Go, the user would rather have tabs than spaces"),
@@ -57,6 +67,10 @@ DIFFERENT = [
     ("The main database is PostgreSQL 16", "We use Postgres 15 as the primary database"),
     ("Offsite budget is €3,500", "Offsite budget is $3,500"),
     ("Ich habe zwei Katzen", "Ich besitze drei Katzen"),
+    ("Maria owns two cars", "Maria has three cars"),
+    ("PRs need 1 approval", "PRs require 2 approvals"),
+    ("My mom lives in Lyon", "My father lives in Lyon"),
+    ("The user bought a Tesla", "The user sold a Tesla"),
     # another scope or subject beside a category noun
     ("Production runs in eu-west-1", "Our staging environment is hosted in the eu-west-1 region"),
     ("Never force-push to main", "Do not force-push to the release branch"),
@@ -168,3 +182,9 @@ def test_the_merge_threshold_follows_an_operator_setting():
     assert MemoryPolicy(near_duplicate_similarity=1.0).similarity_thresholds("x").merge == 1.0
     explicit = MemoryPolicy(near_duplicate_similarity=1.0, merge_similarity=0.9)
     assert explicit.similarity_thresholds("x").merge == 0.9
+
+
+def test_need_is_no_negation():
+    assert negations("PRs need 1 approval") == 0
+    assert negations("PRs do not need 1 approval") == 1
+    assert negations("I stopped smoking") == 1

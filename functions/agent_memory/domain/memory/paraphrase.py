@@ -49,6 +49,17 @@ _FAMILY_LINES = (
     "use run host usa usar usan utiliza utilizar utilizan utilise utiliser benutzt benutzen verwendet verwenden",
     "have habe haben besitze besitzt besitzen poseo posee tengo tiene",
     "finish complete completed finished",
+    "have own owns owned",
+    "buy purchase bought purchased",
+    "need require requires required",
+    "choose pick select chose chosen picked selected",
+    "fix repair fixed repaired",
+    "film movie films movies",
+    "mother mom mum",
+    "father dad",
+    "help assist helps assists",
+    "show display shows displays",
+    "answer reply respond responds responded",
 )
 
 
@@ -67,7 +78,7 @@ _FAMILIES = {
 _USE = _FAMILIES[_fold("use")]
 _PREFER = _FAMILIES[_fold("prefer")]
 _FRAME_WORDS_TEXT = """
-    happen happens occur occurs take takes place where there go goes
+    happen happens occur occurs take takes place where there go goes have
 """
 _FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
 """Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday". Not

@@ -226,7 +226,8 @@ def terms(text: str) -> tuple[Term, ...]:
         if surface.startswith("zzv") and surface.endswith("zz"):
             value = values[int(surface[3:-2])]
             out.append(Term(value, "value", value))
-        elif surface in _NEGATION_WORDS or token.key in _NEGATION_WORDS:
+        elif surface in _NEGATION_WORDS or (token.key in _NEGATION_WORDS and len(token.key) > 2):
+            # a stem's key counts ("stopped" → "stop"), not a short one ("need" → "ne", French "ne")
             out.append(Term("<not>", "negation", surface))
         elif surface in _STATES and _state_position(canonical, token.start, token.end):
             out.append(Term(f"state:{_STATES[surface]}", "value", surface))

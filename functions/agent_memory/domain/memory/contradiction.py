@@ -158,6 +158,13 @@ def _mentions(haystack: set[str], phrase: str) -> bool:
     return bool(wanted) and len(wanted & haystack) * 2 >= len(wanted)
 
 
+def _mentions_head(haystack: set[str], phrase: str) -> bool:
+    """`_mentions`, and the phrase's first content word is among them: "coffee in the morning" is not named
+    by "tea in the morning", nor "the mobile team" by "the web team"."""
+    first = next((t.key for t in tokens(phrase) if is_content(t)), None)
+    return first is not None and first in haystack and _mentions(haystack, phrase)
+
+
 def _assess_replacement(new: str, old: str, old_tokens: list[Token]) -> Assessment | None:
     found = _find_replacement(new)
     if found is None:
@@ -413,7 +420,7 @@ def _assess_switch(new: str, old: str, old_tokens: list[Token]) -> Assessment | 
             f"replacement by '{c}', but the subjects differ from the old statement's",
             basis="subjects_differ",
         )
-    if _mentions(content(old_tokens), target):
+    if _mentions_head(content(old_tokens), target):
         return Assessment(
             "uncertain",
             f"both statements name '{c}'; unclear whether the new one replaces the old",

@@ -7,9 +7,11 @@ Order of precedence, so that nothing a user gave is destroyed:
    the world than all of them (`valid_from` earlier: an old note imported late), it is stored as history,
    already superseded by the newest. Equal `valid_from` on both sides is the one irreconcilable case: both
    are held for review.
-2. **Merge** — a neighbour says the same thing: similar enough for the embedder, the same values, names,
-   words and polarity (`slots.same_statement`) and no update between them. The newer wording stays reachable
-   in the change log.
+2. **Merge** — a neighbour says the same thing: a vector neighbour, the same values, names, polarity and
+   order of compared items, and the same words up to word families and frame words (`paraphrase.same_meaning`),
+   with no update between them (a change cue between two statements of the very same words — "moved to
+   Toronto" / "relocated to Toronto" — is no update). The newer wording and both sides' provenance stay
+   reachable (`write_ops.merge`).
 3. **Link** — weaker evidence of an update (`possible_update`): both stay current, linked newest first.
 4. **Add** — anything else, compatible facts included: nothing existing is touched.
 """
@@ -22,6 +24,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
+from .paraphrase import same_meaning
 from .policy import SimilarityProfile
 from .relation import Relation, relate
 from .slots import same_statement
@@ -54,13 +57,19 @@ def decide(
     if memory_type is MemoryType.EPISODE:
         return Plan("add", "new memory (an event: only an exact repeat is merged)")
     relations = [(record, similarity, relate(content, record.content)) for record, similarity in neighbours]
-    updated = [(r, rel) for r, _, rel in relations if rel.kind == "update" and _current(r)]
+    updated = [
+        (r, rel)
+        for r, _, rel in relations
+        if rel.kind == "update" and _current(r) and not same_statement(content, r.content).allowed
+    ]
     if updated:
         # An earlier copy of the new value ("A" in A → B → A) retires with B: one value stays current.
         same = [(r, rel) for r, _, rel in relations if rel.kind == "same" and r.status is Status.ACTIVE]
         return _update(valid_from, updated + same, dated)
     for record, similarity, rel in relations:
-        if record.type == memory_type and (check := _mergeable(record, similarity, rel, content, thresholds)):
+        if _same_kind(record.type, memory_type) and (
+            check := _mergeable(record, similarity, rel, content, thresholds)
+        ):
             return Plan("merge", f"same statement (similarity {similarity:.2f}; {check})", [record])
     linked = [
         (r, rel) for r, _, rel in relations if rel.kind == "possible_update" and r.status is Status.ACTIVE
@@ -87,17 +96,33 @@ def _update(valid_from: datetime, updated: list[tuple[MemoryRecord, Relation]], 
     return Plan("supersede", reason, [record for record in targets if record.valid_from <= valid_from])
 
 
+_STATEMENTS = (MemoryType.USER_PREFERENCE, MemoryType.DOMAIN_KNOWLEDGE, MemoryType.PROJECT_STATE)
+
+
+def _same_kind(existing: MemoryType, new: MemoryType) -> bool:
+    """Whether a merge may join the two types: the same type, or two statements of a fact or preference that
+    the classifier read differently from other words ("Prefers dark mode" / "Wants every app in dark mode").
+    Tasks, corrections, temporary notes and events keep their own records."""
+    return existing == new or (existing in _STATEMENTS and new in _STATEMENTS)
+
+
 def _mergeable(
     record: MemoryRecord, similarity: float, rel: Relation, content: str, thresholds: SimilarityProfile
 ) -> str | None:
-    """Why merging `content` into `record` loses nothing, or None when it would (or cannot) merge."""
+    """Why merging `content` into `record` loses nothing, or None when it would (or cannot) merge. The guard
+    is the statements' values, names, polarity and words (`paraphrase.same_meaning`); the embedder only has to
+    hold them as neighbours (`SimilarityProfile.merge`, by default the relation threshold): a small embedder
+    scores updates as high as paraphrases, so its similarity cannot tell them apart."""
     if record.superseded_by or record.status not in (Status.ACTIVE, Status.PENDING, Status.ARCHIVED):
         return None
-    if record.type is MemoryType.EPISODE or rel.kind not in ("same", "compatible"):
-        return None
-    if similarity < thresholds.near_duplicate:
+    floor = thresholds.merge if thresholds.merge is not None else thresholds.contradiction
+    if record.type is MemoryType.EPISODE or similarity < floor:
         return None
     if rel.kind == "same":
         return rel.reason
-    check = same_statement(content, record.content)
-    return check.reason if check.allowed else None
+    check = same_meaning(content, record.content)
+    if not check.allowed:
+        return None
+    if rel.kind in ("compatible", "possible_update") or same_statement(content, record.content).allowed:
+        return check.reason
+    return None

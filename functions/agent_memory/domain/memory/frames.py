@@ -13,7 +13,7 @@ from typing import Literal
 from ..patterns import lazy
 from . import cues
 from .slots import SOFT, Term, entities, is_date, terms
-from .tokens import normalize, quote, stem
+from .tokens import clash, normalize, quote, stem, subject, tokens
 
 RelationKind = Literal["same", "update", "possible_update", "compatible"]
 
@@ -210,9 +210,19 @@ def _mixed(difference: _Difference) -> bool:
     slots at once: the subject and its value, so the statements are about different things."""
     for side in (difference.old, difference.new):
         values = sum(1 for t in side if t.kind == "value")
-        if values and values < len(side):
+        units = sum(1 for t in side if t.key in MEASURES)
+        if values and values + units < len(side):
             return True
     return False
+
+
+_MEASURE_WORDS = """
+    second seconds minute minutes min mins hour hours hr hrs day days week weeks month months year years
+    kg kgs kilo kilos kilogram kilograms lb lbs pound pounds g gram grams km kilometer kilometers mile miles
+    m meter meters metre metres cm mm percent degree degrees mb gb tb kb ms
+"""
+MEASURES = frozenset(key for word in _MEASURE_WORDS.split() for key in (word, stem(word)))
+"""Units that change with their number ("1 hour" → "15 minutes" is one value)."""
 
 
 def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue: bool) -> Relation:
@@ -220,6 +230,8 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
     role = bool(cues.ROLE_FRAME_RE.search(normalize(old))) and bool(cues.ROLE_FRAME_RE.search(normalize(new)))
     if _events(new, old) and not cue:
         return Relation("compatible", f"two events ({what})")
+    if _antonyms(difference):
+        return Relation("update", f"the same statement with the opposite predicate: {what}")
     if difference.at == 0 and difference.kind != "value" and not role and not cue:
         return Relation("compatible", f"about different things with the same predicate ({what})")
     named = cues.CHANGE_VERB_RE.search(normalize(new)) is not None
@@ -237,6 +249,20 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
     if len(difference.old) == len(difference.new) == 1 and (difference.kind == "entity" or len(frame) >= 2):
         return Relation("possible_update", f"the same statement with another detail: {what}")
     return Relation("compatible", f"too little in common to tell ({what})")
+
+
+_ANTONYM_PAIRS = (("like", "dislike"), ("enable", "disable"), ("allow", "forbid"), ("allow", "ban"))
+_ANTONYMS = frozenset(
+    frozenset(key for word in pair for key in (t.key for t in terms(word))) for pair in _ANTONYM_PAIRS
+)
+
+
+def _antonyms(difference: _Difference) -> bool:
+    """One word for its opposite ("likes pineapple on pizza" → "hates pineapple on pizza"): the same
+    attribute with the other polarity."""
+    if len(difference.old) != 1 or len(difference.new) != 1:
+        return False
+    return frozenset((difference.old[0].key, difference.new[0].key)) in _ANTONYMS
 
 
 def _dated(differences: list[_Difference]) -> bool:
@@ -284,6 +310,7 @@ def _is_event(text: str) -> bool:
             and len(word) > 4
             and stem(word) not in _NOT_EVENTS
             and stem(word) not in _SINGLE
+            and not cues.CHANGE_VERB_RE.fullmatch(word)  # "changed to May 4" changes a state
         ):
             return True
     return False
@@ -292,7 +319,11 @@ def _is_event(text: str) -> bool:
 def same_attribute(new: str, old: str) -> Relation | None:
     """One attribute worded by different verbs: the old statement states it, the new one changes it."""
     for states, changes in _ATTRIBUTES:
-        if (states.search(old) or changes.search(old)) and changes.search(new) and not states.search(new):
+        said = states.search(old) or changes.search(old)
+        changed = changes.search(new)
+        if said and changed and not states.search(new):
+            if clash(subject(tokens(new[: changed.start()])), subject(tokens(old[: said.start()]))):
+                return None  # "Maya moved to the web team" / "Leo moved to the mobile team"
             return Relation("update", f"the same attribute changed: '{quote(new, 50)}'")
         if states.search(old) and states.search(new) and cues.CHANGE_CUE_RE.search(new):
             return Relation("update", f"the same attribute with a change cue: '{quote(new, 50)}'")
@@ -339,7 +370,7 @@ def roles(new: str, old: str) -> Relation | None:
 
 
 _KEY_VALUE_RE = lazy(
-    r"^\s*(?:[-*•]\s*)?(?:\d{4}-\d\d-\d\d:?\s*)?(?P<key>[^:\n]{2,50}?)\s*:\s*(?P<value>\S.*)$"
+    r"^\s*(?:[-*•]\s*)?(?:\d{4}-\d\d-\d\d:?\s*)?(?P<key>(?![-*•\s]*\d{4}-\d\d-\d\d\s*:)[^:\n]{2,50}?)\s*:\s*(?P<value>\S.*)$"
 )
 _KEY_CHANGE_RE = lazy(
     r"^\s*(?:[-*•]\s*)?(?P<key>[^\W\d][^:\n]{1,49}?)\s+(?:changed|moved|switched|updated|set|is\s+now|now|is|are)\s+"

@@ -46,9 +46,13 @@ class SimilarityProfile(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     near_duplicate: Unit
-    """At or above: the same fact in other words, merged (same namespace and type)."""
+    """At or above: the same fact in other words (the dreaming compaction's default clustering threshold)."""
     contradiction: Unit
     """At or above: close enough to be checked for negation or replacement."""
+    merge: Unit | None = None
+    """At or above, a neighbour the merge guard reads as the same statement (`paraphrase.same_meaning`: the same
+    values, names, roles, polarity and words) is merged at write. None: the contradiction threshold: a small
+    embedder scores updates as high as paraphrases, so the guard decides, not the similarity."""
 
 
 DEFAULT_SIMILARITY_PROFILES: dict[str, SimilarityProfile] = {
@@ -74,6 +78,9 @@ class MemoryPolicy(Model):
     """Overrides the embedder's profile when set."""
     contradiction_similarity: Unit | None = None
     """Overrides the embedder's profile when set."""
+    merge_similarity: Unit | None = None
+    """Overrides the embedder's profile when set; when only `near_duplicate_similarity` is set, that value is
+    the write path's merge threshold too (1.0: merge exact repeats only)."""
     similarity_profiles: dict[str, SimilarityProfile] = DEFAULT_SIMILARITY_PROFILES
     """Per embedder name (EmbedderIdentity.name); unknown embedders use FALLBACK_SIMILARITY_PROFILE."""
     merge_score_step: Unit = 0.1
@@ -144,4 +151,15 @@ class MemoryPolicy(Model):
             contradiction=self.contradiction_similarity
             if self.contradiction_similarity is not None
             else profile.contradiction,
+            merge=self._merge_similarity(profile),
+        )
+
+    def _merge_similarity(self, profile: SimilarityProfile) -> float:
+        for chosen in (self.merge_similarity, self.near_duplicate_similarity, profile.merge):
+            if chosen is not None:
+                return chosen
+        return (
+            self.contradiction_similarity
+            if self.contradiction_similarity is not None
+            else profile.contradiction
         )

@@ -18,7 +18,9 @@ Evidence, strongest first:
    holds one value at a time ("works at", "lives in", "is the team lead") or the new statement carries a
    change cue ("now", "moved to", "left"), a possible update when the predicate is unknown, and compatible
    when it holds many ("speaks", "likes", "has a dog") or the two are events ("visited Rome");
-4. one attribute named by different verbs with a change cue ("lives in Berlin" → "moved to Munich").
+4. one attribute named by different verbs with a change cue ("lives in Berlin" → "moved to Munich");
+5. a change told as a story (`narrative`): a bare new reading of a measure ("I weigh 90 kg" → "down to 86
+   kg"), the same subject changed to another target ("upgraded to an iPhone 14" → "switched to a Pixel 8").
 
 What keeps compatible facts untouched: an additive cue ("also", "too", "another"), a statement about the past
 ("used to", an earlier year), statements of different speakers, a negation about something else ("never
@@ -30,7 +32,7 @@ import functools
 import re
 
 from ..patterns import lazy
-from . import contradiction, cues, frames
+from . import contradiction, cues, frames, narrative
 from .assessment import Assessment
 from .frames import Relation
 from .slots import SOFT, meaning, negations, ordered_pairs, terms
@@ -76,9 +78,10 @@ def _relate(new: str, old: str) -> Relation:
     attribute = frames.same_attribute(normalize(new_body), normalize(old_body))
     if attribute is not None:
         return attribute
-    changed = frames.changed_topic(new_body, old_body)
-    if changed is not None:
-        return changed
+    for told in (frames.changed_topic, narrative.measurement, narrative.change_target):
+        found = told(new_body, old_body)
+        if found is not None:
+            return found
     return Relation("compatible", "no shared attribute with a changed value")
 
 

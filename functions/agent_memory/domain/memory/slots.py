@@ -90,7 +90,7 @@ def _fold(key: str) -> str:
     if len(key) >= 6 and key.isalpha():
         for ending in _DERIVATIONS:
             if key.endswith(ending) and len(key) - len(ending) >= 4:
-                return _SYNONYM_STEMS.get(key[: -len(ending)], key[: -len(ending)])
+                return _fold(key[: -len(ending)])  # "deployment" → "deploy" → "deplo", as "deploy" folds
     return key
 
 
@@ -99,7 +99,7 @@ _SOFT_TEXT = """
     really very always usually generally typically best most mostly quite pretty just also too much strongly
     definitely truly certainly absolutely kind sort rather lot lots please note remember keep mind that which
     what user users person people team default normally basically actually literally simply only currently
-    now today nowadays these days moment time
+    now today nowadays these days moment time nah ok okay yeah yep hmm oh
 """
 SOFT = frozenset(_SOFT_TEXT.split())
 _NEGATION_WORDS_TEXT = """
@@ -115,14 +115,50 @@ _TIME_RE = lazy(
 _ISO_DATE_RE = lazy(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
 _NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|k\b|m\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_CURRENCIES = {
+    "€": "eur", "euro": "eur", "eur": "eur", "$": "usd", "dollar": "usd", "usd": "usd", "£": "gbp",
+    "gbp": "gbp", "¥": "jpy", "yen": "jpy", "jpy": "jpy", "chf": "chf",
+}  # fmt: skip
+_CURRENCY_RE = lazy(r"[€$£¥]|\b(?:euros?|eur|dollars?|usd|gbp|yen|jpy|chf)\b")
+"""A currency is a value: "€3,500" = "3,500 euros", and "€3,500" is not "$3,500"."""
 _ORDINAL_RE = lazy(r"\b(\d+)(?:st|nd|rd|th)\b")
 _ORDERED_RE = lazy(
-    r"(?P<x>[\w#+.-]+(?:\s+[\w#+.-]+){0,2}?)\s+(?:over|rather\s+than|instead\s+of|more\s+than|before|to|vs\.?|"
+    r"(?P<x>[\w#+.-]+(?:\s+[\w#+.-]+){0,2}?)\s+(?:over|rather\s+than|instead\s+of|more\s+than|before|to(?!\s+be\b)|vs\.?|"
     r"versus)\s+(?P<y>[\w#+.-]+(?:\s+(?!for\b|in\b|on\b|at\b|when\b|with\b)[\w#+.-]+){0,2})"
 )
-_PREFERENCE_RE = lazy(r"\b(?:prefer\w*|favou?r\w*|rather|like\w*\s+\w+\s+better|choose|chose|pick\w*)\b")
+_PREFERENCE_RE = lazy(
+    r"\b(?:prefer\w*|favou?r\w*|rather|like\w*\s+\w+\s+better|choose|chose|pick\w*|more\s+than)\b"
+)
+_OTHER_COMPARATOR_RE = lazy(r"\b(?:over|rather\s+than|more\s+than|instead\s+of)\b")
+_VS_NAME_RE = lazy(r"\bvs\s+(?=\w)")
+_RATHER_RE = lazy(
+    r"\brather\s+(?:[\w#+.-]+\s+){0,3}?(?P<x>[\w#+.-]+)\s+than\s+(?:with\s+|to\s+|in\s+)?(?P<y>[\w#+.-]+)"
+)
+"""'would rather indent with tabs than with spaces': the compared items are the words next to 'than'."""
 _CAPITAL_RE = lazy(r"(?<![\w'’])([A-Z][\w&.-]*|[a-z]+[A-Z][\w.-]*)")
-_SENTENCE_START_RE = lazy(r"(?:^|[.!?:;]\s+|\n\s*[-*]?\s*|\*\*\s*|\(\s*)$")
+_SENTENCE_START_RE = lazy(r"(?:^\s*(?:[-*•]\s*)?|[.!?:;]\s+|\n\s*[-*]?\s*|\*\*\s*|\(\s*)$")
+
+
+_HOUR_WORDS = "one two three four five six seven eight nine ten eleven twelve"
+_SPOKEN_TIME_RE = lazy(
+    rf"\b(?:(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<h>\d{{1,2}}|{_HOUR_WORDS.replace(' ', '|')})"
+    rf"(?:\s+o'?clock)?|(?P<h2>\d{{1,2}}|{_HOUR_WORDS.replace(' ', '|')})\s+o'?clock)"
+    r"(?:\s+(?P<day>in\s+the\s+(?:morning|afternoon|evening)|at\s+night))?"
+)
+"""A time said in words: "half past six in the morning" = 6:30 am, "quarter to ten" = 9:45, "7 o'clock"."""
+
+
+def _spoken_time(match: re.Match[str]) -> str:
+    said = match.group("h") or match.group("h2")
+    hour = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    minute = {"half": 30, "quarter": 15, None: 0}[match.group("part")]
+    if match.group("rel") == "to":
+        hour, minute = (hour - 1) % 12 or 12, 60 - minute
+    day = match.group("day") or ""
+    if "night" in day and (hour == 12 or hour < 5):
+        return _time_key(hour % 12, minute, None)  # "half past twelve at night" = 00:30
+    meridiem = "am" if "morning" in day else "pm" if day else None
+    return _time_key(hour, minute, meridiem)
 
 
 def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
@@ -148,9 +184,11 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
         meridiem = match.group("ap").replace(".", "")
         return keep(_time_key(int(match.group("h")), int(match.group("m") or 0), meridiem))
 
+    text = _SPOKEN_TIME_RE.sub(lambda m: keep(_spoken_time(m)), text)
     text = _TIME_RE.sub(time, text)
     text = _ISO_DATE_RE.sub(lambda m: keep(f"d{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"), text)
     text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
+    text = _CURRENCY_RE.sub(lambda m: keep(f"cur:{_CURRENCIES[m[0].rstrip('s')]}"), text)
     text = _ORDINAL_RE.sub(lambda m: keep(f"n{int(m[1])}"), text)
     text = _NUMBER_RE.sub(lambda m: keep(f"n{m[1].replace(',', '')}{m[2] or ''}"), text)
     return text, values
@@ -188,7 +226,8 @@ def terms(text: str) -> tuple[Term, ...]:
         if surface.startswith("zzv") and surface.endswith("zz"):
             value = values[int(surface[3:-2])]
             out.append(Term(value, "value", value))
-        elif surface in _NEGATION_WORDS or token.key in _NEGATION_WORDS:
+        elif surface in _NEGATION_WORDS or (token.key in _NEGATION_WORDS and len(token.key) > 2):
+            # a stem's key counts ("stopped" → "stop"), not a short one ("need" → "ne", French "ne")
             out.append(Term("<not>", "negation", surface))
         elif surface in _STATES and _state_position(canonical, token.start, token.end):
             out.append(Term(f"state:{_STATES[surface]}", "value", surface))
@@ -228,11 +267,16 @@ def ordered_pairs(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...
     normalized = normalize(speaker(text)[1])
     if not _PREFERENCE_RE.search(normalized) and " over " not in normalized and " vs" not in normalized:
         return ()
+    if _OTHER_COMPARATOR_RE.search(normalized):
+        normalized = _VS_NAME_RE.sub(
+            "vs-", normalized
+        )  # "prefers PyCharm over VS Code": a name, no comparator
     pairs: list[tuple[frozenset[str], frozenset[str]]] = []
-    for match in _ORDERED_RE.finditer(normalized):
-        x, y = _side(match.group("x")), _side(match.group("y"))
-        if x and y and x != y:
-            pairs.append((x, y))
+    for pattern in (_ORDERED_RE, _RATHER_RE):
+        for match in pattern.finditer(normalized):
+            x, y = _side(match.group("x")), _side(match.group("y"))
+            if x and y and x != y and (x, y) not in pairs:
+                pairs.append((x, y))
     return tuple(pairs)
 
 
@@ -259,8 +303,8 @@ _STATE_AFTER_RE = lazy(
 def _state_position(text: str, start: int, end: int) -> bool:
     """ "on"/"off" as a state ("the flag is off", "turned on", "… is on in staging"), not a preposition ("is on
     March 10")."""
-    if not _STATE_AFTER_RE.match(text[end:]):
-        return False
+    if not _STATE_AFTER_RE.match(text[end:]) or text[:start].endswith("from now "):
+        return False  # "from now on" dates a statement
     return bool(_STATE_BEFORE_RE.search(text[:start])) or not text[end:].strip(" .!;")
 
 
@@ -289,24 +333,58 @@ def meaning(text: str) -> Counter[str]:
     )
 
 
-def _negated(text: str) -> frozenset[str]:
-    """The first content term after each negation: what is negated ("use pnpm, not npm" negates npm)."""
+_PERMISSION_TEXT = "allowed allow permitted permit"
+_LIGHT_VERBS = frozenset(stem(word) for word in ["use", "using", "do", "be", "have", "get", "go", "make"])
+
+
+def negated(text: str) -> frozenset[str]:
+    """The first content term after each negation, past a light verb: what is negated ("use pnpm, not npm"
+    and "don't use npm" both negate npm). What is "not allowed" is what stands before ("deployments are not
+    allowed on Fridays" negates deployments, as "never deploy on Fridays" does)."""
     found: set[str] = set()
     listed = terms(text)
     for index, term in enumerate(listed):
-        if term.kind == "negation":
-            following = next(
-                (t.key for t in listed[index + 1 :] if t.kind != "negation" and t.key not in SOFT), ""
-            )
-            found.add(following)
+        if term.kind != "negation":
+            continue
+        following = next(
+            (
+                t.key
+                for t in listed[index + 1 :]
+                if t.kind != "negation" and t.key not in SOFT and t.key not in _LIGHT_VERBS
+            ),
+            "",
+        )
+        if following in PERMISSIONS:
+            following = next((t.key for t in reversed(listed[:index]) if t.kind == "word"), following)
+        found.add(following)
     return frozenset(found)
 
 
-_PASSIVE_RE = lazy(r"\bby\b")
+PERMISSIONS = frozenset(stem(word) for word in _PERMISSION_TEXT.split())
+"""Words whose negation forbids what stands before them."""
 
 
-def _names_in_order(text: str) -> tuple[str, ...]:
-    return tuple(t.key for t in terms(text) if t.kind == "entity")
+_PASSIVE_RE = lazy(
+    r"\b(?:is|are|was|were|be|been|being|gets|got|get)\s+(?:\w+\s+){0,2}?(?P<verb>\w+(?:ed|en|wn|t|d))\s+by\b"
+)
+
+
+def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
+    """Whether `names` play the same parts in both statements. Without a passive on one side only, the names
+    come in the same order ("Maria hired Bob" is not "Bob hired Maria"); with a passive on one side only
+    ("The billing service is owned by Maria" / "Maria owns the billing service") the statements must start
+    with different participants, so "Maria was hired by Bob" is not "Maria hired Bob"."""
+    new_keys = [t.key for t in terms(new) if t.kind in ("word", "entity") and t.key not in SOFT]
+    old_keys = [t.key for t in terms(old) if t.kind in ("word", "entity") and t.key not in SOFT]
+    new_order = [k for k in dict.fromkeys(new_keys) if k in names]
+    old_order = [k for k in dict.fromkeys(old_keys) if k in names]
+    new_passive, old_passive = _PASSIVE_RE.search(normalize(new)), _PASSIVE_RE.search(normalize(old))
+    if bool(new_passive) == bool(old_passive):
+        return new_order == old_order
+    passive, active = (new_passive, old) if new_passive else (old_passive, new)
+    if passive is None or stem(passive.group("verb")) not in {t.key for t in tokens(normalize(active))}:
+        return True  # another verb ("works at Globex" / "is employed by Globex"): no voice to compare
+    return new_keys[:1] != old_keys[:1]  # the passive puts the other participant first
 
 
 @dataclass(frozen=True)
@@ -330,10 +408,11 @@ def same_statement(new: str, old: str) -> MergeCheck:
         return MergeCheck(False, f"different values or names ({', '.join(differing[:4])})")
     if ordered_pairs(new) != ordered_pairs(old) and (ordered_pairs(new) or ordered_pairs(old)):
         return MergeCheck(False, "compared items in another order")
-    if _negated(new) != _negated(old):
+    if negated(new) != negated(old):
         return MergeCheck(False, "a different thing negated")
-    if _names_in_order(new) != _names_in_order(old) and not _PASSIVE_RE.search(normalize(new + " " + old)):
-        return MergeCheck(False, "names in another order (who does what to whom)")
+    names = frozenset(t.key for t in (*terms(new), *terms(old)) if t.kind == "entity")
+    if not same_roles(new, old, names):
+        return MergeCheck(False, "names in other roles (who does what to whom)")
     new_meaning, old_meaning = meaning(new), meaning(old)
     if set(new_meaning) != set(old_meaning):
         differing = sorted(set(new_meaning) ^ set(old_meaning))

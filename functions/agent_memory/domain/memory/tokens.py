@@ -182,10 +182,10 @@ _SPEAKER_RE = lazy(
 )
 _BRACKET_SPEAKER_RE = lazy(r"^\s*\[(?P<name>[^\]\n]{1,60})\]\s*:?\s*(?P<body>\S.*)$", re.DOTALL)
 # A short body is still an utterance when it is addressed or exclaimed ("Maria: Sure thing, John!"), unlike a
-# field value ("Deadline: March 3").
+# field value ("Deadline: March 3", "Region: us-east-1": a cue word inside a hyphenated value is no cue).
 _UTTERANCE_CUE_RE = lazy(
     r"[!?]|\b(?:i|i'm|i've|me|my|you|you're|your|we|we're|our|us|thanks?|thank|wow|sure|yeah|yes|yep|no|"
-    r"ok|okay|oh|hey|hi|hello|agree|glad|sounds|looks|love|lol|haha|cool|nice|great|awesome|totally)\b",
+    r"ok|okay|oh|hey|hi|hello|agree|glad|sounds|looks|love|lol|haha|cool|nice|great|awesome|totally)(?![\w-])",
     re.IGNORECASE,
 )
 _MIN_UTTERANCE_WORDS = 4

@@ -4,17 +4,48 @@ entries, guarded by the versions read (`ConcurrentModification` when another req
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 
 from ..ports import RecordWrite, Vector
-from ..records import ChangeOperation, MemoryRecord, Status
+from ..records import ChangeOperation, MemoryRecord, Metadata, Status, metadata_size
 from . import transitions
 from .inputs import Decision, RememberInput, RememberResult
 from .parts import MemoryParts
+from .policy import MemoryPolicy
 
 MERGED_WORDING_CHARS = 500
 """Longest newer wording quoted in a merge's change-log reason (the merged text itself is at most 4,000)."""
+
+
+MERGED_SUFFIX = ".merged"
+"""A metadata key `<key>.merged` lists the values merged writes gave `<key>` beside the kept one."""
+
+
+def merged_metadata(kept: Metadata, incoming: Metadata, policy: MemoryPolicy) -> Metadata:
+    """The metadata of a merge: the existing record's values stay (its provenance: `import_line`, `import_path`
+    …); a key the new write adds is added; a key it gives another value keeps both, the other values listed in
+    `<key>.merged` ("10, 42"). Within the policy's metadata limits: what would not fit stays in the change log
+    (the merge entry's `before` and reason)."""
+    out = dict(kept)
+    for key, value in incoming.items():
+        if key not in out:
+            candidate = {**out, key: value}
+        elif out[key] == value:
+            continue
+        else:
+            listed = str(out.get(key + MERGED_SUFFIX, ""))
+            values = [v for v in listed.split(", ") if v]
+            if str(value) in values:
+                continue
+            candidate = {**out, key + MERGED_SUFFIX: ", ".join([*values, str(value)])}
+        if (
+            len(candidate) <= policy.max_metadata_keys
+            and metadata_size(candidate) <= policy.max_metadata_bytes
+        ):
+            out = candidate
+    return out
 
 
 class WriteOps:
@@ -39,7 +70,7 @@ class WriteOps:
         if item.source not in merged.sources:
             merged.sources = [*merged.sources, item.source]
         merged.merged_count += 1
-        merged.metadata = {**merged.metadata, **item.metadata}
+        merged.metadata = merged_metadata(merged.metadata, item.metadata, policy)
         merged.updated_at = now
         merged.last_access_at = now
         if reactivated:
@@ -51,6 +82,10 @@ class WriteOps:
         note = reason
         if wording != existing.content:
             note = f"{reason}; merged wording: {wording[:MERGED_WORDING_CHARS]}"
+        if item.metadata and merged.metadata != {**existing.metadata, **item.metadata}:
+            note = (
+                f"{note}; merged metadata: {json.dumps(item.metadata, sort_keys=True)[:MERGED_WORDING_CHARS]}"
+            )
         self.parts.commit(
             [RecordWrite(merged, existing.version)],
             [self.parts.change(merged, operation, actor, before=existing.public_dict(), reason=note)],

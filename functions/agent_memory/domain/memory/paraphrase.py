@@ -1,0 +1,209 @@
+"""The merge guard's second reading: two statements that say the same thing in other words (issue 27).
+
+`slots.same_statement` merges only statements with the same content words. Paraphrases use other words for the
+same thing ("The billing service is owned by Maria", "Port 8080 is where the API gateway listens", "We use
+Postgres 16 as the primary database"). `same_meaning` accepts such a pair only when everything that carries a
+value is identical and every content word left over is accounted for:
+
+* the same speaker, the same polarity, the same thing negated, the same compared items in the same order;
+* the same values (numbers, versions, dates, weekdays, times, states), counted;
+* the same names: every name of one statement appears in the other (a name that starts a sentence is written
+  like any word, so it is looked up among all the other's terms), in the same roles (`slots.same_roles`): in
+  the same order when both or neither are passive ("Maria hired Bob" / "Bob hired Maria" are two facts), and
+  starting with another participant when one only is ("The billing service is owned by Maria" / "Maria owns
+  the billing service"; "Maria was hired by Bob" is not "Maria hired Bob");
+* the content words, folded by word family (`_FAMILIES`: "main" = "primary", "led" = "lead", "utiliza" =
+  "use"), agree except for frame words that carry no content ("happen", "where", "go"), category nouns that
+  only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
+  words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
+  the comparison's own words, "allowed" under a negation).
+
+Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
+of general words, never of values: a missing entry only keeps two memories apart."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+from ..patterns import lazy
+from .slots import (
+    PERMISSIONS,
+    SOFT,
+    MergeCheck,
+    Term,
+    negated,
+    ordered_pairs,
+    same_roles,
+    same_statement,
+    terms,
+)
+from .tokens import normalize, speaker
+
+# Words of one family, folded to the first word's stem. Only words that name the same thing in a statement
+# about a fact or a preference; a word absent here keeps two memories apart.
+_FAMILY_LINES = (
+    "main primary principal",
+    "prefer favour favor want wants",
+    "lead led leads leading",
+    "use run host usa usar usan utiliza utilizar utilizan utilise utiliser benutzt benutzen verwendet verwenden",
+    "have habe haben besitze besitzt besitzen poseo posee tengo tiene",
+    "finish complete completed finished",
+    "have own owns owned",
+    "buy purchase bought purchased",
+    "need require requires required",
+    "choose pick select chose chosen picked selected",
+    "fix repair fixed repaired",
+    "film movie films movies",
+    "mother mom mum",
+    "father dad",
+    "help assist helps assists",
+    "show display shows displays",
+    "answer reply respond responds responded",
+)
+
+
+def _fold(word: str) -> str:
+    keys = [t.key for t in terms(word)]
+    return keys[0] if keys else word
+
+
+_FAMILIES = {
+    form: _fold(line.split()[0])
+    for line in _FAMILY_LINES
+    for word in line.split()
+    for form in (word, _fold(word))
+}
+
+_USE = _FAMILIES[_fold("use")]
+_PREFER = _FAMILIES[_fold("prefer")]
+_FRAME_WORDS_TEXT = """
+    happen happens occur occurs take takes place where there go goes have
+"""
+_FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
+"""Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday". Not
+"get" ("gets paid" is not "pays") nor "going" ("going to Paris" is a plan)."""
+
+_EVERY = frozenset(_fold(word) for word in ["each", "every", "per", "whenever"])
+_HABIT_RE = lazy(
+    r"\b(?:every|each|per|daily|weekly|nightly|monthly|yearly|always|usually|whenever|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends|mornings|evenings|nights)\b"
+)
+"""A habit: "on Fridays", "every Friday", "nightly". "Every" is no detail beside one ("on Sunday" is one day)."""
+
+_CATEGORY_NOUNS_TEXT = """
+    region zone branch environment env file files format language city country company tool app
+    application platform class session lesson appointment
+"""
+_CATEGORY_NOUNS = frozenset(_fold(word) for word in _CATEGORY_NOUNS_TEXT.split())
+"""Nouns that name the kind of the term beside them ("the eu-west-1 region", "the main branch", "yoga class")."""
+
+_COPULA_RE = lazy(r"\b(?:is|are|am|was|were|be)\b|:")
+"""A statement of what something is: "the main database is X" says what "we use X as the main database" does."""
+
+
+def _key(term: Term) -> str:
+    if term.surface in _PLANS:
+        return term.surface  # "going to Paris" is a plan, not the frame word "go"
+    return _FAMILIES.get(term.surface) or _FAMILIES.get(term.key) or term.key
+
+
+_PLANS = frozenset(["going", "gonna", "planning", "plan", "plans"])
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
+    """(content keys in order, entity keys, every term key in order) of `text`."""
+    listed = terms(text)
+    content = tuple(
+        _key(t)
+        for t in listed
+        if t.kind in ("word", "entity") and t.key not in SOFT and t.surface not in SOFT
+    )
+    names = frozenset(t.key for t in listed if t.kind == "entity")
+    return content, names, tuple(t.key for t in listed)
+
+
+def _values(text: str) -> Counter[str]:
+    return Counter(t.key for t in terms(text) if t.kind == "value")
+
+
+def _hard_difference(new: str, old: str) -> str | None:
+    """What makes the two statements different whatever their words: speaker, polarity, negated thing,
+    compared items, values, names."""
+    if speaker(new)[0] != speaker(old)[0]:
+        return "said by different speakers"
+    new_terms, old_terms = terms(new), terms(old)
+    if sum(t.kind == "negation" for t in new_terms) % 2 != sum(t.kind == "negation" for t in old_terms) % 2:
+        return "opposite polarity"
+    if negated(new) != negated(old):
+        return "a different thing negated"
+    if ordered_pairs(new) != ordered_pairs(old):
+        return "compared items differ"
+    if _values(new) != _values(old):
+        return "different values"
+    _, new_names, new_keys = _words(new)
+    _, old_names, old_keys = _words(old)
+    missing = (new_names - set(old_keys)) | (old_names - set(new_keys))
+    if missing:
+        return f"different names ({', '.join(sorted(missing)[:3])})"
+    if not same_roles(new, old, new_names | old_names):
+        return "names in other roles (who does what to whom)"
+    return None
+
+
+_COMPARISON_WORDS = frozenset(
+    _fold(w) for w in ["prefer", "favour", "like", "likes", "rather", "more", "would"]
+)
+"""The words of a comparison ("prefers X over Y", "likes X more than Y", "would rather X than Y"): frame words
+when both statements compare the same items in the same order."""
+
+
+def _absorbed(new: str, old: str, other: str) -> frozenset[str]:
+    """Keys a statement may hold without a counterpart, given the other statement `other`: "use" against a
+    copula ("we use X as the main database" / "the main database is X"), "every" against a habit ("deploys
+    happen on Fridays" / "we deploy every Friday"), the comparison's words when both compare the same items,
+    "allowed" under a negation ("never deploy" / "deployments are not allowed")."""
+    keys: set[str] = set()
+    if _COPULA_RE.search(normalize(other)):
+        keys.add(_USE)
+    if _HABIT_RE.search(normalize(other)):
+        keys |= _EVERY
+    if ordered_pairs(new):  # equal on both sides (`_hard_difference`)
+        keys |= _COMPARISON_WORDS | {_PREFER}
+    if negated(new):  # equal on both sides
+        keys |= PERMISSIONS
+    return frozenset(keys)
+
+
+def _leftover(mine: tuple[str, ...], shared: set[str], absorbed: frozenset[str]) -> list[str]:
+    """Content keys of `mine` the other statement does not account for."""
+    left: list[str] = []
+    for index, key in enumerate(mine):
+        if key in shared or key in _FRAME_WORDS or key in absorbed:
+            continue
+        beside = {mine[i] for i in (index - 1, index + 1) if 0 <= i < len(mine)}
+        if key in _CATEGORY_NOUNS and beside & shared:
+            continue
+        left.append(key)
+    return left
+
+
+def same_meaning(new: str, old: str) -> MergeCheck:
+    """Whether merging `new` into `old` loses nothing: `same_statement`, or the same values, names, polarity
+    and order with the content words agreeing up to word families, frame words and category nouns."""
+    strict = same_statement(new, old)
+    if strict.allowed:
+        return strict
+    hard = _hard_difference(new, old)
+    if hard is not None:
+        return MergeCheck(False, hard)
+    new_content, _, _ = _words(new)
+    old_content, _, _ = _words(old)
+    shared = set(new_content) & set(old_content)
+    left = _leftover(new_content, shared, _absorbed(new, old, old)) + _leftover(
+        old_content, shared, _absorbed(new, old, new)
+    )
+    if left or not shared:
+        return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")
+    return MergeCheck(True, "the same values, names and polarity in other words")

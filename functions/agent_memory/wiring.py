@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .domain.erasure.service import ErasureService
     from .domain.interop.ports import ImportStore
     from .domain.interop.service import ImportService
+    from .domain.jobs.service import JobService
     from .domain.memory.write_judge import JudgeModel
     from .domain.migration.routing import VectorRouting
     from .domain.migration.service import MigrationService
@@ -156,10 +157,28 @@ def build_local(
             versioning=versioning,
             erasure=erasure,
             imports=_imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
+            jobs=_local_jobs(settings, data_dir, clock),
         ),
         keys=LocalApiKeys(settings.keys_file),
         data_dir=data_dir,
         store=store,
+    )
+
+
+def _local_jobs(settings: Settings, data_dir: Path, clock: Clock) -> JobService:
+    """Imports and large batches as jobs on a bounded background pool (domain/jobs); its threads start with
+    the first job. The local server (not a CLI command beside it) fails what a stopped server left unfinished
+    (`JobService.recover`)."""
+    from .adapters.local.job_pool import FairJobPool
+    from .adapters.local.job_store import SqliteJobStore
+    from .domain.jobs.service import JobService
+
+    config = settings.jobs
+    return JobService(
+        SqliteJobStore(data_dir / "jobs.db"),
+        FairJobPool(config.workers, config.max_queued_per_tenant),
+        clock,
+        batch_threshold=config.batch_threshold,
     )
 
 

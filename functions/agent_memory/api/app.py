@@ -31,7 +31,19 @@ from ..domain.identity import Principal
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
 from .purge_fence import fence_write
-from .routes import admin, console, dreaming, files, memories, migration, purges, sessions, skills, versioning
+from .routes import (
+    admin,
+    console,
+    dreaming,
+    files,
+    jobs,
+    memories,
+    migration,
+    purges,
+    sessions,
+    skills,
+    versioning,
+)
 from .routes import imports as import_routes
 
 PREFIX = "/v1"
@@ -55,6 +67,7 @@ STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
     (errors.UpstreamUnavailable, 503),
     (errors.UpstreamFailed, 502),
     (errors.Unauthenticated, 401),
+    (errors.RateLimited, 429),
     (errors.Forbidden, 403),
     (errors.NotFound, 404),
     (errors.TooLarge, 413),
@@ -126,7 +139,13 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
 
     @app.exception_handler(errors.DomainError)
     def _domain_error(error: errors.DomainError) -> Response:
-        return error_response(status_for(error), error.code, error.message, _jsonable(error.details))
+        retry_after = (
+            error.details.get("retry_after_seconds") if isinstance(error, errors.RateLimited) else None
+        )
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        return error_response(
+            status_for(error), error.code, error.message, _jsonable(error.details), headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(error: RequestValidationError) -> Response:
@@ -195,7 +214,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin, sessions, dreaming, skills, migration):
+    for module in (memories, files, admin, sessions, dreaming, skills, migration, jobs):
         app.include_router(module.router, prefix=PREFIX)
     app.include_router(purges.router, prefix=PREFIX)
     app.include_router(console.router, prefix=PREFIX)

@@ -17,7 +17,11 @@ sockets used to lock every other client out of a limit of 16. Here:
 - connections: beyond `max_connections` the idlest connection that has no request in flight is closed to make
   room (`header_timeout_protocol`), so a flood of idle sockets cannot keep a new client out; only when every
   connection is busy is the new one refused, with the JSON error body (never uvicorn's plain-text 503);
-- `GET /v1/health` is answered by the server loop itself, never queued behind other requests.
+- `GET /v1/health` is answered by the server loop itself, never queued behind other requests;
+- per API key, a token bucket (`Settings.rate_limit`: `requests_per_second`, `burst`) is checked before the
+  body is read: beyond it the answer is 429 `rate_limited` with Retry-After (`KeyRateLimit`);
+- long work leaves the request: imports and large batches answer 202 and run as jobs on the runtime's
+  background pool (domain/jobs, adapters/local/job_pool.py), so they hold no request slot while they run.
 """
 
 from __future__ import annotations

@@ -77,9 +77,10 @@ class LocalApi(Api):
     data_dir: Path | None = None
     """The server's data directory, so a test can damage a stored row as an old version could have written it."""
 
-    def client(self, who: str | None = "alpha") -> httpx.Client:
+    def client(self, who: str | None = "alpha", *, follow_jobs: bool = True) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.keys[who]}"} if who else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, transport=FollowJobs())
+        transport = FollowJobs() if follow_jobs else None
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, transport=transport)
 
 
 JOB_ERROR_STATUS = {

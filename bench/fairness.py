@@ -304,7 +304,10 @@ def report(
     health_p99 = _p(probe.health_ms, 0.99)
     flood_ok, flood_total, flood_refusals = flood
     refusals = probe.refusals + flood_refusals
-    print(f"idle: health p99 {_p(idle.health_ms, 0.99):.1f} ms, recall p50 {idle_recall:.1f} ms")
+    print(
+        f"idle: health p99 {_p(idle.health_ms, 0.99):.1f} ms, recall p50 {idle_recall:.1f} ms "
+        f"(p90 {_p(idle.recall_ms, 0.9):.1f}, mean {statistics.fmean(idle.recall_ms):.1f})"
+    )
     print(
         f"load: {args.import_entries}-entry import + {args.batches} x {args.batch_items}-item batches of "
         f"~{args.item_chars} chars took {timings['load_s']:.1f} s (import {timings.get('import_s', 0):.1f} s; "
@@ -315,7 +318,8 @@ def report(
     print(
         f"  quiet tenant meanwhile: {len(probe.health_ms)} health p50 {_p(probe.health_ms, 0.5):.1f} ms, "
         f"p99 {health_p99:.1f} ms (target <= {HEALTH_P99_TARGET_MS:g}); recall p50 {load_recall:.1f} ms = "
-        f"{load_recall / idle_recall:.2f} x idle (target <= {RECALL_RATIO_TARGET:g})"
+        f"{load_recall / idle_recall:.2f} x idle (target <= {RECALL_RATIO_TARGET:g}); recall p90 "
+        f"{_p(probe.recall_ms, 0.9):.1f} ms, mean {statistics.fmean(probe.recall_ms or [float('nan')]):.1f} ms"
     )
     print(
         f"flood: {args.sockets} idle sockets, {flood_ok}/{flood_total} legitimate requests succeeded "

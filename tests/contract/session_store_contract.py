@@ -190,6 +190,19 @@ class SessionStoreContract:
         assert session_store.count_open(TENANT_B, T0, limit=100) == 1
         assert session_store.count_open("initech", T0, limit=100) == 0
 
+    def test_given_sessions_when_counted_by_namespace_and_key_then_only_those(self, session_store):
+        other = make_session(namespace="/other/hr", actor="key:admin")
+        for session in (make_session(), make_session(), other, make_session(TENANT_B, namespace="/other/hr")):
+            session_store.create(session)
+        at = T0 + timedelta(minutes=1)
+
+        assert session_store.count_open(TENANT_A, at, limit=100, namespace=NS) == 2
+        assert session_store.count_open(TENANT_A, at, limit=100, namespace="/other/hr") == 1
+        assert session_store.count_open(TENANT_A, at, limit=100, namespace="/nowhere") == 0
+        assert session_store.count_open(TENANT_A, at, limit=100, actor="key:admin") == 1
+        assert session_store.count_open(TENANT_A, at, limit=100, actor="key:admin", namespace=NS) == 0
+        assert session_store.count_open(TENANT_B, at, limit=100, actor="key:admin") == 0
+
     def test_given_turns_when_appended_then_session_totals_add_their_usage_atomically(self, session_store):
         session = make_session()
         session_store.create(session)

@@ -59,14 +59,22 @@ def report(target: Target) -> None:
 
 @pytest.fixture(scope="module")
 def local_fuzz_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("fuzz-data"), embedder="hashing")
+    # The fuzzer sends thousands of requests with one key, faster than its token bucket allows: without the
+    # rate limit (tests/integration/test_rate_limit.py covers it), so no case nor state read is throttled.
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("fuzz-data"),
+        embedder="hashing",
+        rate_limit={"requests_per_second": 0},
+    )
     runtime = build_local(settings)
     runtime = dataclasses.replace(
         runtime, services=_with_chat(runtime.services, settings, AnsweringChatModel())
     )
     tenant, namespaces, scopes = PRINCIPALS["alpha"]
     key = runtime.keys.create(tenant, namespaces, scopes).key
-    target = local_target(build_asgi(settings, runtime), key, runtime.services.dream_launcher)
+    target = local_target(
+        build_asgi(settings, runtime), key, runtime.services.dream_launcher, runtime.services.jobs
+    )
     target.seeded = seed(target)
     yield target
     report(target)

@@ -59,6 +59,8 @@ OTHER_SUCCESS: dict[str, int] = {
     "POST /v1/memories": 201,  # 201 when the decision created a record, 200 when it merged
     "POST /v1/sessions": 201,
     "POST /v1/admin/dream/start": 202,
+    "POST /v1/memories/batch": 202,  # local server: more items than jobs.batch_threshold run as a job
+    "POST /v1/imports": 202,  # local server: an import (not a dry run) runs as a job
 }
 READ_ONLY_POSTS = {"POST /v1/recall"}
 ERROR_SHAPES = ("#/components/schemas/ErrorBody",)
@@ -264,9 +266,10 @@ def run_case(target: Target, case: Any) -> None:
 # --------------------------------------------------------------------------- local (ASGI, in process)
 
 
-def local_target(app: Any, api_key: str, dream_launcher: Any = None) -> Target:
+def local_target(app: Any, api_key: str, dream_launcher: Any = None, jobs: Any = None) -> Target:
     """`dream_launcher`: the runtime's LocalDreamLauncher; each case waits for the sweeps it started, so a
-    background sweep never changes a namespace between another case's before and after snapshots."""
+    background sweep never changes a namespace between another case's before and after snapshots. `jobs`:
+    the runtime's JobService; likewise each case waits until no job (a 202 import or batch) is running."""
     auth = {"Authorization": f"Bearer {api_key}"}
     client = asgi.get_client(app)
 
@@ -277,6 +280,8 @@ def local_target(app: Any, api_key: str, dream_launcher: Any = None) -> Target:
         response = Response.from_any(case.call(app=app, headers=auth))
         for started in list(dream_launcher.started.values()) if dream_launcher else []:
             started.result(timeout=120)
+        while jobs is not None and not jobs.idle():
+            time.sleep(0.01)
         return response, reproduction + "\n(against `agent-memory serve`; any key with admin)"
 
     def request(method: str, path: str, params: dict[str, str] | None, body: Any) -> tuple[int, Any]:

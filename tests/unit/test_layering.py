@@ -20,7 +20,18 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "functions" / "agent_memory"
 DOMAIN = PACKAGE_ROOT / "domain"
 
-WINGS = ("memory", "files", "sessions", "dreaming", "skills", "migration", "interop", "erasure", "versioning")
+WINGS = (
+    "memory",
+    "files",
+    "sessions",
+    "dreaming",
+    "skills",
+    "migration",
+    "interop",
+    "erasure",
+    "versioning",
+    "jobs",
+)
 SHARED = (
     "credentials",
     "errors",
@@ -43,6 +54,7 @@ WING_DEPENDENCIES: dict[str, set[str]] = {
     "interop": {"memory", "files", "skills"},
     "erasure": {"files", "interop", "skills"},
     "versioning": {"memory", "files", "interop"},
+    "jobs": set(),
 }
 """What each wing may import besides the shared modules (docs/architecture.md shows the same graph)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from .errors import ApiError, TransportError, error_for
+from .errors import ApiError, JobFailed, TransportError, error_for
 
 JSON = dict[str, Any]
 """A decoded JSON object, as documented for the operation in docs/openapi.json."""
@@ -44,6 +44,45 @@ class RetryPolicy:
 
 
 NO_RETRIES = RetryPolicy(max_retries=0)
+
+JOB_PATH = "/v1/jobs/"
+JOB_POLL_SECONDS = 1.0
+JOB_MAX_WAIT_SECONDS = 3600.0
+"""How long `send_*` follows a job (202) before giving up with `TransportError` (the job may still finish:
+`get_job(id)` shows it)."""
+
+
+def job_of(response: httpx.Response, body: JSON) -> str | None:
+    """The job's path when the route answered 202 with a job (the local server's imports and large batches)."""
+    location = body.get("location")
+    if response.status_code == 202 and isinstance(location, str) and location.startswith(JOB_PATH):
+        return location
+    return None
+
+
+def job_outcome(job: JSON, headers: Mapping[str, str]) -> JSON | None:
+    """The finished job's `result` (the body the route answers synchronously), `JobFailed` for a failed one,
+    None while it is queued or running."""
+    if job.get("status") == "succeeded":
+        result = job.get("result")
+        return result if isinstance(result, dict) else {}
+    if job.get("status") == "failed":
+        found = job.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
+        raise JobFailed(
+            str(error.get("message") or "the job failed"),
+            job=job,
+            status=200,
+            code=str(error.get("error") or "job_failed"),
+            details=error.get("details") if isinstance(error.get("details"), dict) else {},
+            headers=dict(headers),
+        )
+    return None
+
+
+def poll_delay(response: httpx.Response) -> float:
+    hinted = parse_retry_after(response.headers.get("Retry-After"))
+    return JOB_POLL_SECONDS if hinted is None else min(30.0, max(0.2, hinted))
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -137,7 +176,29 @@ def send_sync(
             sleep(policy.delay(attempt, response.headers.get("Retry-After")))
             attempt += 1
             continue
-        return decode(response)
+        body = decode(response)
+        location = job_of(response, body)
+        return body if location is None else follow_job_sync(client, location, response, policy, sleep)
+
+
+def follow_job_sync(
+    client: httpx.Client,
+    location: str,
+    response: httpx.Response,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None],
+) -> JSON:
+    """Poll the job until it finishes; its `result` is what the route would have answered synchronously."""
+    waited = 0.0
+    while waited <= JOB_MAX_WAIT_SECONDS:
+        delay = poll_delay(response)
+        sleep(delay)
+        waited += delay
+        job = send_sync(client, Call("GET", location), policy, sleep)
+        outcome = job_outcome(job, {})
+        if outcome is not None:
+            return outcome
+    raise TransportError(f"the job {location} did not finish within {JOB_MAX_WAIT_SECONDS:g} s")
 
 
 async def send_async(
@@ -163,4 +224,16 @@ async def send_async(
             await sleep(policy.delay(attempt, response.headers.get("Retry-After")))
             attempt += 1
             continue
-        return decode(response)
+        body = decode(response)
+        location = job_of(response, body)
+        if location is None:
+            return body
+        waited = 0.0
+        while waited <= JOB_MAX_WAIT_SECONDS:
+            delay = poll_delay(response)
+            await sleep(delay)
+            waited += delay
+            outcome = job_outcome(await send_async(client, Call("GET", location), policy, sleep), {})
+            if outcome is not None:
+                return outcome
+        raise TransportError(f"the job {location} did not finish within {JOB_MAX_WAIT_SECONDS:g} s")

@@ -60,6 +60,7 @@ ROUTES: dict[str, str] = {
     "GET /v1/export": "export",
     "POST /v1/export/import": "import_bundle",
     "POST /v1/imports": "import_archive",
+    "GET /v1/jobs/{job_id}": "get_job",
     "GET /v1/imports/{import_id}": "get_import",
     "GET /v1/imports/{import_id}/items": "import_items",
     "POST /v1/imports/{import_id}/rollback": "rollback_import",
@@ -182,7 +183,9 @@ class Operations(Generic[R]):
         return self._send(Call("POST", "/v1/memories", json=body, idempotency_key=idempotency_key))
 
     def remember_batch(self, items: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None) -> R:
-        """Remember up to 100 memories; each item has the fields of `remember` (`content`, `namespace`...)."""
+        """Remember up to 100 memories; each item has the fields of `remember` (`content`, `namespace`...).
+        The local server runs a large batch as a job (202): the client follows it and returns its result (the
+        same body); a failed job raises `errors.JobFailed`."""
         body = {"items": [dict(item) for item in items]}
         return self._send(Call("POST", "/v1/memories/batch", json=body, idempotency_key=idempotency_key))
 
@@ -366,10 +369,16 @@ class Operations(Generic[R]):
         idempotency_key: str | None = None,
     ) -> R:
         """Import another tool's memory from a zip or tar.gz archive (admin scope); `archive` is its bytes
-        (base64-encoded here) or already base64 text."""
+        (base64-encoded here) or already base64 text. The local server runs it as a job (202): the client
+        follows it and returns the report; a failed job raises `errors.JobFailed`."""
         encoded = base64.b64encode(archive).decode("ascii") if isinstance(archive, bytes) else archive
         body = _body(namespace=namespace, archive=encoded, format=format, name=name, dry_run=dry_run)
         return self._send(Call("POST", "/v1/imports", json=body, idempotency_key=idempotency_key))
+
+    def get_job(self, job_id: str) -> R:
+        """A job's status, progress and outcome (the key that submitted it). `import_archive` and large
+        `remember_batch` calls follow their job themselves and return its `result`."""
+        return self._send(Call("GET", f"/v1/jobs/{_seg(job_id)}"))
 
     def get_import(self, import_id: str) -> R:
         """An import's validation report (admin scope)."""

@@ -110,6 +110,18 @@ class RateLimited(ApiError):
     default_code = "throttled"
 
 
+class JobFailed(ApiError):
+    """A route answered 202 (the local server ran it as a job) and the job failed: `code`, `message` and
+    `details` are the job's `error`; `job` is the whole job (`GET /v1/jobs/{id}`). What the job wrote before it
+    failed stays written."""
+
+    default_code = "job_failed"
+
+    def __init__(self, message: str, *, job: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.job = job
+
+
 class ServerError(ApiError):
     status = 500
     default_code = "internal_error"

@@ -32,7 +32,19 @@ from . import powertools_compat
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
 from .purge_fence import fence_write
-from .routes import admin, console, dreaming, files, memories, migration, purges, sessions, skills, versioning
+from .routes import (
+    admin,
+    console,
+    dreaming,
+    files,
+    jobs,
+    memories,
+    migration,
+    purges,
+    sessions,
+    skills,
+    versioning,
+)
 from .routes import imports as import_routes
 
 PREFIX = "/v1"
@@ -56,6 +68,7 @@ STATUS_BY_ERROR: list[tuple[type[errors.DomainError], int]] = [
     (errors.UpstreamUnavailable, 503),
     (errors.UpstreamFailed, 502),
     (errors.Unauthenticated, 401),
+    (errors.RateLimited, 429),
     (errors.Forbidden, 403),
     (errors.NotFound, 404),
     (errors.TooLarge, 413),
@@ -128,8 +141,11 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     @app.exception_handler(errors.DomainError)
     def _domain_error(error: errors.DomainError) -> Response:
         status = status_for(error)
-        # 503 after bounded retries (domain/retry.py): tell the client when to try again.
-        wait = {"Retry-After": str(error.details.get("retry_after_seconds", 5))} if status == 503 else None
+        # 503 after bounded retries (domain/retry.py) and 429 from a rate limit: tell the client when to retry.
+        retry_after = error.details.get("retry_after_seconds")
+        if retry_after is None and status == 503:
+            retry_after = 5
+        wait = {"Retry-After": str(retry_after)} if retry_after is not None and status in (429, 503) else None
         return error_response(status, error.code, error.message, _jsonable(error.details), wait)
 
     @app.exception_handler(RequestValidationError)
@@ -199,7 +215,7 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin, sessions, dreaming, skills, migration):
+    for module in (memories, files, admin, sessions, dreaming, skills, migration, jobs):
         app.include_router(module.router, prefix=PREFIX)
     app.include_router(purges.router, prefix=PREFIX)
     app.include_router(console.router, prefix=PREFIX)

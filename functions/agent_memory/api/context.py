@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..domain.erasure.service import ErasureService
     from ..domain.files.memory_files import MemoryFilesService
     from ..domain.interop.service import ImportService
+    from ..domain.jobs.service import JobService
     from ..domain.memory.service import MemoryService
     from ..domain.migration.service import MigrationService
     from ..domain.ports import DreamLauncher
@@ -66,6 +67,9 @@ class Services:
     """Export, bundle import, snapshots, diff, restore and references (domain/versioning)."""
     erasure: ErasureService | None = None
     """Purges: plan, execute, verify (domain/erasure); admin + purge scopes."""
+    jobs: JobService | None = None
+    """Long work accepted with 202 (imports, large batches; routes/jobs.py). None: those routes run within the
+    request (AWS, where the API function has no background worker)."""
     recall_latency: LatencyWindow | None = None
     """The local server's recall durations (api/latency.py); None in AWS, where CloudWatch has them."""
     archive_reader: Callable[[bytes, str], Any] | None = None

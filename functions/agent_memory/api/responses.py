@@ -14,7 +14,8 @@ few operation-specific ones (404 of GET /v1/daily-log, 502 of chat turns). Not d
 and API Gateway's 502/504 of a failed or overlong invocation (the one route that can run longer than API
 Gateway's 29 s, POST /v1/admin/dream, documents its 504). API Gateway's own answers (the gateway responses of
 infra/constructs/memory_api.py) use the same ErrorBody, with API Gateway's response type as `error` and
-`details.source` `api_gateway`: 429 only comes from there; 401, 413 and 500 come from either."""
+`details.source` `api_gateway`; 401, 413, 429 and 500 come from either (the local server's 429 is its per-key
+rate limit, and `too_many_jobs`)."""
 
 from __future__ import annotations
 
@@ -28,12 +29,16 @@ POWERTOOLS_SCHEMAS = ("HTTPValidationError", "ResponseValidationError", "Validat
 """Powertools' validation error shapes: dropped when nothing refers to them any more."""
 
 READ_ONLY_POSTS = frozenset({"POST /v1/recall"})
+JOB_ROUTES = frozenset({"POST /v1/imports", "POST /v1/memories/batch"})
+"""Operations the local server may run as a job (202); their 429 can also be `too_many_jobs`."""
 """POST operations that store nothing (so never 409)."""
 
 NOT_FOUND_BY_PARAMETER = {
     "memory_id": "no memory with this id that the key can see (another tenant's, or in a namespace the key "
     "may not use, is not found either)",
     "session_id": "no session with this id that the key can see",
+    "job_id": "no job with this id submitted by this API key (another key's job, of this tenant or another, "
+    "is not found either; finished jobs are forgotten after 7 days)",
     "kind": "`kind` is neither `memory` (MEMORY.md) nor `user` (USER.md)",
     "group": "no open conflict group with this id (also when one of its memories is in a namespace the key "
     "may not use)",
@@ -92,9 +97,9 @@ CONFLICT_BY_OPERATION = {
     "longer one); `cap_exceeded`: the new content would exceed the file's cap",
     "POST /v1/files/{kind}/entries/remove": "`ambiguous_match`: `match` is in more than one entry (use a "
     "longer one)",
-    "POST /v1/sessions": "`too_many_sessions`: the calling API key (`details.per` `api_key`) or the tenant "
-    "(`tenant`) has its maximum of open sessions (end some with `POST /v1/sessions/{session_id}/end` or let "
-    "them expire)",
+    "POST /v1/sessions": "`too_many_sessions`: the calling API key (`details.per` `api_key`), the namespace "
+    "(`namespace`) or the tenant (`tenant`) has its maximum of open sessions (end some with "
+    "`POST /v1/sessions/{session_id}/end` or let them expire)",
     "POST /v1/admin/migration/plan": "`conflict`: the tenant has an unfinished migration (switch and archive "
     "it, or roll it back), or already uses that model",
     "POST /v1/admin/migration/start": "`conflict`: the migration is past the backfill",
@@ -240,11 +245,19 @@ def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dic
             "`invalid_request`: `details.problems` lists each field (`field`, `problem`). `validation_failed`: "
             f"a rule of the service, explained in `message`.{unsafe}"
         )
+    jobs = (
+        " `too_many_jobs` (local server): the tenant already has as many jobs waiting as the server queues "
+        "(`jobs.max_queued_per_tenant`); retry after `Retry-After` seconds, once some have finished."
+        if label in JOB_ROUTES
+        else ""
+    )
     found[429] = {
-        "description": "API Gateway only (the local server does not throttle): the stage's or the key's usage "
-        "plan rate was exceeded (`THROTTLED`), or the key's daily quota is used up (`QUOTA_EXCEEDED`). Retry "
-        "with exponential backoff and jitter; a quota resets the next day (UTC), or ask the operator for a "
-        "larger one. Nothing was changed.",
+        "description": "Too many requests; nothing was changed. Local server: `rate_limited`, the API key sent "
+        "more than its token bucket allows (`rate_limit` setting: `requests_per_second`, `burst`); retry "
+        f"after `Retry-After` seconds (also `details.retry_after_seconds`).{jobs} {GATEWAY_TOO}the stage's or "
+        "the key's usage plan rate was exceeded (`THROTTLED`), or the key's daily quota is used up "
+        "(`QUOTA_EXCEEDED`): retry with exponential backoff and jitter; a quota resets the next day (UTC), "
+        "or ask the operator for a larger one.",
         "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
     }
     found[500] = _error(

@@ -70,6 +70,13 @@ class UnsafeContent(DomainError):
     code = "unsafe_content"
 
 
+class RateLimited(DomainError):
+    """The caller sent more than its share (429): retry after `retry_after_seconds` (also the `Retry-After`
+    header)."""
+
+    code = "rate_limited"
+
+
 class Forbidden(DomainError):
     """The caller is authenticated but not allowed this namespace or operation (403)."""
 

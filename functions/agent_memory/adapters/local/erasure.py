@@ -253,6 +253,39 @@ class SqliteIdempotencyEraser:
         return len(found)
 
 
+class SqliteJobEraser:
+    """Jobs (`jobs.db`, domain/jobs): a finished job's `result` is the route's answer (the memories a batch
+    wrote, an import's report), so it holds content. A job of the tenant whose stored body names the purge
+    goes (GET /v1/jobs/{id} then answers 404, as for a forgotten job)."""
+
+    name = "jobs"
+
+    def __init__(self, path: Path) -> None:
+        self._db = _Db(path)
+
+    def _matching(self, scope: EraseScope) -> list[str]:
+        if not self._db.has_table("jobs"):
+            return []
+        rows = self._db.conn().execute("SELECT id, body FROM jobs WHERE tenant = ?", (scope.tenant,))
+        return [job_id for job_id, body in rows if scope.names_response(body or "")]
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        found = self._matching(scope)
+        return StoreFinding(store=self.name, items=len(found), refs=[f"job:{j}" for j in found])
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        found = self._matching(scope)
+        if found:
+            with self._db.write() as conn:
+                for part in _chunks(found):
+                    conn.execute(
+                        f"DELETE FROM jobs WHERE tenant = ? AND id IN ({placeholders(len(part))})",
+                        (scope.tenant, *part),
+                    )
+            self._db.checkpoint()
+        return len(found)
+
+
 class SqliteEmbeddingCacheEraser:
     """The embedding cache (`embedding_cache.db`, domain/migration): vectors keyed by the hash of the exact
     text embedded. The purged texts' entries go (in every model's fingerprint)."""

@@ -93,12 +93,23 @@ class SqliteSessionStore:
         )
         conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (cutoff,))
 
-    def count_open(self, tenant: str, now: datetime, *, limit: int, actor: str | None = None) -> int:
+    def count_open(
+        self,
+        tenant: str,
+        now: datetime,
+        *,
+        limit: int,
+        actor: str | None = None,
+        namespace: str | None = None,
+    ) -> int:
         where = "tenant = ? AND status = ? AND expires_at > ?"
         params: list[object] = [tenant, SessionStatus.OPEN.value, sortable_time(now)]
         if actor is not None:
             where += " AND json_extract(body, '$.actor') = ?"
             params.append(actor)
+        if namespace is not None:
+            where += " AND json_extract(body, '$.namespace') = ?"
+            params.append(namespace)
         row = (
             self._db.connection()
             .execute(

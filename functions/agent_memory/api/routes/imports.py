@@ -4,26 +4,30 @@ The archive (zip or tar.gz of an OpenClaw workspace, a Hermes home, a Claude Cod
 JSON exports or JSONL chat logs) travels base64-encoded in the JSON body. A Lambda function takes at most 6 MB
 per synchronous request (API Gateway 10 MB), and base64 adds a third: the archive may be at most
 `MAX_ARCHIVE_BYTES` (4 MiB) once decoded, refused with 413 above that. Larger sources: `agent-memory import`
-on the machine that holds them. The import runs within the request and answers its validation report."""
+on the machine that holds them. On AWS the import runs within the request (API Gateway's 29 s) and answers its
+validation report; the local server accepts it as a job (202, GET /v1/jobs/{id}; a dry run stays synchronous)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import Field
 
 from ...domain.errors import Misconfigured, NotFound, TooLarge, ValidationFailed
 from ...domain.identity import Scope
 from ...domain.interop.model import ImportReport, ItemOutcome
-from ...domain.interop.service import ImportService, render_markdown
+from ...domain.interop.service import ImportService, Progress, render_markdown
+from ...domain.jobs.service import Progress as JobProgress
 from ...domain.model import Model
 from ..context import RequestContext, current
+from ..jobs import JobFence
 from ..models import Strict
+from .jobs import JobResponse, accepted, accepted_response, jobs_of
 
 router = Router()
 
@@ -94,25 +98,58 @@ def _visible(ctx: RequestContext, import_id: str) -> tuple[ImportService, Import
 
 
 @router.post(
-    "/imports", summary="Import an uploaded archive of another tool's memory (admin)", tags=["imports"]
+    "/imports",
+    summary="Import an uploaded archive of another tool's memory (admin; locally a job: 202)",
+    tags=["imports"],
+    responses={
+        200: {
+            "description": "The import's validation `report` and its `markdown` rendering (AWS, and a dry run)",
+            "content": {"application/json": {"model": ImportResponse}},
+        },
+        **accepted_response("an import (other than a dry run)"),
+    },
 )
-def create_import(body: ImportRequest) -> ImportResponse:
+def create_import(body: ImportRequest) -> Response[ImportResponse | JobResponse]:
     ctx = current()
     ctx.allow(Scope.ADMIN, body.namespace)
     reader = ctx.services.archive_reader
     if reader is None:
         raise Misconfigured("archive uploads are not available on this runtime (no archive reader wired)")
     tree = reader(_decode(body.archive), body.name or "upload")
-    report = _service(ctx).run(
-        ctx.principal.tenant,
-        tree,
-        body.namespace,
-        fmt=body.format,
-        actor=ctx.principal.actor,
-        dry_run=body.dry_run,
-        allowed=ctx.principal.allows,
+    service, principal, jobs = _service(ctx), ctx.principal, jobs_of(ctx)
+
+    def run(step: Progress | None = None) -> dict[str, Any]:
+        report = service.run(
+            principal.tenant,
+            tree,
+            body.namespace,
+            fmt=body.format,
+            actor=principal.actor,
+            dry_run=body.dry_run,
+            allowed=principal.allows,
+            progress=step,
+        )
+        return ImportResponse(report=report, markdown=render_markdown(report)).model_dump(mode="json")
+
+    if jobs is not None and not body.dry_run:
+        service.inventory(
+            tree, body.format
+        )  # an unreadable archive or unknown layout: 422 now, not in the job
+        fence = JobFence(ctx.services.erasure, principal.tenant, [body.namespace])
+
+        def work(progress: JobProgress) -> dict[str, Any]:
+            def step(done: int, total: int) -> None:
+                progress(done, total)
+                fence.check()  # between the import's batches: stop before writing into a purge
+
+            fence.check()
+            return run(step)
+
+        job = jobs.submit(principal.tenant, principal.key_id, "import", [body.namespace], work)
+        return accepted(job)
+    return Response(
+        status_code=200, content_type="application/json", body=ImportResponse.model_validate(run())
     )
-    return ImportResponse(report=report, markdown=render_markdown(report))
 
 
 @router.get("/imports/<import_id>", summary="An import's validation report (admin)", tags=["imports"])

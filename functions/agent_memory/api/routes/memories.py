@@ -17,6 +17,7 @@ from ...domain.ports import RecordQuery
 from ...domain.records import MemoryRecord, MemoryType, Source, Status, Tier
 from ...domain.versioning.tree import tree_selectors
 from ..context import RequestContext, current
+from ..jobs import JobFence, batch_work
 from ..models import (
     ChangePage,
     ConflictList,
@@ -37,6 +38,7 @@ from ..models import (
     ResolveResponse,
     UpdateRequest,
 )
+from .jobs import JobResponse, accepted, accepted_response, jobs_of
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
@@ -146,13 +148,36 @@ def remember(body: RememberRequest) -> Response[RememberResponse]:
     )
 
 
-@router.post("/memories/batch", summary="Remember up to 100 memories, one decision each", tags=["memories"])
-def remember_batch(body: RememberBatchRequest) -> RememberBatchResponse:
+@router.post(
+    "/memories/batch",
+    summary="Remember up to 100 memories, one decision each (locally, a large batch runs as a job: 202)",
+    tags=["memories"],
+    responses={
+        200: {
+            "description": "Every item's decision (`results`, in request order) and their `counts`",
+            "content": {"application/json": {"model": RememberBatchResponse}},
+        },
+        **accepted_response("a batch of more items than the server's `jobs.batch_threshold` (25 by default)"),
+    },
+)
+def remember_batch(body: RememberBatchRequest) -> Response[RememberBatchResponse | JobResponse]:
     ctx = current()
-    ctx.allow(Scope.WRITE, *{item.namespace for item in body.items})
-    results = ctx.services.memory.remember_batch(
-        ctx.principal.tenant, [_to_input(item, ctx) for item in body.items], actor=ctx.principal.actor
-    )
+    namespaces = {item.namespace for item in body.items}
+    ctx.allow(Scope.WRITE, *namespaces)
+    inputs = [_to_input(item, ctx) for item in body.items]
+    tenant, actor, jobs = ctx.principal.tenant, ctx.principal.actor, jobs_of(ctx)
+    if jobs is not None and len(inputs) > jobs.batch_threshold:
+        fence = JobFence(ctx.services.erasure, tenant, sorted(namespaces))
+        work = batch_work(ctx.services.memory, tenant, inputs, actor, fence, _batch_response)
+        job = jobs.submit(
+            tenant, ctx.principal.key_id, "memory_batch", sorted(namespaces), work, total=len(inputs)
+        )
+        return accepted(job)
+    results = ctx.services.memory.remember_batch(tenant, inputs, actor=actor)
+    return Response(status_code=200, content_type="application/json", body=_batch_response(results))
+
+
+def _batch_response(results: list[RememberResult]) -> RememberBatchResponse:
     responses = [_to_response(result) for result in results]
     return RememberBatchResponse(results=responses, counts=dict(Counter(r.decision for r in responses)))
 

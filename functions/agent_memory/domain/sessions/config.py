@@ -145,6 +145,9 @@ class SessionConfig(Model):
     max_open_sessions_per_key: Annotated[int, Field(ge=1, le=100_000)] = 20
     """Open sessions per API key (the session's actor), so that one key (say one limited to /projects/alpha)
     cannot use up the whole tenant's cap and lock every other key out; a start beyond it is refused with 409."""
+    max_open_sessions_per_namespace: Annotated[int, Field(ge=1, le=100_000)] = 50
+    """Open sessions per namespace (of any key), so that the keys of one busy namespace cannot use up the
+    tenant's cap for the others; a start beyond it is refused with 409."""
     max_skills_listed: Annotated[int, Field(ge=0, le=1000)] = 50
     max_skill_description_chars: Annotated[int, Field(ge=0, le=2000)] = 200
     max_skills_index_chars: Annotated[int, Field(ge=0, le=100_000)] = 6000

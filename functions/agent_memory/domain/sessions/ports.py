@@ -198,10 +198,18 @@ class SessionStore(Protocol):
         """Store a new session. Raises `ConcurrentModification` if the id already exists."""
         ...
 
-    def count_open(self, tenant: str, now: datetime, *, limit: int, actor: str | None = None) -> int:
+    def count_open(
+        self,
+        tenant: str,
+        now: datetime,
+        *,
+        limit: int,
+        actor: str | None = None,
+        namespace: str | None = None,
+    ) -> int:
         """How many of the tenant's sessions are open (not ended) and unexpired at `now`, counted up to
         `limit` (a store may stop there: the caller only asks whether a cap is reached); with `actor`, only
-        the sessions that actor (API key) started."""
+        the sessions that actor (API key) started; with `namespace`, only those of that namespace."""
         ...
 
     def get(self, tenant: str, session_id: str) -> SessionRecord | None:

@@ -217,7 +217,7 @@ class SessionService:
             )
 
         now = self._clock.now()
-        self._check_open_sessions(tenant, now, actor[:128])
+        self._check_open_sessions(tenant, now, actor[:128], namespace)
         snapshot = self.render_snapshot(tenant, namespace)
         session = SessionRecord(
             id=new_session_id(),
@@ -239,8 +239,8 @@ class SessionService:
             observer(started)
         return started
 
-    def _check_open_sessions(self, tenant: str, now: datetime, actor: str) -> None:
-        """The per-key cap, then the per-tenant one. Counted before the write, so concurrent starts may pass
+    def _check_open_sessions(self, tenant: str, now: datetime, actor: str, namespace: str) -> None:
+        """The per-key cap, then the per-namespace and the per-tenant ones. Counted before the write, so concurrent starts may pass
         them by a few (DynamoDB counts on an eventually consistent index); they bound what one key and one
         tenant can pile up, they are not quotas."""
         per_key = self.config.max_open_sessions_per_key
@@ -253,6 +253,7 @@ class SessionService:
                 per="api_key",
                 ttl_hours=self.config.ttl_hours,
             )
+        self._check_namespace_sessions(tenant, now, namespace)
         cap = self.config.max_open_sessions
         if self._store.count_open(tenant, now, limit=cap) >= cap:
             raise TooManySessions(
@@ -261,6 +262,19 @@ class SessionService:
                 f"wait for them to expire ({self.config.ttl_hours:g} h after they started)",
                 limit=cap,
                 per="tenant",
+                ttl_hours=self.config.ttl_hours,
+            )
+
+    def _check_namespace_sessions(self, tenant: str, now: datetime, namespace: str) -> None:
+        cap = self.config.max_open_sessions_per_namespace
+        if self._store.count_open(tenant, now, limit=cap, namespace=namespace) >= cap:
+            raise TooManySessions(
+                f"the namespace {namespace} already has {cap} open sessions, the most one namespace may hold: "
+                "end the sessions you no longer use with POST /v1/sessions/{id}/end, or wait for them to "
+                f"expire ({self.config.ttl_hours:g} h after they started)",
+                limit=cap,
+                per="namespace",
+                namespace=namespace,
                 ttl_hours=self.config.ttl_hours,
             )
 

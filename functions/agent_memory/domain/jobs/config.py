@@ -1,0 +1,32 @@
+"""Settings of the local job runner and of the local server's per-key rate limit (AGENT_MEMORY_JOBS and
+AGENT_MEMORY_RATE_LIMIT, JSON)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import ConfigDict, Field
+
+from ..model import Model
+
+
+class JobConfig(Model):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workers: Annotated[int, Field(ge=1, le=16)] = 1
+    """Background threads running jobs. One keeps a tenant's import from competing with the request threads
+    for the interpreter (the request loop stays responsive); jobs wait their turn, tenants in turn."""
+    batch_threshold: Annotated[int, Field(ge=0, le=1000)] = 25
+    """POST /v1/memories/batch with more items than this answers 202 and runs as a job; smaller batches are
+    answered within the request (200), as before."""
+    max_queued_per_tenant: Annotated[int, Field(ge=1, le=10_000)] = 64
+    """Jobs of one tenant waiting to run; one more is refused with 429 `too_many_jobs` and Retry-After."""
+
+
+class RateLimitConfig(Model):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests_per_second: Annotated[float, Field(ge=0, le=100_000)] = 50.0
+    """Sustained requests per API key (token bucket refill); 0 turns the limit off."""
+    burst: Annotated[int, Field(ge=1, le=100_000)] = 100
+    """Requests one key may send at once before the sustained rate applies (bucket size)."""

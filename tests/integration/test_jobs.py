@@ -23,7 +23,7 @@ from agent_memory.domain.jobs.model import JobStatus
 from agent_memory.domain.memory.service import RememberInput
 from agent_memory.domain.records import Source
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from agent_memory_client import Client, errors
 from tests.integration.conftest import start_server
 

@@ -8,7 +8,7 @@ import httpx
 from agent_memory.domain.jobs.config import RateLimitConfig
 from agent_memory.local_server import KeyRateLimit
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 from tests.integration.conftest import start_server
 
 

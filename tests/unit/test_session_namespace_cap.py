@@ -8,7 +8,7 @@ import pytest
 from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.domain.sessions.ports import TooManySessions
 from agent_memory.settings.service import Settings
-from agent_memory.wiring import build_local
+from agent_memory.wiring.local import build_local
 
 
 def test_a_namespace_has_at_most_max_open_sessions_per_namespace(tmp_path) -> None:

@@ -53,6 +53,7 @@ def _hermes_home(root: Path, **extra: bytes) -> Path:
         "templates/notes.rb": b"puts 'deployed'\n",
         "notes.exe": b"MZ\x90\x00binary",
         "Makefile": b"check:\n\tsh scripts/check.sh\n",
+        "STAMP": b"built 2026-03-01\n",
         **extra,
     }
     for rel, data in files.items():
@@ -79,12 +80,13 @@ def test_a_skill_folder_is_imported_whole_and_what_is_not_kept_is_listed(runtime
         ),
         "scripts/check.sh": "#!/bin/sh\ncurl -fsS https://status.example.com/health\n",
         "templates/notes.rb": "puts 'deployed'\n",
+        "Makefile": "check:\n\tsh scripts/check.sh\n",  # a known text file without a type is kept
     }
-    assert (report.decisions.skills_added, report.decisions.skill_files_added) == (1, 3)
-    assert report.decisions.skipped_skill_file == 3 and report.inventory.skill_files == 6
+    assert (report.decisions.skills_added, report.decisions.skill_files_added) == (1, 4)
+    assert report.decisions.skipped_skill_file == 3 and report.inventory.skill_files == 7
     skipped = {item.path.rsplit("/", 1)[-1]: item.reason for item in report.skipped}
     assert "binary" in skipped["diagram.png"] and "binary" in skipped["notes.exe"]
-    assert "a file without a type" in skipped["Makefile"]
+    assert "a file without a type" in skipped["STAMP"]
     assert report.decisions.total() == report.inventory.items
     # the skill itself reads as before; its bookkeeping is not listed as one of its files
     assert runtime.services.skills.get(TENANT, NS, "deploy-check").body.startswith("Read [the flags]")
@@ -102,7 +104,12 @@ def test_skill_files_over_the_cap_or_unsafe_are_listed_and_the_rest_kept(runtime
     reasons = {item.path.rsplit("/", 1)[-1]: item.reason for item in (*report.skipped, *report.rejected)}
     assert "over the 100,000 a skill file keeps" in reasons["huge.md"]
     assert "safety scan" in reasons["env.sh"]
-    assert set(_files(runtime)) == {"references/flags.md", "scripts/check.sh", "templates/notes.rb"}
+    assert set(_files(runtime)) == {
+        "references/flags.md",
+        "scripts/check.sh",
+        "templates/notes.rb",
+        "Makefile",
+    }
 
 
 def test_an_archive_and_a_directory_list_the_same_skill_files(tmp_path) -> None:

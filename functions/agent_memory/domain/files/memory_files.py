@@ -87,6 +87,18 @@ SKILL_FILE_SUFFIXES = (
     ".jsonl",
     ".env.example",
 )
+SKILL_FILE_NAMES = frozenset(
+    {"LICENSE", "NOTICE", "COPYING", "README", "CHANGELOG", "AUTHORS", "Makefile", "Dockerfile", "Justfile"}
+)
+"""Text files a skill folder often holds without a type (a skill's licence, its build file)."""
+
+
+def is_skill_text_name(name: str) -> bool:
+    """A file name a skill folder keeps: a text type of `SKILL_FILE_SUFFIXES` or a name of `SKILL_FILE_NAMES`."""
+    base = name.rsplit("/", 1)[-1]
+    return base.endswith(SKILL_FILE_SUFFIXES) or base in SKILL_FILE_NAMES
+
+
 """What a skill folder keeps beside its SKILL.md (`skills/<name>/references/…`, `scripts/…`, `assets/…`):
 text files of these types, so the folder stays whole (a script, a template, a reference table). Binary files
 are not kept (the file store holds text)."""
@@ -143,7 +155,7 @@ def validate_file_path(path: str) -> str:
             )
     in_skill = segments[0] == SKILLS_DIR and len(segments) >= 3
     suffixes = SKILL_FILE_SUFFIXES if in_skill else ALLOWED_SUFFIXES
-    if not segments[-1].endswith(suffixes):
+    if not (is_skill_text_name(segments[-1]) if in_skill else segments[-1].endswith(suffixes)):
         where = " in a skill folder" if in_skill else ""
         raise ValidationFailed(f"file path {path!r} must end with one of {', '.join(suffixes)}{where}")
     return path

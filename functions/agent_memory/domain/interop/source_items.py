@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from ..errors import TooLarge, ValidationFailed
-from ..files.memory_files import SKILL_FILE_SUFFIXES
+from ..files.memory_files import is_skill_text_name
 from ..skills.config import SkillsConfig
 from .model import ItemKind, SourceItem
 from .ports import SourceTree
@@ -164,7 +164,7 @@ def _skill_file(tree: SourceTree, path: str, rel: str, name: str) -> SourceItem:
         return item(rel, "skill file not kept: binary (not UTF-8 text); a skill folder keeps text files")
     if "\x00" in text:
         return item(rel, "skill file not kept: binary (NUL bytes); a skill folder keeps text files")
-    if not rel.endswith(SKILL_FILE_SUFFIXES):
+    if not is_skill_text_name(rel):
         base = rel.rsplit("/", 1)[-1]
         kind = f"a {base.rsplit('.', 1)[1]!r} file" if "." in base else "a file without a type"
         return item(

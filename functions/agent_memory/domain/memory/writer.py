@@ -12,7 +12,8 @@ from ..records import MemoryRecord, MemoryType, Status, Tier, content_hash
 from ..safety.fields import FieldFinding
 from . import classify as classifier
 from . import write_judge
-from .context import batch_context, cut_context
+from .context import batch_context, cut_context, turn_vectors
+from .dates import dated_context
 from .decide import Plan, decide
 from .inputs import Decision, RememberInput, RememberResult
 from .parts import MemoryParts
@@ -76,6 +77,7 @@ class Writer:
             accepted.append((position, item, found))
         accepted = batch_context(accepted)
         vectors = self.parts.embed(tenant, [i.content for _, i, _ in accepted]) if accepted else []
+        vectors = turn_vectors(accepted, vectors, self.parts.policy.turn_context_weight)
         for (position, item, finding), vector in zip(accepted, vectors, strict=True):
             results[position] = self._with_retry(tenant, item, vector, actor, finding)
         return [result for result in results if result is not None]
@@ -177,7 +179,9 @@ class Writer:
             valid_from=item.valid_from or now,
             recorded_at=now,
             content_hash=content_hash(item.content),
-            context=cut_context(item.context or ""),
+            context=cut_context(
+                dated_context(item.context or "", item.content, item.metadata, item.valid_from)
+            ),
             embedding_model=self.parts.embedder_of(tenant).identity.key,
             metadata=dict(item.metadata),
         )

@@ -74,3 +74,23 @@ def test_a_turn_is_found_by_the_words_of_the_exchange_around_it(tmp_path):
     ).results
     assert answer.id in [item.record.id for item in found]
     assert answer.content == "Melanie: A sunrise over the lake, it took me hours!"  # context is not content
+
+
+def test_date_words_join_the_context_only_where_the_callers_context_stays_whole(tmp_path):
+    from agent_memory.domain.memory.context import MAX_CONTEXT_CHARS
+
+    memory = service(tmp_path)
+    said = {"session_date": "8 May, 2023"}
+    short = RememberInput(
+        content="Melanie: I ran a charity race yesterday.", namespace=NS, metadata=said, context="the race"
+    )
+    given = ("support group notes " * MAX_CONTEXT_CHARS)[: MAX_CONTEXT_CHARS - 2].strip()  # no room left
+    long = RememberInput(
+        content="Caroline: I went to the support group yesterday.", namespace=NS, metadata=said, context=given
+    )
+    kept_short = memory.remember("acme", short, actor="test").record
+    kept_long = memory.remember("acme", long, actor="test").record
+    assert kept_short is not None and kept_long is not None
+    assert "7 May" in kept_short.context and kept_short.context.endswith("the race")
+    assert kept_long.context == given  # nothing the caller gave is pushed out by a date word
+    assert len(kept_long.context) > MAX_CONTEXT_CHARS - 6

@@ -4,9 +4,12 @@ Kept apart from the service: pure functions over the remember inputs of one batc
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
+from ..ports import Embedding
 from ..records import MAX_CONTEXT_CHARS
 
 if TYPE_CHECKING:
@@ -26,6 +29,10 @@ _SESSION_KEYS = ("session", "session_id", "session_date")
 
 def _session_of(item: RememberInput) -> tuple[object, ...]:
     return (item.namespace, *(item.metadata.get(key) for key in _SESSION_KEYS))
+
+
+def _in_a_session(item: RememberInput) -> bool:
+    return any(item.metadata.get(key) is not None for key in _SESSION_KEYS)
 
 
 _T = TypeVar("_T")
@@ -51,4 +58,37 @@ def batch_context(
             ]
             item = replace(item, context=" ".join(around))
         out.append((position, item, extra))
+    return out
+
+
+def turn_vectors(
+    accepted: Sequence[tuple[int, RememberInput, object]], vectors: Sequence[Embedding], weight: float
+) -> list[Embedding]:
+    """The vectors indexed for a batch's items: an item of a conversation (metadata `session`, `session_id` or
+    `session_date` given) gets its own content's vector plus `weight` × the mean vector of its neighbouring
+    items of the same session, normalised; other items keep their own (issue 34, docs/decisions/recall-focus.md).
+
+    A turn such as "Thanks! I have lots of reminders of it - a way to escape reality." says what it is about
+    only with the turn before it; the keyword half has that turn in its context (`batch_context`), and this
+    gives the vector half the same, at no extra embedding (the neighbours' vectors are in the batch already)."""
+    if weight <= 0:
+        return list(vectors)
+    items = [item for _, item, _ in accepted]
+    out: list[Embedding] = []
+    for number, (item, vector) in enumerate(zip(items, vectors, strict=True)):
+        session = _session_of(item)
+        around = [
+            vectors[other]
+            for other in (number - 1, number + 1)
+            if 0 <= other < len(items) and _in_a_session(item) and _session_of(items[other]) == session
+        ]
+        if not around:
+            out.append(vector)
+            continue
+        mixed = [
+            value + weight * sum(neighbour[i] for neighbour in around) / len(around)
+            for i, value in enumerate(vector)
+        ]
+        norm = math.sqrt(math.fsum(value * value for value in mixed)) or 1.0
+        out.append(Embedding([value / norm for value in mixed], vector.identity))
     return out

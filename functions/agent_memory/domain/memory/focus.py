@@ -25,6 +25,8 @@ from ..patterns import lazy
 from ..records import MemoryRecord
 from ..text import STOPWORDS
 from .contradiction import speaker
+from .dates import Span, asked_range, overlaps, reference_date, spans_of
+from .policy import MemoryPolicy
 
 # Capitalised words, possessive cut ("Melanie's" → "Melanie"); a name of several words is matched word by word.
 _CAPITALISED_RE = lazy(r"\b[A-Z][\w-]*?(?=(?:['’]s)?\b)")
@@ -80,10 +82,16 @@ class Focus:
     off_subject: float = 1.0
     when: bool = False
     untimed: float = 1.0
+    asked: Span | None = None
+    off_date: float = 1.0
 
     @property
     def active(self) -> bool:
-        return (bool(self.names) and self.off_subject < 1.0) or (self.when and self.untimed < 1.0)
+        return (
+            (bool(self.names) and self.off_subject < 1.0)
+            or (self.when and self.untimed < 1.0)
+            or (self.asked is not None and self.off_date < 1.0)
+        )
 
     def factor(self, record: MemoryRecord) -> float:
         factor = 1.0
@@ -92,6 +100,13 @@ class Focus:
             factor *= self.off_subject
         if self.when and not timed:
             factor *= self.untimed
+        if self.asked is not None and self.off_date < 1.0:
+            reference = reference_date(record.metadata, record.valid_from)
+            spans = spans_of(record.content, reference) or (
+                ((reference, reference),) if reference is not None else ()
+            )
+            if spans and not overlaps(spans, self.asked):
+                factor *= self.off_date
         return factor
 
 
@@ -103,6 +118,24 @@ def _traits(content: str) -> tuple[frozenset[str], bool]:
     return frozenset(said_by.split()) if said_by else frozenset(), says_when(said)
 
 
-def focus_of(question: str, *, off_subject: float, untimed: float) -> Focus:
-    """The focus of `question`: the names it mentions and whether it asks when (policy factors given)."""
-    return Focus(names=named(question), off_subject=off_subject, when=asks_when(question), untimed=untimed)
+def focus_of(question: str, *, off_subject: float, untimed: float, off_date: float = 1.0) -> Focus:
+    """The focus of `question`: the names it mentions, whether it asks when and the dates it names (policy
+    factors given)."""
+    return Focus(
+        names=named(question),
+        off_subject=off_subject,
+        when=asks_when(question),
+        untimed=untimed,
+        asked=asked_range(question) if off_date < 1.0 else None,
+        off_date=off_date,
+    )
+
+
+def focus_for(question: str, policy: MemoryPolicy) -> Focus:
+    """The focus of `question` with the policy's factors."""
+    return focus_of(
+        question,
+        off_subject=policy.focus_off_subject,
+        untimed=policy.focus_untimed,
+        off_date=policy.focus_off_date,
+    )

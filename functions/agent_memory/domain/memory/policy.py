@@ -122,6 +122,15 @@ class MemoryPolicy(Model):
     focus_untimed: Unit = 0.8
     """Recall focus: the share of its relevance a memory without a time expression keeps when the question asks
     when (1: no time focus). docs/decisions/recall-focus.md."""
+    focus_off_date: Unit = 0.6
+    """Recall focus: the share of its relevance a memory keeps when the question names a date, month or year
+    (domain/memory/dates.py) and the memory's dates (resolved against the day it was said) fall outside it.
+    0.6: LoCoMo R@10 dev 0.786 / non-dev 0.768, against 0.782 / 0.768 at 0.8 and 0.782 / 0.761 at 1
+    (docs/decisions/recall-focus.md)."""
+    turn_context_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
+    """A conversation turn's indexed vector: its content's vector plus this share of its neighbouring turns'
+    (same batch and session; `context.turn_vectors`), normalised (0: the content's vector alone).
+    docs/decisions/recall-focus.md."""
     over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
 

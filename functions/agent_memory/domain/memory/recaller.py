@@ -13,7 +13,7 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
-from .focus import focus_of
+from .focus import focus_for
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
@@ -88,9 +88,9 @@ class Recaller:
                 if self._matches(record, query, statuses)
             }
 
-        # The question's focus (issue 34): turns of speakers it does not name, and for a "when" question memories
-        # with no time, keep a share of their relevance.
-        focus = focus_of(text, off_subject=p.focus_off_subject, untimed=p.focus_untimed)
+        # The question's focus (issue 34): turns of speakers it does not name, for a "when" question memories
+        # with no time, and for a question naming a date memories dated elsewhere keep a share of their relevance.
+        focus = focus_for(text, p)
         factor = focus.factor if focus.active else None
         results = newer_first(select_top(fused, load, p, now, k=query.k, threshold=threshold, focus=factor))
         query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()

@@ -13,7 +13,8 @@ from ..records import MemoryRecord, MemoryType, Status, Tier, content_hash
 from ..safety.fields import FieldFinding
 from . import classify as classifier
 from . import write_judge
-from .context import batch_context, cut_context
+from .context import MAX_CONTEXT_CHARS, batch_context, cut_context, turn_vectors
+from .dates import dated_context
 from .decide import Plan, decide
 from .inputs import Decision, RememberInput, RememberResult
 from .parts import MemoryParts
@@ -77,6 +78,7 @@ class Writer:
             accepted.append((position, item, found))
         accepted = batch_context(accepted)
         vectors = self.parts.embed(tenant, [i.content for _, i, _ in accepted]) if accepted else []
+        vectors = turn_vectors(accepted, vectors, self.parts.policy.turn_context_weight)
         for (position, item, finding), vector in zip(accepted, vectors, strict=True):
             results[position] = self._with_retry(tenant, item, vector, actor, finding)
         return [result for result in results if result is not None]
@@ -172,7 +174,7 @@ class Writer:
             valid_from=item.valid_from or now,
             recorded_at=now,
             content_hash=content_hash(item.content),
-            context=cut_context(item.context or ""),
+            context=_with_dates(item),
             embedding_model=self.parts.embedder_of(tenant).identity.key,
             metadata=dict(item.metadata),
         )
@@ -219,3 +221,11 @@ class Writer:
         ranked = [(record, similarity.get(record.id, 0.0)) for record in records]
         ranked.sort(key=lambda pair: -pair[1])
         return ranked
+
+
+def _with_dates(item: RememberInput) -> str:
+    """The stored keyword context: the caller's (cut as always), with the words of the dates its content
+    speaks of put first only where they fit whole, so a date word never pushes out what the caller gave."""
+    given = cut_context(item.context or "")
+    dated = dated_context(given, item.content, item.metadata, item.valid_from)
+    return dated if len(dated) <= MAX_CONTEXT_CHARS else given

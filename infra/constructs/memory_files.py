@@ -15,6 +15,7 @@ from aws_cdk import aws_s3files as s3files
 from constructs import Construct
 
 from ..config import DeploymentConfig, MemoryFilesConfig
+from .buckets import data_bucket
 from .network import Network
 
 MEMORY_MOUNT_PATH = "/mnt/memory"
@@ -73,19 +74,13 @@ class MemoryFiles(Construct):
     def _bucket(
         self, key: kms.IKey, access_logs_bucket: s3.IBucket, noncurrent_version_days: int, retain: bool
     ) -> s3.Bucket:
-        return s3.Bucket(
+        return data_bucket(
             self,
             "Bucket",
             versioned=True,  # S3 Files requires versioning; it also makes overwrites recoverable
-            encryption=s3.BucketEncryption.KMS,
-            encryption_key=key,
-            bucket_key_enabled=True,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=access_logs_bucket,
-            server_access_logs_prefix="memory-files/",
+            key=key,
+            access_logs_bucket=access_logs_bucket,
+            logs_prefix="memory-files/",
             lifecycle_rules=[
                 s3.LifecycleRule(
                     id="expire-old-versions",
@@ -93,7 +88,7 @@ class MemoryFiles(Construct):
                     abort_incomplete_multipart_upload_after=Duration.days(7),
                 )
             ],
-            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+            retain=retain,
         )
 
     def _service_role(self, key: kms.IKey) -> iam.Role:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import cast
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -24,6 +24,7 @@ from constructs import Construct
 
 from ..config import DeploymentConfig, FunctionSizing
 from ..workflows.migration_asl import definition_json
+from .buckets import data_bucket
 from .function_set import FunctionSet
 from .network import S3, Network
 from .service_function import METRICS_NAMESPACE, ServiceFunction
@@ -208,18 +209,12 @@ class MigrationWorkflow(Construct):
         )
 
     def _archive_bucket(self, key: kms.IKey, access_logs_bucket: s3.IBucket, retain: bool) -> s3.Bucket:
-        return s3.Bucket(
+        return data_bucket(
             self,
             "ArchiveBucket",
-            encryption=s3.BucketEncryption.KMS,
-            encryption_key=key,
-            bucket_key_enabled=True,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=access_logs_bucket,
-            server_access_logs_prefix="migration-archive/",
+            key=key,
+            access_logs_bucket=access_logs_bucket,
+            logs_prefix="migration-archive/",
             lifecycle_rules=[
                 s3.LifecycleRule(
                     id="archived-vectors-to-glacier",
@@ -239,7 +234,7 @@ class MigrationWorkflow(Construct):
                     id="abort-uploads", abort_incomplete_multipart_upload_after=Duration.days(7)
                 ),
             ],
-            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+            retain=retain,
         )
 
     def _alarms(self) -> list[cloudwatch.Alarm]:

@@ -17,6 +17,7 @@ from agent_memory.adapters.aws.s3vectors_index import (
     S3VectorsIndex,
     index_name_for,
 )
+from agent_memory.adapters.aws.s3vectors_payloads import put_batches
 from agent_memory.domain.errors import EmbedderMismatch, TooLarge, UpstreamUnavailable, ValidationFailed
 from agent_memory.domain.ports import IndexFilter
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Status
@@ -391,7 +392,7 @@ def test_given_vectors_with_large_metadata_when_batched_then_requests_stay_under
         for i in range(500)
     ]
 
-    batches = list(S3VectorsIndex._put_batches(vectors))
+    batches = list(put_batches(vectors))
 
     assert len(batches) == 2 and sum(len(b) for b in batches) == 500
     for batch in batches:

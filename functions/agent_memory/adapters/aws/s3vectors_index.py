@@ -32,9 +32,7 @@ indexes (`manage_indexes=True`, default), CreateIndex, UpdateIndexMode and Updat
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 import threading
 import time
@@ -45,11 +43,39 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from ...domain.errors import Conflict, EmbedderMismatch, NotFound, TooLarge, ValidationFailed
+from ...domain.errors import Conflict, EmbedderMismatch, NotFound, ValidationFailed
 from ...domain.ports import Hit, IndexEntry, IndexFilter, Vector
 from ...domain.records import EmbedderIdentity, Status, is_valid_tenant
-from ...domain.text import index_query_terms, index_terms
+from ...domain.text import index_query_terms
 from ._errors import error_code, upstream_errors
+from .s3vectors_payloads import (
+    MAX_DELETE_KEYS,
+    MAX_GET_KEYS,
+    MAX_LIST_VECTORS,
+    MAX_TOP_K,
+    MAX_TOTAL_METADATA_BYTES,
+    SENTINEL_KEY,
+    TEXT_KEY,
+    chunks,
+    float32_text,
+    keyword_hits,
+    keyword_query_text,
+    put_batches,
+    query_filter,
+    text_config,
+    text_search_active,
+    vector_payload,
+)
+
+__all__ = [
+    "INDEX_PREFIX",
+    "MAX_TOTAL_METADATA_BYTES",
+    "S3VECTORS_CLIENT_CONFIG",
+    "SENTINEL_KEY",
+    "TEXT_KEY",
+    "S3VectorsIndex",
+    "index_name_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -60,21 +86,6 @@ S3VECTORS_CLIENT_CONFIG = Config(
 )
 
 INDEX_PREFIX = "mem-"
-TEXT_KEY = "text"
-SENTINEL_KEY = "__embedder__"
-
-MAX_PUT_VECTORS = 500
-MAX_GET_KEYS = 100
-MAX_DELETE_KEYS = 500
-MAX_LIST_VECTORS = 1000
-"""ListVectors maxResults (1-1,000 in the service model)."""
-MAX_TOP_K = 100
-MAX_FILTERABLE_METADATA_BYTES = 2048
-MAX_TOTAL_METADATA_BYTES = 40_000
-"""The service allows 40 KB of metadata per vector; we stay a little under 40 x 1024 because the service's
-exact byte accounting is not published (we count compact JSON in UTF-8)."""
-MAX_REQUEST_BYTES = 16 * 1024 * 1024
-MAX_QUERY_TEXT_CHARS = 1024
 TEXT_SEARCH_RECHECK_SECONDS = 60.0
 
 _INDEX_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -96,35 +107,6 @@ def index_name_for(tenant: str, prefix: str = INDEX_PREFIX, suffix: str = "") ->
             "hyphens, dots)"
         )
     return name
-
-
-def _json_bytes(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
-
-
-def _cut_terms(terms: str, max_bytes: int) -> str:
-    """At most `max_bytes` of UTF-8, cut at a character boundary and then back to a whole term."""
-    encoded = terms.encode()
-    if len(encoded) <= max_bytes:
-        return terms
-    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
-    return cut.rsplit(" ", 1)[0] if " " in cut else cut
-
-
-def _float32_text(values: Sequence[float]) -> list[float]:
-    """Values rounded to 9 significant digits, enough to round-trip float32 (the service stores float32):
-    nothing is lost and requests shrink by ~30% (measured: 500 x 1024-d, 12.7 MB -> 9.0 MB)."""
-    return [float(f"{x:.9g}") for x in values]
-
-
-def _one_of(values: Sequence[str]) -> dict[str, Any]:
-    unique = list(dict.fromkeys(values))
-    return {"$eq": unique[0]} if len(unique) == 1 else {"$in": unique}
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 @dataclass
@@ -215,16 +197,9 @@ class S3VectorsIndex:
             _IndexState(
                 exists=True,
                 identity_key=self._read_identity(tenant),
-                text_search_ready=self._text_search_active(info),
+                text_search_ready=text_search_active(info),
                 checked_at=time.monotonic(),
             ),
-        )
-
-    @staticmethod
-    def _text_search_active(info: dict[str, Any]) -> bool:
-        configs = (info.get("metadataConfiguration") or {}).get("textSearchConfigurations") or []
-        return info.get("indexMode", "ENHANCED") == "ENHANCED" and any(
-            c.get("metadataKey") == TEXT_KEY and c.get("status", "ACTIVE") == "ACTIVE" for c in configs
         )
 
     @staticmethod
@@ -261,7 +236,7 @@ class S3VectorsIndex:
             _IndexState(
                 exists=True,
                 identity_key=stored,
-                text_search_ready=self._text_search_active(info),
+                text_search_ready=text_search_active(info),
                 checked_at=time.monotonic(),
             ),
         )
@@ -274,16 +249,13 @@ class S3VectorsIndex:
                 "indexes; onboard the tenant first",
                 tenant=tenant,
             )
-        text_config: dict[str, Any] = {"metadataKey": TEXT_KEY}
-        if self._language:
-            text_config["language"] = self._language
         params: dict[str, Any] = {
             "dataType": "float32",
             "dimension": identity.dimensions,
             "distanceMetric": "cosine",
             "metadataConfiguration": {
                 "nonFilterableMetadataKeys": [TEXT_KEY],
-                "textSearchConfigurations": [text_config],
+                "textSearchConfigurations": [text_config(self._language)],
             },
         }
         if self._kms_key_arn:
@@ -329,10 +301,8 @@ class S3VectorsIndex:
             changed = True
         configs = (info.get("metadataConfiguration") or {}).get("textSearchConfigurations") or []
         if not any(c.get("metadataKey") == TEXT_KEY for c in configs):
-            text_config: dict[str, Any] = {"metadataKey": TEXT_KEY}
-            if self._language:
-                text_config["language"] = self._language
-            self._call(tenant, "UpdateMetadataConfiguration", add={"textSearchConfigurations": [text_config]})
+            add = {"textSearchConfigurations": [text_config(self._language)]}
+            self._call(tenant, "UpdateMetadataConfiguration", add=add)
             changed = True
         if changed:
             logger.warning("enabled full-text search on the vector index of tenant %s", tenant)
@@ -360,84 +330,20 @@ class S3VectorsIndex:
     def upsert(self, tenant: str, identity: EmbedderIdentity, entries: Sequence[IndexEntry]) -> None:
         if not entries:
             return
-        vectors = [self._vector(entry, identity) for entry in entries]
+        vectors = [vector_payload(entry, identity) for entry in entries]
         self.ensure_tenant(tenant, identity)
         self._put(tenant, vectors)
 
-    def _vector(self, entry: IndexEntry, identity: EmbedderIdentity) -> dict[str, Any]:
-        if entry.record_id == SENTINEL_KEY or not entry.record_id:
-            raise ValidationFailed(f"{entry.record_id!r} is not a usable record id")
-        if len(entry.vector) != identity.dimensions:
-            raise ValidationFailed(
-                f"record {entry.record_id}: vector has {len(entry.vector)} dimensions, the embedder "
-                f"{identity.name} produces {identity.dimensions}",
-                record_id=entry.record_id,
-            )
-        if not all(math.isfinite(x) for x in entry.vector):
-            raise ValidationFailed(f"record {entry.record_id}: vector contains NaN or infinity")
-        if not any(entry.vector):
-            raise ValidationFailed(f"record {entry.record_id}: the zero vector has no cosine direction")
-        filterable = {
-            "namespace": entry.namespace,
-            "type": entry.type.value,
-            "status": entry.status.value,
-            "embedder": identity.key,
-        }
-        filterable_bytes = _json_bytes(filterable)
-        if filterable_bytes > MAX_FILTERABLE_METADATA_BYTES:
-            raise TooLarge(
-                f"record {entry.record_id}: {filterable_bytes} bytes of filterable metadata, S3 Vectors "
-                f"allows {MAX_FILTERABLE_METADATA_BYTES} (shorten the namespace or the embedder name)",
-                record_id=entry.record_id,
-            )
-        overhead = _json_bytes({**filterable, TEXT_KEY: ""})
-        terms = " ".join(index_terms(entry.text))
-        # JSON escaping can add bytes (quotes, backslashes), so shrink until the whole object fits.
-        budget = MAX_TOTAL_METADATA_BYTES - overhead
-        text = _cut_terms(terms, budget)
-        while _json_bytes({**filterable, TEXT_KEY: text}) > MAX_TOTAL_METADATA_BYTES:
-            budget -= 1024
-            text = _cut_terms(terms, max(budget, 0))
-        if len(text) < len(terms):
-            logger.warning("record %s: keyword text cut to %d bytes", entry.record_id, len(text.encode()))
-        return {
-            "key": entry.record_id,
-            "data": {"float32": _float32_text(entry.vector)},
-            "metadata": {**filterable, TEXT_KEY: text},
-        }
-
     def _put(self, tenant: str, vectors: Sequence[dict[str, Any]]) -> None:
-        for batch in self._put_batches(vectors):
+        for batch in put_batches(vectors):
             self._call(tenant, "PutVectors", vectors=list(batch))
-
-    @staticmethod
-    def _put_batches(vectors: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-        """At most 500 vectors and about 16 MiB per PutVectors request."""
-        batch: list[dict[str, Any]] = []
-        size = 0
-        for vector in vectors:
-            # A 9-digit float takes at most 17 bytes in JSON ("-1.23456789e-05, "), plus key and metadata:
-            # a cheap upper bound of the serialised size.
-            estimate = (
-                17 * len(vector["data"]["float32"])
-                + _json_bytes(vector["metadata"])
-                + len(vector["key"])
-                + 64
-            )
-            if batch and (len(batch) == MAX_PUT_VECTORS or size + estimate > MAX_REQUEST_BYTES):
-                yield batch
-                batch, size = [], 0
-            batch.append(vector)
-            size += estimate
-        if batch:
-            yield batch
 
     def set_status(self, tenant: str, record_ids: Sequence[str], status: Status) -> None:
         ids = [i for i in dict.fromkeys(record_ids) if i != SENTINEL_KEY]
         if not ids or not self._load_state(tenant).exists:
             return
         changed: list[dict[str, Any]] = []
-        for chunk in _chunks(ids, MAX_GET_KEYS):
+        for chunk in chunks(ids, MAX_GET_KEYS):
             found = self._call(tenant, "GetVectors", keys=list(chunk), returnData=True, returnMetadata=True)
             for vector in found["vectors"]:
                 metadata = dict(vector.get("metadata") or {})
@@ -453,7 +359,7 @@ class S3VectorsIndex:
         ids = [i for i in dict.fromkeys(record_ids) if i != SENTINEL_KEY]
         if not ids:
             return
-        for chunk in _chunks(ids, MAX_DELETE_KEYS):
+        for chunk in chunks(ids, MAX_DELETE_KEYS):
             try:
                 self._call(tenant, "DeleteVectors", keys=list(chunk))
             except ClientError as error:
@@ -462,20 +368,6 @@ class S3VectorsIndex:
                 raise
 
     # ------------------------------------------------------------------ queries
-
-    @staticmethod
-    def _filter(where: IndexFilter, embedder: str | None) -> dict[str, Any]:
-        clauses: list[dict[str, Any]] = [
-            # The sentinel has no namespace, so even an "any namespace" query never returns it.
-            {"namespace": _one_of(where.namespaces) if where.namespaces else {"$exists": True}}
-        ]
-        if where.types:
-            clauses.append({"type": _one_of([t.value for t in where.types])})
-        if where.statuses:
-            clauses.append({"status": _one_of([s.value for s in where.statuses])})
-        if embedder is not None:
-            clauses.append({"embedder": {"$eq": embedder}})
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
     def _query(self, tenant: str, **params: Any) -> list[dict[str, Any]]:
         try:
@@ -501,8 +393,8 @@ class S3VectorsIndex:
         results = self._query(
             tenant,
             topK=min(MAX_TOP_K, k),
-            queryVector={"float32": _float32_text(vector)},
-            filter=self._filter(where, identity.key),
+            queryVector={"float32": float32_text(vector)},
+            filter=query_filter(where, identity.key),
             returnDistance=True,
         )
         # Cosine distance = 1 - cosine similarity.
@@ -521,26 +413,14 @@ class S3VectorsIndex:
             if not state.text_search_ready:
                 logger.warning("keyword search of tenant %s is not ready (text index building)", tenant)
                 return []
-        query = " ".join(dict.fromkeys(terms))
-        if len(query) > MAX_QUERY_TEXT_CHARS:
-            query = query[:MAX_QUERY_TEXT_CHARS].rsplit(" ", 1)[0]
         results = self._query(
             tenant,
             topK=min(MAX_TOP_K, k),
-            queryTexts=[{"text": query, "metadataKey": TEXT_KEY}],
-            filter=self._filter(where, None),
+            queryTexts=[{"text": keyword_query_text(terms), "metadataKey": TEXT_KEY}],
+            filter=query_filter(where, None),
             returnScores=True,
         )
-        hits = []
-        for rank, result in enumerate(results):
-            bm25 = [
-                s["score"]
-                for s in (result.get("scores") or {}).get("bm25Scores", [])
-                if s["metadataKey"] == TEXT_KEY
-            ]
-            # Scores are requested; if the service omits them, keep its order with a decreasing stand-in.
-            hits.append(Hit(record_id=result["key"], score=float(bm25[0]) if bm25 else 1.0 / (rank + 1)))
-        return hits
+        return keyword_hits(results)
 
     def _refresh_text_search(self, tenant: str, state: _IndexState) -> _IndexState:
         info = self._describe(tenant)
@@ -549,7 +429,7 @@ class S3VectorsIndex:
         return _IndexState(
             exists=True,
             identity_key=state.identity_key,
-            text_search_ready=self._text_search_active(info),
+            text_search_ready=text_search_active(info),
             checked_at=time.monotonic(),
         )
 

@@ -9,7 +9,7 @@ Storage design (why it is not a `.npy` file per tenant):
 * An upsert is one SQLite transaction that writes only the rows it touches, in both halves at once. Durability
   and multi-process safety are SQLite's (WAL); nothing is buffered in memory, so nothing is lost on a crash,
   and no call ever rewrites a whole matrix.
-* The numpy matrix is a per-process cache, loaded lazily on the tenant's first vector query. Every write bumps
+* The numpy matrix (vector_cache.py) is a per-process cache, loaded lazily on the tenant's first vector query. Every write bumps
   the tenant's `seq` (and deletes also its `epoch`) in the `tenants` table; a query reads that pair (one indexed
   row) and, when another process or thread has written, pulls only the rows whose `seq` is newer. A delete makes
   the next query reload the tenant fully, which is rare: the service archives rather than deletes.
@@ -20,9 +20,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -32,6 +30,7 @@ from ...domain.records import EmbedderIdentity, Status, is_valid_namespace, is_v
 from ...domain.text import index_query_terms, index_terms
 from ._sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase, placeholders, versioned_schema
 from .keyword_cache import TenantKeywords
+from .vector_cache import FLOAT32, TenantVectors
 
 SCHEMA_VERSION = 1
 DATABASE_NAME = "search.db"
@@ -41,7 +40,6 @@ _ID_CHUNK = 500
 # A keyword query ORs its distinct terms; beyond this many, more terms add cost but hardly change the ranking.
 MAX_QUERY_TERMS = 128
 MAX_RECORD_ID_LENGTH = 256
-_FLOAT32 = np.dtype("<f4")
 
 _GLOBAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -57,9 +55,9 @@ _INIT_SCHEMA = versioned_schema(_GLOBAL_SCHEMA, SCHEMA_VERSION, "search")
 
 
 KEYWORD_OVER_FETCH = 4
+"""Keyword queries rank an over-fetched top inside FTS5 before applying the filters (see query_keyword)."""
 PRUNE_TERMS_FROM_DOCS = 1000
 """Below this many documents a tenant's keyword queries keep every term (see _informative_terms)."""
-"""Keyword queries rank an over-fetched top inside FTS5 before applying the filters (see query_keyword)."""
 
 
 def _tables(tenant: str) -> tuple[str, str]:
@@ -122,19 +120,6 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
         yield items[start : start + _ID_CHUNK]
 
 
-# Below this many matrix elements (16 MB of float32) numpy's own single-threaded loop computes the product;
-# above it, BLAS. A threaded BLAS gemv wakes its thread pool even for small matrices, which on a busy 2-core
-# host costs several milliseconds more than the product itself (measured: 10k x 384 took 0.6 ms with einsum,
-# 8 ms with matmul while other processes used the cores).
-_BLAS_MIN_ELEMENTS = 4_000_000
-
-
-def _similarities(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    if matrix.size < _BLAS_MIN_ELEMENTS:
-        return np.einsum("ij,j->i", matrix, query)
-    return matrix @ query
-
-
 def _informative(terms: list[str], total: int, frequency: Callable[[str], int]) -> list[str]:
     """`LocalSearchIndex._informative_terms` over cached document frequencies (same rule: from
     PRUNE_TERMS_FROM_DOCS documents on, drop terms in more than half of them, keeping the rarest if all are)."""
@@ -142,147 +127,6 @@ def _informative(terms: list[str], total: int, frequency: Callable[[str], int]) 
         return terms
     kept = [term for term in terms if frequency(term) * 2 <= total]
     return kept or [min(terms, key=frequency)]
-
-
-def _member(codes: np.ndarray, wanted: list[int]) -> np.ndarray:
-    if len(wanted) == 1:
-        return codes == wanted[0]
-    return np.isin(codes, wanted)
-
-
-@dataclass
-class _TenantVectors:
-    """One tenant's vectors in memory: a growable float32 matrix plus parallel code arrays for the filterable
-    fields, so a filter is a few vectorised comparisons and never a Python loop over rows."""
-
-    dims: int
-    identity: str
-    seq: int = -1
-    epoch: int = -1
-    size: int = 0
-    matrix: np.ndarray = field(init=False)
-    namespace: np.ndarray = field(init=False)
-    type: np.ndarray = field(init=False)
-    status: np.ndarray = field(init=False)
-    ids: list[str] = field(default_factory=list)
-    row_of: dict[str, int] = field(default_factory=dict)
-    codes: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {"namespace": {}, "type": {}, "status": {}}
-    )
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self._allocate(0)
-
-    def _allocate(self, capacity: int) -> None:
-        self.matrix = np.zeros((capacity, self.dims), dtype=np.float32)
-        self.namespace = np.zeros(capacity, dtype=np.int32)
-        self.type = np.zeros(capacity, dtype=np.int32)
-        self.status = np.zeros(capacity, dtype=np.int32)
-
-    def reset(self) -> None:
-        self.size = 0
-        self.ids = []
-        self.row_of = {}
-        self._allocate(0)
-
-    def _reserve(self, extra: int) -> None:
-        needed = self.size + extra
-        capacity = self.matrix.shape[0]
-        if needed <= capacity:
-            return
-        # 25 % headroom: amortises copies without doubling the memory of a large tenant.
-        new_capacity = max(needed, capacity + capacity // 4, 64)
-        old = (self.matrix, self.namespace, self.type, self.status)
-        self._allocate(new_capacity)
-        for target, source in zip((self.matrix, self.namespace, self.type, self.status), old, strict=True):
-            target[: self.size] = source[: self.size]
-
-    def apply(self, rows: list[tuple[str, str, str, str, bytes]]) -> None:
-        """Insert or overwrite rows (record_id, namespace, type, status, vector bytes). Per-row work is limited
-        to dict look-ups, so a cold load of 100k rows stays well under a second."""
-        if not rows:
-            return
-        if self.size == 0:
-            self._load(rows)
-            return
-        row_of = self.row_of
-        fresh = [row[0] for row in rows if row[0] not in row_of]
-        self._reserve(len(fresh))
-        for record_id in fresh:
-            row_of[record_id] = self.size
-            self.ids.append(record_id)
-            self.size += 1
-        count = len(rows)
-        positions = np.fromiter((row_of[row[0]] for row in rows), dtype=np.int64, count=count)
-        self.matrix[positions] = np.frombuffer(b"".join(row[4] for row in rows), dtype=_FLOAT32).reshape(
-            count, self.dims
-        )
-        self.namespace[positions] = self._encode("namespace", rows, 1)
-        self.type[positions] = self._encode("type", rows, 2)
-        self.status[positions] = self._encode("status", rows, 3)
-
-    def _encode(
-        self, kind: str, rows: list[tuple[str, str, str, str, bytes]], field_index: Literal[1, 2, 3]
-    ) -> np.ndarray:
-        """Small integer codes for one filterable field of `rows` (new values get the next free code)."""
-        table = self.codes[kind]
-        return np.fromiter(
-            (table.setdefault(row[field_index], len(table)) for row in rows), dtype=np.int32, count=len(rows)
-        )
-
-    def _load(self, rows: list[tuple[str, str, str, str, bytes]]) -> None:
-        """Bulk load into an empty cache: the joined bytes become the matrix without a second copy (a
-        bytearray, so the array stays writable for later in-place updates)."""
-        count = len(rows)
-        buffer = bytearray().join(row[4] for row in rows)
-        self.matrix = np.frombuffer(buffer, dtype=_FLOAT32).reshape(count, self.dims)
-        self.ids = [row[0] for row in rows]
-        self.row_of = {record_id: i for i, record_id in enumerate(self.ids)}
-        self.size = count
-        self.codes = {"namespace": {}, "type": {}, "status": {}}
-        self.namespace = self._encode("namespace", rows, 1)
-        self.type = self._encode("type", rows, 2)
-        self.status = self._encode("status", rows, 3)
-
-    def search(self, query: np.ndarray, k: int, where: IndexFilter) -> list[Hit]:
-        n = self.size
-        if n == 0:
-            return []
-        mask: np.ndarray | None = None
-        for kind, column, values in (
-            ("namespace", self.namespace, where.namespaces),
-            ("type", self.type, tuple(v.value for v in where.types)),
-            ("status", self.status, tuple(v.value for v in where.statuses)),
-        ):
-            if not values:
-                continue
-            wanted = [self.codes[kind][v] for v in values if v in self.codes[kind]]
-            if not wanted:
-                return []
-            member = _member(column[:n], wanted)
-            mask = member if mask is None else mask & member
-        if mask is None:  # no filter at all: every row is a candidate
-            return self._top(_similarities(self.matrix[:n], query), np.arange(n), k)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
-            return []
-        # A narrow filter gathers its rows first; a wide one multiplies the whole matrix once, which is
-        # cheaper than copying most of it.
-        if candidates.size * 2 < n:
-            scores = _similarities(self.matrix[candidates], query)
-        else:
-            scores = _similarities(self.matrix[:n], query)[candidates]
-        return self._top(scores, candidates, k)
-
-    def _top(self, scores: np.ndarray, candidates: np.ndarray, k: int) -> list[Hit]:
-        """The k best of `scores` (aligned with row numbers `candidates`), best first."""
-        top = min(k, candidates.size)
-        best = np.argpartition(-scores, top - 1)[:top] if top < candidates.size else np.arange(top)
-        best = best[np.argsort(-scores[best], kind="stable")]
-        # One vectorised clip and plain Python numbers: np.clip per hit cost ~15 µs each, 1.5 ms at k=100.
-        ids, rows, values = self.ids, candidates[best].tolist(), np.clip(scores[best], -1.0, 1.0).tolist()
-        return [Hit(record_id=ids[row], score=value) for row, value in zip(rows, values, strict=True)]
 
 
 class LocalSearchIndex:
@@ -295,7 +139,7 @@ class LocalSearchIndex:
             self.data_dir / DATABASE_NAME, _INIT_SCHEMA, busy_timeout_ms=busy_timeout_ms
         )
         self._db.connection()
-        self._caches: dict[str, _TenantVectors] = {}
+        self._caches: dict[str, TenantVectors] = {}
         self._keywords: dict[str, TenantKeywords] = {}
         self._caches_lock = threading.Lock()
 
@@ -381,7 +225,7 @@ class LocalSearchIndex:
                 f"invalid namespace {entry.namespace!r}: use a path like /projects/billing"
             )
         vector = _unit_vector(entry.vector, identity)
-        return entry, vector.astype(_FLOAT32).tobytes(), " ".join(index_terms(entry.text))
+        return entry, vector.astype(FLOAT32).tobytes(), " ".join(index_terms(entry.text))
 
     def set_status(self, tenant: str, record_ids: Sequence[str], status: Status) -> None:
         _check_tenant(tenant)
@@ -439,16 +283,16 @@ class LocalSearchIndex:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
 
-    def _cache(self, tenant: str, identity: EmbedderIdentity) -> _TenantVectors:
+    def _cache(self, tenant: str, identity: EmbedderIdentity) -> TenantVectors:
         with self._caches_lock:
             cache = self._caches.get(tenant)
             if cache is None or cache.identity != identity.key:
-                cache = _TenantVectors(dims=identity.dimensions, identity=identity.key)
+                cache = TenantVectors(dims=identity.dimensions, identity=identity.key)
                 self._caches[tenant] = cache
             return cache
 
     @staticmethod
-    def _sync(conn: sqlite3.Connection, tenant: str, cache: _TenantVectors, *, seq: int, epoch: int) -> None:
+    def _sync(conn: sqlite3.Connection, tenant: str, cache: TenantVectors, *, seq: int, epoch: int) -> None:
         if cache.seq == seq and cache.epoch == epoch:
             return
         docs, _ = _tables(tenant)
@@ -586,7 +430,7 @@ class LocalSearchIndex:
                 return
             for rowid, record_id, namespace, kind, status, vector in found:
                 last = rowid
-                yield record_id, namespace, kind, status, np.frombuffer(vector, dtype=_FLOAT32).tolist()
+                yield record_id, namespace, kind, status, np.frombuffer(vector, dtype=FLOAT32).tolist()
 
     def drop_tenant(self, tenant: str) -> None:
         """Drop the tenant's tables and its row: the index no longer exists for it."""

@@ -25,291 +25,53 @@ curator judged, so a concurrent edit is never overwritten (the decision is repor
 Optional LLM review (a `ReviewModel`, isolated from the chat model so it never touches a session's cache):
 near-duplicate skills get a *merge* proposal, unclear ones an *improve* proposal, written into the report for
 a person to accept (`accept_proposal`); nothing is applied silently.
+
+The rules are in `curator_rules.py`, the run report in `curator_report.py`, the review in `curator_review.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import Conflict, DomainError, NotFound, ValidationFailed
 from ..files.memory_files import CURATOR_DIR
 from ..ports import Clock, FileStore
 from ..records import is_valid_namespace, is_valid_tenant
 from .config import CuratorConfig
-from .document import Provenance, SkillMeta, SkillStatus, validate_name
-from .service import BAD_OUTCOMES, Outcome, Signals, Skill, SkillsService
+from .curator_report import CuratorReport, day_path, render_report
+from .curator_review import REVIEW_SYSTEM, ReviewModel, parse_proposals
+from .curator_rules import TARGET, Action, Decision, decide
+from .document import Provenance, SkillStatus
+from .service import Skill, SkillsService
+
+__all__ = [
+    # re-exported: the rules, the report and the review were split out of this module (issue 31)
+    "Action",
+    "CuratorInProgress",
+    "CuratorReport",
+    "CuratorService",
+    "Decision",
+    "ReviewModel",
+    "decide",
+    "parse_proposals",
+    "render_report",
+]
 
 ACTOR = "curator"
 LOCK_PATH = f"{CURATOR_DIR}/lock.json"
-_DAY_SECONDS = 86_400.0
 
 
 class CuratorInProgress(Conflict):
     """Another curator run holds this namespace's lease (409)."""
 
     code = "curator_in_progress"
-
-
-class ReviewModel(Protocol):
-    """A text model that answers one prompt (Bedrock Converse in AWS), never the sessions' chat model."""
-
-    def complete(self, *, system: str, prompt: str, max_tokens: int = 2000) -> str: ...
-
-
-class Action(StrEnum):
-    KEEP = "keep"
-    STALE = "stale"
-    ARCHIVE = "archive"
-    REACTIVATE = "reactivate"
-    REPORT = "report_only"
-    """Human, imported or pinned: the rules' verdict is reported, nothing is changed."""
-
-
-_TARGET: dict[Action, SkillStatus] = {
-    Action.STALE: SkillStatus.STALE,
-    Action.ARCHIVE: SkillStatus.ARCHIVED,
-    Action.REACTIVATE: SkillStatus.ACTIVE,
-}
-
-
-@dataclass(frozen=True)
-class Decision:
-    name: str
-    provenance: str
-    status: str
-    action: Action
-    reason: str
-    inputs: dict[str, Any]
-    verdict: Action = Action.KEEP
-    """What the rules say regardless of provenance and pinning (equal to `action` for governed skills)."""
-    applied: bool = False
-    error: str = ""
-
-    @property
-    def new_status(self) -> str | None:
-        target = _TARGET.get(self.action)
-        return target.value if target else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "provenance": self.provenance,
-            "status": self.status,
-            "action": self.action.value,
-            "verdict": self.verdict.value,
-            "new_status": self.new_status,
-            "reason": self.reason,
-            "inputs": self.inputs,
-            "applied": self.applied,
-            "error": self.error,
-        }
-
-
-def decide(meta: SkillMeta, signals: Signals, now: datetime, config: CuratorConfig) -> Decision:
-    """The rule path's decision for one skill (pure)."""
-    since = meta.status_since
-    window = [r for r in signals.recent if r.at >= since]
-    counts = {o.value: sum(1 for r in window if r.outcome is o) for o in Outcome}
-    total = len(window)
-    bad = sum(1 for r in window if r.outcome in BAD_OUTCOMES)
-    share = bad / total if total else 0.0
-    dominated = total >= config.min_outcomes and share >= config.bad_share
-    last_used = signals.last_used_at
-    activity = max(since, last_used) if last_used else since
-    idle_days = max(0.0, (now - activity).total_seconds() / _DAY_SECONDS)
-    days_in_status = max(0.0, (now - since).total_seconds() / _DAY_SECONDS)
-    used_since = last_used is not None and last_used > since
-    inputs: dict[str, Any] = {
-        "version": meta.version,
-        "pinned": meta.pinned,
-        "status_since": since.isoformat(),
-        "last_used_at": last_used.isoformat() if last_used else None,
-        "idle_days": round(idle_days, 2),
-        "days_in_status": round(days_in_status, 2),
-        "outcomes_in_window": counts,
-        "bad_share": round(share, 3),
-        "bad_outcomes_dominate": dominated,
-    }
-    verdict, reason = _rules(
-        meta.status, dominated, idle_days, days_in_status, used_since, bad, total, share, config
-    )
-    action = verdict
-    if meta.provenance is not Provenance.AGENT:
-        action = Action.REPORT
-        reason = f"{meta.provenance.value} skill: reported, never changed by the curator (rules: {reason})"
-    elif meta.pinned:
-        action = Action.REPORT
-        reason = f"pinned: never changed by the curator (rules: {reason})"
-    return Decision(meta.name, meta.provenance.value, meta.status.value, action, reason, inputs, verdict)
-
-
-def _rules(
-    status: SkillStatus,
-    dominated: bool,
-    idle_days: float,
-    days_in_status: float,
-    used_since: bool,
-    bad: int,
-    total: int,
-    share: float,
-    config: CuratorConfig,
-) -> tuple[Action, str]:
-    outcomes = f"{bad} of {total} outcomes failed or misled ({share:.0%} ≥ {config.bad_share:.0%})"
-    if status is SkillStatus.ARCHIVED:
-        return Action.KEEP, "archived: stays archived until a person restores it"
-    if status is SkillStatus.ACTIVE:
-        if dominated:
-            return Action.STALE, f"bad outcomes dominate: {outcomes}"
-        if idle_days >= config.stale_after_days:
-            return (
-                Action.STALE,
-                f"not viewed or used for {idle_days:.0f} days (≥ {config.stale_after_days:g})",
-            )
-        return Action.KEEP, f"in use: last activity {idle_days:.0f} days ago, outcomes do not dominate bad"
-    if used_since and not dominated:
-        return Action.REACTIVATE, "used again since it went stale, and bad outcomes do not dominate"
-    if days_in_status >= config.archive_after_days:
-        return Action.ARCHIVE, f"stale for {days_in_status:.0f} days (≥ {config.archive_after_days:g})"
-    left = config.archive_after_days - days_in_status
-    return Action.KEEP, f"stale for {days_in_status:.0f} days; archived in {left:.0f} more unless used"
-
-
-# --------------------------------------------------------------------------- report
-
-
-@dataclass
-class CuratorReport:
-    tenant: str
-    namespace: str
-    day: str
-    run_id: str
-    dry_run: bool
-    status: str
-    """completed | already_done"""
-    started_at: str
-    config: dict[str, Any]
-    decisions: list[Decision] = field(default_factory=list)
-    proposals: list[dict[str, Any]] = field(default_factory=list)
-    unreadable: list[dict[str, str]] = field(default_factory=list)
-    review: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def summary(self) -> dict[str, int]:
-        counts: dict[str, int] = {"skills": len(self.decisions), "unreadable": len(self.unreadable)}
-        for decision in self.decisions:
-            counts[decision.action.value] = counts.get(decision.action.value, 0) + 1
-        counts["applied"] = sum(1 for d in self.decisions if d.applied)
-        counts["proposals"] = len(self.proposals)
-        return counts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "namespace": self.namespace,
-            "day": self.day,
-            "run_id": self.run_id,
-            "dry_run": self.dry_run,
-            "status": self.status,
-            "started_at": self.started_at,
-            "seconds": round(self.seconds, 3),
-            "config": self.config,
-            "summary": self.summary,
-            "decisions": [d.as_dict() for d in self.decisions],
-            "proposals": self.proposals,
-            "unreadable": self.unreadable,
-            "review": self.review,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], *, status: str) -> CuratorReport:
-        decisions = [
-            Decision(
-                name=str(d["name"]),
-                provenance=str(d["provenance"]),
-                status=str(d["status"]),
-                action=Action(d["action"]),
-                reason=str(d["reason"]),
-                inputs=dict(d.get("inputs") or {}),
-                verdict=Action(d.get("verdict", d["action"])),
-                applied=bool(d.get("applied")),
-                error=str(d.get("error", "")),
-            )
-            for d in data.get("decisions", [])
-        ]
-        return cls(
-            tenant=str(data["tenant"]),
-            namespace=str(data["namespace"]),
-            day=str(data["day"]),
-            run_id=str(data["run_id"]),
-            dry_run=bool(data.get("dry_run")),
-            status=status,
-            started_at=str(data.get("started_at", "")),
-            config=dict(data.get("config") or {}),
-            decisions=decisions,
-            proposals=list(data.get("proposals") or []),
-            unreadable=list(data.get("unreadable") or []),
-            review=dict(data.get("review") or {}),
-            seconds=float(data.get("seconds") or 0.0),
-        )
-
-
-def render_report(report: CuratorReport) -> str:
-    """REPORT.md: what changed and why, what was only reported, and the proposals waiting for a person."""
-    mode = "dry run: nothing was changed" if report.dry_run else "changes applied"
-    lines = [
-        f"# Curator report {report.namespace} {report.day}",
-        "",
-        f"Run `{report.run_id}` ({mode}); {len(report.decisions)} skills judged in {report.seconds:.2f} s.",
-        "",
-        "| decision | count |",
-        "| --- | --- |",
-    ]
-    lines += [f"| {key} | {value} |" for key, value in sorted(report.summary.items())]
-    sections = (
-        ("Changed", [d for d in report.decisions if d.new_status]),
-        (
-            "Reported only (human, imported or pinned)",
-            [d for d in report.decisions if d.action is Action.REPORT],
-        ),
-        ("Kept", [d for d in report.decisions if d.action is Action.KEEP]),
-    )
-    for title, decisions in sections:
-        lines += ["", f"## {title} [{len(decisions)}]"]
-        for d in decisions:
-            move = f"{d.status} → {d.new_status}" if d.new_status else d.status
-            state = "" if not d.new_status else (" (applied)" if d.applied else " (not applied)")
-            error = f" — {d.error}" if d.error else ""
-            lines.append(f"- `{d.name}` [{d.provenance}] {move}{state}: {d.reason}{error}")
-    lines += ["", f"## Proposals [{len(report.proposals)}]"]
-    if report.review.get("note"):
-        lines.append(str(report.review["note"]))
-    for proposal in report.proposals:
-        skills = ", ".join(f"`{s}`" for s in proposal["skills"])
-        lines.append(f"- `{proposal['id']}` {proposal['kind']} {skills}: {proposal['reason']}")
-    if report.proposals:
-        lines += [
-            "",
-            "Accept one with `agent-memory skills accept <id> --day DAY` or POST /v1/admin/curator/accept.",
-        ]
-    if report.unreadable:
-        lines += ["", f"## Unreadable [{len(report.unreadable)}]"]
-        lines += [f"- `{u['name']}`: {u['error']}" for u in report.unreadable]
-    return "\n".join(lines) + "\n"
-
-
-def day_path(day: str, name: str) -> str:
-    return f"{CURATOR_DIR}/{day}/{name}"
 
 
 # --------------------------------------------------------------------------- service
@@ -413,27 +175,12 @@ class CuratorService:
     ) -> list[Skill]:
         """Apply one proposal of a run, as `actor`: improve rewrites the skill; merge rewrites the first skill and
         archives the others. Refused when any of its skills changed since the run judged it."""
-        stored = self.stored_run(tenant, namespace, day)
-        if stored is None:
-            raise NotFound(f"no curator run on {day} in {namespace}", day=day)
-        proposal = next((p for p in stored.get("proposals", []) if p.get("id") == proposal_id), None)
-        if proposal is None:
-            raise NotFound(f"run {day} has no proposal {proposal_id!r}", proposal_id=proposal_id)
+        proposal = self._proposal(tenant, namespace, day, proposal_id)
         accepted_path = day_path(day, "accepted.json")
-        if proposal_id in (_loads(self._files.read(tenant, namespace, accepted_path)) or {}):
-            raise Conflict(f"proposal {proposal_id} was already accepted", proposal_id=proposal_id)
         versions: dict[str, int] = proposal["versions"]
         note = f"curator proposal {proposal_id} of {day} accepted"
         proposed = proposal["proposed"]
         target = proposal["skills"][0]
-        for name in proposal["skills"]:
-            current = self._skills.get(tenant, namespace, name, signals=False)
-            if current.meta.version != versions[name]:
-                raise Conflict(
-                    f"skill {name!r} changed since the proposal (version {current.meta.version}, proposal "
-                    f"judged {versions[name]}); run the curator again",
-                    name=name,
-                )
         changed = [
             self._skills.edit(
                 tenant,
@@ -472,6 +219,27 @@ class CuratorService:
 
     # ------------------------------------------------------------------ internals
 
+    def _proposal(self, tenant: str, namespace: str, day: str, proposal_id: str) -> dict[str, Any]:
+        """A stored run's proposal that is not accepted yet and whose skills are still at the judged versions."""
+        stored = self.stored_run(tenant, namespace, day)
+        if stored is None:
+            raise NotFound(f"no curator run on {day} in {namespace}", day=day)
+        proposal = next((p for p in stored.get("proposals", []) if p.get("id") == proposal_id), None)
+        if proposal is None:
+            raise NotFound(f"run {day} has no proposal {proposal_id!r}", proposal_id=proposal_id)
+        if proposal_id in (_loads(self._files.read(tenant, namespace, day_path(day, "accepted.json"))) or {}):
+            raise Conflict(f"proposal {proposal_id} was already accepted", proposal_id=proposal_id)
+        versions: dict[str, int] = proposal["versions"]
+        for name in proposal["skills"]:
+            current = self._skills.get(tenant, namespace, name, signals=False)
+            if current.meta.version != versions[name]:
+                raise Conflict(
+                    f"skill {name!r} changed since the proposal (version {current.meta.version}, proposal "
+                    f"judged {versions[name]}); run the curator again",
+                    name=name,
+                )
+        return proposal
+
     def _load(self, tenant: str, namespace: str, report: CuratorReport) -> list[Skill]:
         """Every skill of the namespace with its signals, read side by side; unreadable ones are reported."""
 
@@ -493,7 +261,7 @@ class CuratorService:
         return skills
 
     def _apply(self, tenant: str, namespace: str, skill: Skill, decision: Decision) -> Decision:
-        target = _TARGET[decision.action]
+        target = TARGET[decision.action]
         try:
             self._skills.set_status(
                 tenant,
@@ -574,54 +342,6 @@ class CuratorService:
 
     def _write(self, tenant: str, namespace: str, path: str, text: str) -> None:
         self._files.update(tenant, namespace, path, lambda _current: text)
-
-
-REVIEW_SYSTEM = (
-    "You review procedures ('skills') that AI agents wrote for themselves. Find (1) near-duplicates: skills "
-    "that describe the same procedure and should be one; (2) unclear skills: vague, contradictory or missing "
-    "steps. Answer with JSON only: "
-    '{"proposals": [{"kind": "merge", "skills": ["<keep>", "<other>", ...], "reason": "...", '
-    '"description": "<one line>", "body": "<merged Markdown body>"}, {"kind": "improve", "skills": ["<name>"], '
-    '"reason": "...", "description": "<one line>", "body": "<improved Markdown body>"}]}. '
-    'Use only the given names. Return {"proposals": []} when all skills are distinct and clear.'
-)
-
-
-def parse_proposals(answer: str, skills: dict[str, Skill], day: str) -> tuple[list[dict[str, Any]], int]:
-    """The model's proposals that name known skills and carry a body; the rest is dropped (and counted)."""
-    text = answer.strip()
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        data = json.loads(text[start : end + 1]) if start >= 0 else {}
-    except json.JSONDecodeError:
-        return [], 1
-    raw = data.get("proposals") if isinstance(data, dict) else None
-    proposals: list[dict[str, Any]] = []
-    dropped = 0
-    for item in raw if isinstance(raw, list) else []:
-        try:
-            kind = str(item["kind"])
-            names = [validate_name(n) for n in item["skills"]]
-            body, description = str(item["body"]), str(item.get("description") or "")
-            if kind not in ("merge", "improve") or not body.strip() or any(n not in skills for n in names):
-                raise ValueError("unknown kind, skill or empty body")
-            if (kind == "merge") != (len(names) >= 2) or len(set(names)) != len(names):
-                raise ValueError("a merge names two or more skills, an improvement one")
-        except (KeyError, TypeError, ValueError, DomainError):
-            dropped += 1
-            continue
-        digest = hashlib.sha256(json.dumps([kind, names, body], ensure_ascii=False).encode()).hexdigest()[:10]
-        proposals.append(
-            {
-                "id": f"p-{day}-{digest}",
-                "kind": kind,
-                "skills": names,
-                "reason": " ".join(str(item.get("reason", "")).split())[:500],
-                "versions": {n: skills[n].meta.version for n in names},
-                "proposed": {"description": description or skills[names[0]].meta.description, "body": body},
-            }
-        )
-    return proposals, dropped
 
 
 def _with(decision: Decision, **changes: Any) -> Decision:

@@ -13,20 +13,19 @@ Layout under the namespace directory (S3 Files in AWS, the data directory locall
 Every change is a locked read-modify-write of SKILL.md (the file store serialises writers of one file): the
 previous text is written to `versions/<n>.md` and the change-log entry appended before the new SKILL.md is
 written, so no version is ever lost; if any step fails, SKILL.md is unchanged. Writes run the same safety scan
-as memory files. Names, sizes and formats are validated before anything is written.
+as memory files. Names, sizes and formats are validated before anything is written (`text_rules.py`); the
+signals are read and written through `signals.py`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
-from .. import safety
-from ..errors import ConcurrentModification, Conflict, NotFound, TooLarge, UnsafeContent, ValidationFailed
+from ..errors import ConcurrentModification, Conflict, NotFound, ValidationFailed
 from ..ports import Clock, FileStore
 from ..records import is_valid_namespace, is_valid_tenant
 from .config import SkillsConfig
@@ -41,6 +40,20 @@ from .document import (
     validate_name,
 )
 from .files import SkillFiles
+from .signals import BAD_OUTCOMES, Outcome, OutcomeReport, Signals
+from .text_rules import SkillText
+
+__all__ = [
+    # re-exported: the signals were split out of this module (issue 31)
+    "BAD_OUTCOMES",
+    "Outcome",
+    "OutcomeReport",
+    "Signals",
+    "Skill",
+    "SkillExists",
+    "SkillListing",
+    "SkillsService",
+]
 
 SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
@@ -54,88 +67,12 @@ class SkillExists(Conflict):
     code = "skill_exists"
 
 
-class Outcome(StrEnum):
-    HELPED = "helped"
-    FAILED = "failed"
-    MISLED = "misled"
-
-
-BAD_OUTCOMES = frozenset({Outcome.FAILED, Outcome.MISLED})
-
-
 def skill_path(name: str, file: str = SKILL_FILE) -> str:
     return f"{SKILLS_DIR}/{validate_name(name)}/{file}"
 
 
 def version_path(name: str, version: int) -> str:
     return f"{SKILLS_DIR}/{validate_name(name)}/versions/{version}.md"
-
-
-@dataclass(frozen=True)
-class OutcomeReport:
-    at: datetime
-    outcome: Outcome
-    actor: str
-    note: str
-    version: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "at": self.at.isoformat(),
-            "outcome": self.outcome.value,
-            "actor": self.actor,
-            "note": self.note,
-            "version": self.version,
-        }
-
-
-@dataclass(frozen=True)
-class Signals:
-    """What `signals.json` holds: counters for ever, the last outcomes in detail."""
-
-    views: int = 0
-    uses: int = 0
-    last_used_at: datetime | None = None
-    outcomes: dict[str, int] = field(default_factory=dict)
-    recent: tuple[OutcomeReport, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "views": self.views,
-            "uses": self.uses,
-            "last_used_at": self.last_used_at.isoformat() if self.last_used_at else None,
-            "outcomes": {o.value: self.outcomes.get(o.value, 0) for o in Outcome},
-            "recent": [report.as_dict() for report in self.recent],
-        }
-
-    @classmethod
-    def from_text(cls, text: str | None, path: str) -> Signals:
-        if not text or not text.strip():
-            return cls()
-        try:
-            data = json.loads(text)
-            recent = tuple(
-                OutcomeReport(
-                    at=_aware(item["at"]),
-                    outcome=Outcome(item["outcome"]),
-                    actor=str(item.get("actor", "")),
-                    note=str(item.get("note", "")),
-                    version=int(item.get("version", 0)),
-                )
-                for item in data.get("recent", [])
-            )
-            last = data.get("last_used_at")
-            return cls(
-                views=int(data.get("views", 0)),
-                uses=int(data.get("uses", 0)),
-                last_used_at=_aware(last) if last else None,
-                outcomes={str(k): int(v) for k, v in (data.get("outcomes") or {}).items()},
-                recent=recent,
-            )
-        except (ValueError, TypeError, KeyError, AttributeError) as error:
-            raise MalformedSkill(
-                f"{path} is not a valid signals file ({error}); fix or remove it", path=path
-            ) from None
 
 
 @dataclass(frozen=True)
@@ -167,9 +104,9 @@ class SkillsService:
         config: SkillsConfig | None = None,
     ) -> None:
         self._files = files
-        self._scan = scanner
         self._clock = clock
         self.config = config or SkillsConfig()
+        self._text = SkillText(self.config, scanner)
         self.files = SkillFiles(files, scanner, self.config)
         """The files beside each SKILL.md (`references/`, `scripts/`, `assets/`): `files.py`."""
 
@@ -258,9 +195,9 @@ class SkillsService:
     ) -> Skill:
         _check_scope(tenant, namespace)
         validate_name(name)
-        description = self._description(description)
-        body = self._body(body)
-        self._check_note(note)
+        description = self._text.description(description)
+        body = self._text.body(body)
+        self._text.check_note(note)
         now = self._clock.now()
         meta = SkillMeta(
             name=name,
@@ -301,8 +238,8 @@ class SkillsService:
         note: str = "",
     ) -> Skill:
         """Replace the whole body (and the description when given). A stale skill becomes active again."""
-        new_body = self._body(body)
-        new_description = self._description(description) if description is not None else None
+        new_body = self._text.body(body)
+        new_description = self._text.description(description) if description is not None else None
 
         def content(meta: SkillMeta, _body: str) -> tuple[dict[str, Any], str]:
             _writable(meta, name)
@@ -328,7 +265,9 @@ class SkillsService:
 
         def change(meta: SkillMeta, body: str) -> tuple[dict[str, Any], str]:
             _writable(meta, name)
-            return _content_update(None, self._clock.now()), self._body(patch_section(body, heading, content))
+            return _content_update(None, self._clock.now()), self._text.body(
+                patch_section(body, heading, content)
+            )
 
         return self._mutate(tenant, namespace, name, "patch", actor, change, expected_version, note)
 
@@ -400,16 +339,7 @@ class SkillsService:
                 f"unknown outcome {outcome!r}: use one of {', '.join(o.value for o in Outcome)}",
                 outcome=str(outcome),
             ) from None
-        if not isinstance(note, str):
-            raise ValidationFailed("note must be text")
-        note = " ".join(safety.normalise(note).split())
-        if len(note) > self.config.max_note_chars:
-            raise TooLarge(
-                f"the note is {len(note):,} characters; at most {self.config.max_note_chars:,}",
-                limit=self.config.max_note_chars,
-            )
-        if note:
-            self._check_safe(note)
+        note = self._text.outcome_note(note)
         skill = self.get(tenant, namespace, name, signals=False)
         keep = self.config.recent_outcomes_kept
 
@@ -450,7 +380,7 @@ class SkillsService:
         note: str,
     ) -> Skill:
         _check_scope(tenant, namespace)
-        self._check_note(note)
+        self._text.check_note(note)
         path = skill_path(name)
         # Checked before the locked write, so a missing skill leaves no directories behind.
         if self._files.read(tenant, namespace, path) is None:
@@ -510,52 +440,6 @@ class SkillsService:
 
         self._files.update(tenant, namespace, skill_path(name, CHANGES_FILE), append)
 
-    def _description(self, description: str) -> str:
-        if not isinstance(description, str):
-            raise ValidationFailed("description must be text")
-        flat = " ".join(safety.normalise(description).split())
-        if not flat:
-            raise ValidationFailed("description is empty: say in one line when to use this skill")
-        if len(flat) > self.config.max_description_chars:
-            raise TooLarge(
-                f"the description is {len(flat):,} characters; at most {self.config.max_description_chars:,} "
-                "(one line: what the skill is for)",
-                limit=self.config.max_description_chars,
-            )
-        self._check_safe(flat)
-        return flat
-
-    def _body(self, body: str) -> str:
-        if not isinstance(body, str):
-            raise ValidationFailed("body must be text")
-        text = safety.normalise(body.replace("\r\n", "\n").replace("\r", "\n")).strip("\n")
-        if not text.strip():
-            raise ValidationFailed("body is empty: write the procedure")
-        if len(text) > self.config.max_body_chars:
-            raise TooLarge(
-                f"the skill body is {len(text):,} characters; at most {self.config.max_body_chars:,}: split it "
-                "into smaller skills",
-                limit=self.config.max_body_chars,
-                would_be=len(text),
-            )
-        if any(line.strip() == "---" for line in text.split("\n")[:1]):
-            raise ValidationFailed("the body may not start with a '---' line (it would read as front matter)")
-        self._check_safe(text)
-        return text
-
-    def _check_note(self, note: str) -> None:
-        """A change note is kept in the change log and shown with the skill's history: scanned like its body."""
-        if isinstance(note, str) and note.strip():
-            self._check_safe(" ".join(safety.normalise(note).split()))
-
-    def _check_safe(self, text: str) -> None:
-        rule = self._scan(text)
-        if rule is not None:
-            raise UnsafeContent(
-                f"skill text refused by the safety scan (rule '{rule}'); rephrase it as a plain procedure",
-                rule=rule,
-            )
-
 
 def _writable(meta: SkillMeta, name: str) -> None:
     if meta.status is SkillStatus.ARCHIVED:
@@ -589,13 +473,6 @@ def _load_changes(text: str | None) -> list[dict[str, Any]]:
         return changes
     except (ValueError, TypeError, KeyError) as error:
         raise MalformedSkill(f"a skill change log is not valid ({error}); fix it by hand") from None
-
-
-def _aware(value: str) -> datetime:
-    moment = datetime.fromisoformat(value)
-    if moment.utcoffset() is None:
-        raise ValueError(f"{value!r} has no time zone")
-    return moment
 
 
 def _actor(actor: str) -> str:

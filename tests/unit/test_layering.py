@@ -1,6 +1,7 @@
 """The package's dependency direction, read from the code's own imports (docs/architecture.md, "Layers").
 
-- `domain/` imports no adapter, api, handler, cli, settings, wiring or infra module, and no boto3.
+- `domain/` imports no other part of the package (adapters, api, handlers, cli, settings, wiring, local_server:
+  read from the tree, `OUTSIDE_DOMAIN`), no infra module and no boto3.
 - Shared `domain/` modules (credentials, errors, identity, model, patterns, ports, records, safety, text) import
   no wing.
 - A wing imports shared modules and only the wings it is allowed to depend on (`WING_DEPENDENCIES`), and never
@@ -12,7 +13,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,17 @@ WING_DEPENDENCIES: dict[str, set[str]] = {
 }
 """What each wing may import besides the shared modules (docs/architecture.md shows the same graph)."""
 
-OUTSIDE_DOMAIN = ("adapters", "api", "handlers", "cli", "settings", "wiring", "local_server", "workflows")
+
+def _outer_modules() -> frozenset[str]:
+    """The package's top-level modules and packages other than `domain`, read from the tree (so a new outer
+    layer is covered the day it appears, and a moved one is not listed after it left)."""
+    found = {p.stem for p in PACKAGE_ROOT.glob("*.py") if p.stem != "__init__"}
+    found |= {p.name for p in PACKAGE_ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return frozenset(found - {"domain"})
+
+
+OUTSIDE_DOMAIN = _outer_modules()
+"""What the domain may not import: every other part of the package (the layers around it)."""
 
 
 def _module_name(path: Path) -> str:
@@ -118,12 +129,11 @@ def test_the_layout_is_what_the_rules_below_describe() -> None:
     assert shared == set(SHARED), "a new shared domain module must be added here and to docs/architecture.md"
 
 
-@pytest.mark.parametrize("path", _domain_files(), ids=lambda p: str(p.relative_to(DOMAIN)))
-def test_domain_imports_only_what_its_place_allows(path: Path) -> None:
-    own = _module_name(path)
+def _import_problems(own: str, imports: Iterable[tuple[str, str | None, int]]) -> list[str]:
+    """What is wrong with the imports of domain module `own` (an empty list when they keep its place)."""
     own_wing = _wing_of(own)
     problems = []
-    for module, name, line in _imports(path):
+    for module, name, line in imports:
         root = module.split(".")[0]
         if root in {"boto3", "botocore", "infra", "aws_cdk"}:
             problems.append(f"line {line}: imports {module} (no AWS SDK or infra in the domain)")
@@ -146,7 +156,62 @@ def test_domain_imports_only_what_its_place_allows(path: Path) -> None:
             private_name = name is not None and name.startswith("_") and target == module
             if private_module or private_name:
                 problems.append(f"line {line}: imports a private name of the {wing} wing ({target}.{name})")
+    return problems
+
+
+@pytest.mark.parametrize("path", _domain_files(), ids=lambda p: str(p.relative_to(DOMAIN)))
+def test_domain_imports_only_what_its_place_allows(path: Path) -> None:
+    own = _module_name(path)
+    problems = _import_problems(own, _imports(path))
     assert not problems, f"{own}:\n" + "\n".join(problems)
+
+
+def test_the_outer_layers_are_read_from_the_tree() -> None:
+    # the layers docs/architecture.md names; the state machines live in infra/workflows/, outside the package
+    assert {"adapters", "api", "handlers", "cli", "settings", "wiring", "local_server"} <= OUTSIDE_DOMAIN
+    assert "workflows" not in OUTSIDE_DOMAIN and "domain" not in OUTSIDE_DOMAIN
+    assert "console" not in OUTSIDE_DOMAIN  # static files, no Python
+
+
+@pytest.mark.parametrize(
+    ("own", "module", "name", "why"),
+    [
+        ("agent_memory.domain.memory.service", "boto3", None, "no AWS SDK"),
+        ("agent_memory.domain.memory.service", "infra.workflows", None, "no AWS SDK or infra"),
+        *[
+            ("agent_memory.domain.memory.service", f"agent_memory.{layer}", None, "outer layer")
+            for layer in sorted(OUTSIDE_DOMAIN)
+        ],
+        ("agent_memory.domain.memory.service", "agent_memory", "wiring", "outer layer"),
+        (
+            "agent_memory.domain.records",
+            "agent_memory.domain.memory.service",
+            "MemoryService",
+            "shared module",
+        ),
+        (
+            "agent_memory.domain.memory.service",
+            "agent_memory.domain.files.paths",
+            "DAILY_DIR",
+            "may not import",
+        ),
+        ("agent_memory.domain.files.memory_files", "agent_memory.domain.memory", "_private", "private name"),
+        ("agent_memory.domain.files.memory_files", "agent_memory.domain.memory._hidden", "x", "private name"),
+    ],
+)
+def test_the_checker_refuses_a_planted_import(own: str, module: str, name: str | None, why: str) -> None:
+    """Each rule above fails on an import that breaks it (fed to the checker, the tree is left alone)."""
+    problems = _import_problems(own, [(module, name, 7)])
+    assert problems and all(why in problem for problem in problems), problems
+
+
+def test_the_checker_accepts_an_allowed_import() -> None:
+    allowed = [
+        ("agent_memory.domain.records", "MemoryRecord", 1),
+        ("agent_memory.domain.memory.service", "MemoryService", 2),
+        ("numpy", None, 3),
+    ]
+    assert _import_problems("agent_memory.domain.files.memory_files", allowed) == []
 
 
 def _wing_graph() -> dict[str, set[str]]:

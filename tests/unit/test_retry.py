@@ -231,3 +231,71 @@ def test_the_api_answers_a_503_with_retry_after(tmp_path, clock) -> None:
     assert result["statusCode"] == 503
     assert headers["retry-after"] in ("2", ["2"])
     assert json.loads(result["body"])["error"] == "upstream_unavailable"
+
+
+class _ShiftingStore:
+    """A record store whose records change status on every read (other writers keep winning), or settle after
+    `settles_after` reads."""
+
+    def __init__(self, settles_after: int | None = None) -> None:
+        self.reads = 0
+        self.settles_after = settles_after
+
+    def get_many(self, tenant: str, ids: list[str]) -> list[object]:
+        from datetime import UTC, datetime
+
+        from agent_memory.domain.records import MemoryRecord, MemoryType, Status
+
+        self.reads += 1
+        now = datetime(2026, 12, 1, tzinfo=UTC)
+        settled = self.settles_after is not None and self.reads > self.settles_after
+        status = Status.ARCHIVED if settled or self.reads % 2 else Status.ACTIVE
+        return [
+            MemoryRecord(
+                id=record_id,
+                tenant=tenant,
+                namespace="/p",
+                type=MemoryType.EPISODE,
+                content="x",
+                status=status,
+                created_at=now,
+                updated_at=now,
+                last_access_at=now,
+                valid_from=now,
+                recorded_at=now,
+            )
+            for record_id in ids
+        ]
+
+
+class _RecordingIndex:
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], str]] = []
+
+    def set_status(self, tenant: str, ids: list[str], status: object) -> None:
+        self.calls.append((list(ids), str(status)))
+
+
+def test_settling_the_index_ends_in_one_409_when_other_writers_keep_changing_the_records() -> None:
+    from agent_memory.domain.memory.transitions import settle_index
+    from agent_memory.domain.records import Status
+
+    clock = FakeClock()
+    store, index = _ShiftingStore(), _RecordingIndex()
+    rounds = _retry(retry_module.CONCURRENT_WRITE, clock, rand=0.5)
+    with pytest.raises(ConcurrentModification, match="the change is committed") as raised:
+        settle_index(store, index, "acme", {"m1": Status.ACTIVE}, rounds=rounds)  # type: ignore[arg-type]
+    assert raised.value.details == {"record_ids": ["m1"], "rounds": 3}
+    assert len(index.calls) == 3 and store.reads == 4  # three rounds applied, then the check that failed
+    assert len(clock.pauses) == 2  # a full-jitter pause between rounds, none after the last
+
+
+def test_settling_the_index_returns_once_the_store_holds_still() -> None:
+    from agent_memory.domain.memory.transitions import settle_index
+    from agent_memory.domain.records import Status
+
+    clock = FakeClock()
+    store, index = _ShiftingStore(settles_after=1), _RecordingIndex()
+    rounds = _retry(retry_module.CONCURRENT_WRITE, clock)
+    settle_index(store, index, "acme", {"m1": Status.ACTIVE}, rounds=rounds)  # type: ignore[arg-type]
+    assert index.calls == [(["m1"], "archived")] and store.reads == 2  # applied once, then found in line

@@ -213,19 +213,49 @@ def resolution(
 # --------------------------------------------------------------------------- the index follows the store
 
 
-def settle_index(store: RecordStore, index: SearchIndex, tenant: str, written: dict[str, Status]) -> None:
+def settle_index(
+    store: RecordStore,
+    index: SearchIndex,
+    tenant: str,
+    written: dict[str, Status],
+    *,
+    rounds: retry.Retry | None = None,
+) -> None:
     """Make the index's status of records just committed (and written to the index) follow the store. Index
     writes happen after the commit, so two requests that commit A then B can reach the index as B then A;
     re-reading the store after our index write and re-applying what it holds closes that window (a commit
-    after our read does its own index write after it)."""
+    after our read does its own index write after it).
+
+    Each round (`retry.CONCURRENT_WRITE`: a few, a short full-jitter pause between them) reads the store and
+    re-applies what changed. When the store still differs from what the last round wrote (other writers kept
+    changing the records), it ends with one `ConcurrentModification` (409) that says the change itself is
+    committed and how the index catches up; never silently."""
     expected = dict(written)
-    for _ in range(_ATTEMPTS):
-        stale: dict[Status, list[str]] = {}
-        for record in store.get_many(tenant, list(expected)):
-            if record.status is not expected[record.id] and record.status is not Status.QUARANTINED:
-                stale.setdefault(record.status, []).append(record.id)
-                expected[record.id] = record.status
+    run = (rounds or retry.Retry(retry.CONCURRENT_WRITE)).attempts()
+    for _ in run:
+        stale = _stale_statuses(store, tenant, expected)
         if not stale:
             return
         for status, ids in stale.items():
             index.set_status(tenant, ids, status)
+    behind = sorted(i for ids in _stale_statuses(store, tenant, expected).values() for i in ids)
+    if behind:
+        attempts = run.exhausted.attempts if run.exhausted else 0
+        raise ConcurrentModification(
+            f"the change is committed, but other requests kept changing {', '.join(behind)} while the search "
+            f"index was brought in line ({attempts} rounds): recall may show an older status until their own "
+            "writes settle or the namespace is reindexed; read the memory again to see where it stands",
+            record_ids=behind,
+            rounds=attempts,
+        )
+
+
+def _stale_statuses(store: RecordStore, tenant: str, expected: dict[str, Status]) -> dict[Status, list[str]]:
+    """The records whose stored status differs from `expected`, by their stored status (`expected` is updated to
+    it; quarantined ones are left out: the index never holds them as such)."""
+    stale: dict[Status, list[str]] = {}
+    for record in store.get_many(tenant, list(expected)):
+        if record.status is not expected[record.id] and record.status is not Status.QUARANTINED:
+            stale.setdefault(record.status, []).append(record.id)
+            expected[record.id] = record.status
+    return stale

@@ -7,6 +7,7 @@ resource, the test that made the call and where in the product code it was made.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from tests.iam.policy import Request, evaluate
 from tests.iam.reference import Need, needs_for
 from tests.iam.template import ResolvedTemplate, resolve_template
 
-BINDING = {
+NAMED_BEFORE_THE_CONVENTION = {
     "AGENT_MEMORY_TABLE": TABLE,
     "AGENT_MEMORY_API_KEYS_TABLE": API_KEYS_TABLE,
     "AGENT_MEMORY_IDEMPOTENCY_TABLE": "IdempotencyTable",
@@ -28,9 +29,38 @@ BINDING = {
     "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": "agent-memory-migration-archive",
     "AGENT_MEMORY_PURGE_STATE_MACHINE_ARN": "purge",  # tests/behaviour/conftest.py
 }
-"""Function environment variable → the physical name every suite gives that resource (tests/aws/support.py,
-tests/behaviour/conftest.py). A suite that names a resource differently is judged against a name the
-template does not grant, and fails: give it these names."""
+"""The names the suites (tests/aws/support.py, tests/behaviour/conftest.py) gave their resources before
+`bound_name`'s convention. Closed: a new resource takes the conventional name and needs no line here."""
+
+
+def bound_name(variable: str) -> str:
+    """The physical name every suite gives the resource that function environment variable `variable` names:
+    the variable without its `AGENT_MEMORY_` prefix and `_ARN`/`_ID` suffix, lowercase, `_` as `-` (valid for
+    tables, buckets, roles, functions and state machines): AGENT_MEMORY_IMPORT_STATE_MACHINE_ARN ->
+    `import-state-machine`. The contract binds the template's resources to these names (template.bound_names),
+    so a suite that names a resource differently is judged against a name the template does not grant, and
+    fails: give it this name."""
+    if variable in NAMED_BEFORE_THE_CONVENTION:
+        return NAMED_BEFORE_THE_CONVENTION[variable]
+    stem = variable.removeprefix("AGENT_MEMORY_").removesuffix("_ARN").removesuffix("_ID")
+    return stem.lower().replace("_", "-")
+
+
+class _Binding(Mapping[str, str]):
+    """`bound_name` as a mapping (what `resolve_template` takes): any variable has its name."""
+
+    def __getitem__(self, variable: str) -> str:
+        return bound_name(variable)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMED_BEFORE_THE_CONVENTION)
+
+    def __len__(self) -> int:
+        return len(NAMED_BEFORE_THE_CONVENTION)
+
+
+BINDING: Mapping[str, str] = _Binding()
+"""Function environment variable → the physical name every suite gives that resource (`bound_name`)."""
 
 
 NO_AWS_CALLS = frozenset({"files", "console"})

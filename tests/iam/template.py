@@ -11,6 +11,7 @@ touch, so a call that needs it fails loudly).
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,15 +271,52 @@ def _target_of(value: Any) -> str | None:
     return None
 
 
-def resolve_template(template: dict[str, Any], region: str, binding: dict[str, str]) -> ResolvedTemplate:
-    """`binding`: function environment variable → the physical name the tests use for its resource."""
+NAMING_ATTRIBUTES = ("Arn", "VectorBucketArn", "GuardrailId", "GuardrailArn")
+"""The attributes whose value names a resource (a `Ref` does too); a variable holding another attribute (a
+guardrail's `Version`) points to no resource of its own."""
+
+
+def _names_a_resource(value: Any) -> bool:
+    """The variable's value is a reference to one resource (Ref, GetAtt of a naming attribute, or a part of
+    one cut out by Select/Split), not a text built from several (Join, Sub: e.g. a JSON list of roles)."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((key, arg),) = value.items()
+    if key == "Ref":
+        return not str(arg).startswith("AWS::")
+    if key == "Fn::GetAtt":
+        attribute = arg[1] if isinstance(arg, list) else str(arg).split(".", 1)[1]
+        return attribute in NAMING_ATTRIBUTES
+    if key in ("Fn::Select", "Fn::Split"):
+        return _names_a_resource(arg[1])
+    return False
+
+
+def bound_names(template: dict[str, Any], binding: Mapping[str, str]) -> dict[str, str]:
+    """logical id → physical name: every resource a function environment variable names gets the name
+    `binding[variable]` (the names the suites give their moto resources). Read from the template, so a new
+    resource a construct hands its functions is bound without a list to extend; two variables that name one
+    resource differently are refused."""
     names: dict[str, str] = {}
+    given_by: dict[str, str] = {}
     for resource in template["Resources"].values():
         if resource["Type"] != "AWS::Lambda::Function":
             continue
         variables = resource["Properties"].get("Environment", {}).get("Variables", {})
-        for variable, physical in binding.items():
-            target = _target_of(variables.get(variable))
-            if target:
-                names[target] = physical
-    return ResolvedTemplate(template=template, region=region, names=names)
+        for variable, value in sorted(variables.items()):
+            target = _target_of(value) if _names_a_resource(value) else None
+            if target is None:
+                continue
+            physical = binding[variable]
+            if names.setdefault(target, physical) != physical:
+                raise ValueError(
+                    f"{given_by[target]} and {variable} both name {target}, as {names[target]!r} and "
+                    f"{physical!r}: the suites must give one resource one name"
+                )
+            given_by.setdefault(target, variable)
+    return names
+
+
+def resolve_template(template: dict[str, Any], region: str, binding: Mapping[str, str]) -> ResolvedTemplate:
+    """`binding`: function environment variable → the physical name the tests use for its resource."""
+    return ResolvedTemplate(template=template, region=region, names=bound_names(template, binding))

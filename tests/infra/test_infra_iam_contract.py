@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from infra_support import Synthesized
 
-from tests.iam.contract import BINDING
+from tests.iam.contract import BINDING, bound_name
 from tests.iam.policy import Request, evaluate
 from tests.iam.reference import ACCOUNT, needs_for
 from tests.iam.template import ResolvedTemplate, resolve_template
@@ -375,3 +375,59 @@ def test_the_s3_files_role_allows_what_the_service_does_for_the_file_system_and_
     trust = resolved.resolve(resolved.resources[role]["Properties"]["AssumeRolePolicyDocument"])["Statement"]
     assert [s["Principal"] for s in trust] == [{"Service": "elasticfilesystem.amazonaws.com"}]
     assert all("aws:SourceArn" in s["Condition"].get("ArnLike", {}) for s in trust), "confused-deputy guard"
+
+
+# ---------------------------------------------------------------------- the binding, read from the template
+
+
+def _function_with(variables: dict[str, Any]) -> dict[str, Any]:
+    return {"Type": "AWS::Lambda::Function", "Properties": {"Environment": {"Variables": variables}}}
+
+
+def test_every_resource_the_functions_are_handed_is_bound_to_the_suites_name(
+    resolved: ResolvedTemplate,
+) -> None:
+    # each variable that names a resource binds that resource to the name the suites give it
+    for resource in resolved.resources.values():
+        if resource["Type"] != "AWS::Lambda::Function":
+            continue
+        for variable, value in resource["Properties"].get("Environment", {}).get("Variables", {}).items():
+            if isinstance(value, dict) and ("Ref" in value or "Fn::GetAtt" in value):
+                target = value["Ref"] if "Ref" in value else value["Fn::GetAtt"][0]
+                assert resolved.name_of(target) == bound_name(variable), variable
+    assert resolved.name_of(resolved.tenant_role()) == "TenantAccessRole"
+
+
+def test_a_new_resource_is_bound_by_the_convention_without_a_list_to_extend() -> None:
+    template = {
+        "Resources": {
+            "ImportMachine1A2B": {"Type": "AWS::StepFunctions::StateMachine", "Properties": {}},
+            "Role9": {"Type": "AWS::IAM::Role", "Properties": {}},
+            "Fn": _function_with(
+                {
+                    "AGENT_MEMORY_IMPORT_STATE_MACHINE_ARN": {"Ref": "ImportMachine1A2B"},
+                    "AGENT_MEMORY_IAM_PRINCIPALS": {"Fn::Join": ["", [{"Fn::GetAtt": ["Role9", "Arn"]}]]},
+                }
+            ),
+        }
+    }
+    resolved = resolve_template(template, REGION, BINDING)
+    assert bound_name("AGENT_MEMORY_IMPORT_STATE_MACHINE_ARN") == "import-state-machine"
+    assert (
+        resolved.ref("ImportMachine1A2B")
+        == f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:import-state-machine"
+    )
+    assert resolved.name_of("Role9") == "Role9"  # a text built from several resources names none of them
+
+
+def test_two_variables_that_name_one_resource_differently_are_refused() -> None:
+    template = {
+        "Resources": {
+            "Table1": {"Type": "AWS::DynamoDB::Table", "Properties": {}},
+            "Fn": _function_with(
+                {"AGENT_MEMORY_TABLE": {"Ref": "Table1"}, "AGENT_MEMORY_JOBS_TABLE": {"Ref": "Table1"}}
+            ),
+        }
+    }
+    with pytest.raises(ValueError, match="both name Table1"):
+        resolve_template(template, REGION, BINDING)

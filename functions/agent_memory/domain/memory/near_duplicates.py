@@ -99,10 +99,42 @@ def cluster(
     size = len(terms)
     if groups is not None and len(groups) != size:
         raise ValueError("groups must have one entry per item")
+    blocks = _blocks(terms, groups, rare_terms)
+    pairs = _candidate_pairs(blocks, terms, max_block, window)
+    union = _UnionFind(size)
+    scored = _lexical_pairs(pairs, terms, threshold if verify is None else lexical_floor)
+    merged = 0
+    to_verify: list[tuple[int, int]] = []
+    decided_lexically = 0
+    if verify is None:  # decided lexically: every pair over the threshold merges
+        for _lexical, first, second in scored:
+            union.union(first, second)
+            merged += 1
+    else:
+        to_verify, lexical_merges, decided_lexically = _within_budget(scored, threshold, max_verified_items)
+        for first, second in lexical_merges:
+            union.union(first, second)
+            merged += 1
+        merged += _merge_verified(to_verify, verify, threshold, union)
+    stats = ClusterStats(
+        items=size,
+        blocks=sum(1 for members in blocks.values() if len(members) >= 2),
+        compared_pairs=len(pairs),
+        verified_pairs=len(to_verify),
+        merged_pairs=merged,
+        decided_lexically=decided_lexically,
+    )
+    return [union.find(index) for index in range(size)], stats
+
+
+def _blocks(
+    terms: Sequence[frozenset[str]], groups: Sequence[Hashable] | None, rare_terms: int
+) -> dict[tuple[Hashable, ...], list[int]]:
+    """Blocking: each item joins the blocks keyed by pairs of its `rare_terms` rarest shared terms (within its
+    group), so only items that share rare terms are ever compared."""
     frequency: Counter[str] = Counter()
     for item_terms in terms:
         frequency.update(item_terms)
-
     blocks: dict[tuple[Hashable, ...], list[int]] = {}
     for index, item_terms in enumerate(terms):
         shared = [term for term in item_terms if frequency[term] >= 2]
@@ -116,7 +148,18 @@ def cluster(
         )
         for key in keys:
             blocks.setdefault(key, []).append(index)
+    return blocks
 
+
+def _candidate_pairs(
+    blocks: dict[tuple[Hashable, ...], list[int]],
+    terms: Sequence[frozenset[str]],
+    max_block: int,
+    window: int,
+) -> list[tuple[int, int]]:
+    """The distinct pairs to compare, in order: all pairs of a block up to `max_block` members, and in a larger
+    one each item with the `window` items next to it by length."""
+    size = len(terms)
     # Members are appended in index order, so within a block `first < second` always holds for all-pairs;
     # windowed blocks are re-sorted and normalised. A pair is encoded as one int to de-duplicate cheaply.
     seen: set[int] = set()
@@ -133,56 +176,58 @@ def cluster(
             for position, first in enumerate(ordered):
                 for second in ordered[position + 1 : position + 1 + window]:
                     seen.add(first * size + second if first < second else second * size + first)
-    pairs = [divmod(code, size) for code in sorted(seen)]
+    return [divmod(code, size) for code in sorted(seen)]
 
-    union = _UnionFind(size)
-    merged = 0
+
+def _lexical_pairs(
+    pairs: list[tuple[int, int]], terms: Sequence[frozenset[str]], floor: float
+) -> list[tuple[float, int, int]]:
+    """(cosine of the term sets, first, second) of the pairs at or over `floor`, in pair order."""
     scored: list[tuple[float, int, int]] = []
-    floor = threshold if verify is None else lexical_floor
     sqrt = math.sqrt
     for first, second in pairs:
         a, b = terms[first], terms[second]
         lexical = len(a & b) / sqrt(len(a) * len(b))  # both non-empty: they share a block key
-        if lexical < floor:
-            continue
-        if verify is None:
+        if lexical >= floor:
+            scored.append((lexical, first, second))
+    return scored
+
+
+def _within_budget(
+    scored: list[tuple[float, int, int]], threshold: float, max_verified_items: int | None
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
+    """The pairs to verify (the lexically closest first, while their items fit `max_verified_items`), the
+    pairs beyond the budget that merge lexically (at or over `threshold`), and how many were decided so."""
+    to_verify: list[tuple[int, int]] = []
+    merges: list[tuple[int, int]] = []
+    decided_lexically = 0
+    budget: set[int] = set()
+    for lexical, first, second in sorted(scored, key=lambda item: (-item[0], item[1], item[2])):
+        if max_verified_items is None or len(budget | {first, second}) <= max_verified_items:
+            budget.update((first, second))
+            to_verify.append((first, second))
+        else:
+            decided_lexically += 1
+            if lexical >= threshold:
+                merges.append((first, second))
+    return to_verify, merges, decided_lexically
+
+
+def _merge_verified(
+    to_verify: list[tuple[int, int]], verify: PairScorer, threshold: float, union: _UnionFind
+) -> int:
+    """Verify the pairs in one call and merge those scoring at or over `threshold`; how many merged."""
+    if not to_verify:
+        return 0
+    scores = verify(to_verify)
+    if len(scores) != len(to_verify):
+        raise ValueError("verify returned a different number of scores than pairs")
+    merged = 0
+    for (first, second), score in zip(to_verify, scores, strict=True):
+        if score >= threshold:
             union.union(first, second)
             merged += 1
-        else:
-            scored.append((lexical, first, second))
-    to_verify: list[tuple[int, int]] = []
-    decided_lexically = 0
-    if scored:
-        scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-        budget: set[int] = set()
-        for lexical, first, second in scored:
-            within = max_verified_items is None or len(budget | {first, second}) <= max_verified_items
-            if within:
-                budget.update((first, second))
-                to_verify.append((first, second))
-            else:
-                decided_lexically += 1
-                if lexical >= threshold:
-                    union.union(first, second)
-                    merged += 1
-    if to_verify and verify is not None:
-        scores = verify(to_verify)
-        if len(scores) != len(to_verify):
-            raise ValueError("verify returned a different number of scores than pairs")
-        for (first, second), score in zip(to_verify, scores, strict=True):
-            if score >= threshold:
-                union.union(first, second)
-                merged += 1
-    roots = [union.find(index) for index in range(size)]
-    stats = ClusterStats(
-        items=size,
-        blocks=sum(1 for members in blocks.values() if len(members) >= 2),
-        compared_pairs=len(pairs),
-        verified_pairs=len(to_verify),
-        merged_pairs=merged,
-        decided_lexically=decided_lexically,
-    )
-    return roots, stats
+    return merged
 
 
 def embedding_verifier(embed: Callable[[Sequence[int]], Sequence[Sequence[float]]]) -> PairScorer:

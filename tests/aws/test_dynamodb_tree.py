@@ -91,8 +91,13 @@ def test_given_records_older_than_the_index_when_backfilled_in_steps_then_the_tr
 def test_given_a_large_tenant_when_a_small_tree_is_listed_then_the_read_is_bounded_by_the_page(dynamodb: Any):
     store = DynamoRecordStore(TABLE, lambda tenant: dynamodb)
     assert store.backfill_tree_index(TENANT_A).complete  # a new tenant: nothing to add
-    outside = [make_record(f"other {i}", namespace=f"/org/t-{i % 7}", at=T0 + timedelta(seconds=i)) for i in range(300)]
-    inside = [make_record(f"mine {i}", namespace=f"/me/u-{i % 3}", at=T0 + timedelta(seconds=i)) for i in range(12)]
+    outside = [
+        make_record(f"other {i}", namespace=f"/org/t-{i % 7}", at=T0 + timedelta(seconds=i))
+        for i in range(300)
+    ]
+    inside = [
+        make_record(f"mine {i}", namespace=f"/me/u-{i % 3}", at=T0 + timedelta(seconds=i)) for i in range(12)
+    ]
     _write(store, outside + inside)
     scanned: list[int] = []
     dynamodb.meta.events.register(

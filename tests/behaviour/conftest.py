@@ -39,6 +39,7 @@ from agent_memory.wiring.local import build_local
 from agent_memory.wiring.parts import AwsClients
 from tests.aws import moto_s3vectors
 from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
+from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server
 
@@ -394,6 +395,9 @@ def _aws_api(
         with mock_aws():
             dynamodb = boto3.client("dynamodb", region_name=REGION)
             create_memory_table(dynamodb)
+            records = DynamoRecordStore(TABLE, lambda tenant: dynamodb)
+            for tenant in sorted({tenant for tenant, _, _ in PRINCIPALS.values()}):
+                records.backfill_tree_index(tenant)  # as onboarding leaves a new tenant (tree index complete)
             dynamodb.create_table(
                 TableName="IdempotencyTable",
                 BillingMode="PAY_PER_REQUEST",

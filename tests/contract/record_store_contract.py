@@ -378,9 +378,13 @@ class RecordStoreContract:
             assert seen == expected, limit
             assert pages == -(-len(expected) // limit)  # no empty or short page before the end
 
-    def test_given_overlapping_tree_selectors_when_listed_then_each_record_once(self, record_store: RecordStore):
+    def test_given_overlapping_tree_selectors_when_listed_then_each_record_once(
+        self, record_store: RecordStore
+    ):
         names = ["/p/alpha", "/p/alpha/x", "/p/alpha2", "/p/alpha2/y", "/p/beta"]
-        records = [make_record(f"n {i}", namespace=ns, at=T0 + timedelta(minutes=i)) for i, ns in enumerate(names)]
+        records = [
+            make_record(f"n {i}", namespace=ns, at=T0 + timedelta(minutes=i)) for i, ns in enumerate(names)
+        ]
         self.create(record_store, *records)
 
         page = record_store.list(

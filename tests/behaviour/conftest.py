@@ -27,6 +27,7 @@ import httpx
 import pytest
 from moto import mock_aws
 
+from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.migration import build_embedder_spec
 from agent_memory.api.context import Services
@@ -39,7 +40,6 @@ from agent_memory.wiring.local import build_local
 from agent_memory.wiring.parts import AwsClients
 from tests.aws import moto_s3vectors
 from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
-from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server
 

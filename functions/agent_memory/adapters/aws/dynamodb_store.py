@@ -93,6 +93,7 @@ __all__ = [
     "SUBTREE_READ_BUDGET",
     "DynamoRecordStore",
     "TreeBackfill",
+    "logger",
     "sortable_time",
 ]
 

@@ -423,12 +423,10 @@ class DynamoRecordStore:
         check_limit(query.limit)
         for namespace in (*query.namespaces, *query.namespaces_below):
             check_namespace(namespace)
-        kind = cursor_kind(query.cursor)
-        if query.namespaces_below and kind is None:
-            kind = TREE_CURSOR if self._tree.indexed(tenant) else "records"
-        after = decode_cursor(query.cursor, kind or "records")
+        kind = self._listing_kind(tenant, query)
+        after = decode_cursor(query.cursor, kind)
         if query.conflict_group is not None:
-            return self._list_conflict_group(tenant, query, after, kind or "records")
+            return self._list_conflict_group(tenant, query, after, kind)
 
         flt = Filter()
         flt.one_of("type", [t.value for t in query.types])
@@ -453,6 +451,18 @@ class DynamoRecordStore:
             merged = self._q.index(tenant, "gsi2", f"{tenant}#REC", "", after, flt, limit_hint=query.limit)
         # One item beyond the page tells whether a next page exists.
         return records_page(list(itertools.islice(merged, query.limit + 1)), query.limit, tenant, "records")
+
+    def _listing_kind(self, tenant: str, query: RecordQuery) -> str:
+        """`tree` (the tree index's order) or `records` (creation order; a tree on the old path): a cursor
+        keeps the listing on the path that made it; any other cursor kind is refused when decoded."""
+        if not query.namespaces_below:
+            return "records"
+        given = cursor_kind(query.cursor)
+        if given in (TREE_CURSOR, "records"):
+            return str(given)
+        if given is None and (query.conflict_group is not None or self._tree.indexed(tenant)):
+            return TREE_CURSOR  # a conflict group is sorted in memory: always in the tree's order
+        return "records"
 
     def backfill_tree_index(self, tenant: str, *, max_records: int | None = None) -> TreeBackfill:
         """Adds the tree index key to the tenant's older records (`record_tree.RecordTree.backfill`)."""

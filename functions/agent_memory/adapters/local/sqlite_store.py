@@ -315,10 +315,14 @@ class SqliteRecordStore:
             # A subtree is an index range: strictly below `/me` is ['/me/', '/me0') ('0' follows '/').
             either = [f"namespace IN ({placeholders(len(query.namespaces))})"] if query.namespaces else []
             params.extend(query.namespaces)
+            bounds = [(ns, ns + "\x00") for ns in query.namespaces]
             for parent in query.namespaces_below:
                 either.append("(namespace >= ? AND namespace < ?)")
-                params.extend((parent.rstrip("/") + "/", parent.rstrip("/") + "0"))
-            clauses.append(f"({' OR '.join(either)})")
+                bounds.append((parent.rstrip("/") + "/", parent.rstrip("/") + "0"))
+                params.extend(bounds[-1])
+            # The envelope of the ranges as well, so the index is read as one range, not the whole tenant.
+            clauses.append(f"({' OR '.join(either)}) AND namespace >= ? AND namespace < ?")
+            params.extend((min(lo for lo, _ in bounds), max(hi for _, hi in bounds)))
         for column, values in (
             ("type", tuple(v.value for v in query.types)),
             ("status", tuple(v.value for v in query.statuses)),

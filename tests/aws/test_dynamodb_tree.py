@@ -128,3 +128,23 @@ def test_given_other_items_in_the_tenant_partition_when_a_tree_is_listed_then_on
 
     assert sorted(item["kind"]["S"] for item in index) == ["record"] * 3
     assert [r.id for r in store.list(TENANT_A, TREE).items] == [r.id for r in records]
+
+
+def test_given_a_cursor_past_a_range_when_paged_then_no_query_has_its_between_bounds_reversed(dynamodb: Any):
+    # DynamoDB refuses `BETWEEN :lo AND :hi` with lo > hi (moto does not): a cursor beyond the range of `/me`
+    # itself must skip that range, not query it
+    store = DynamoRecordStore(TABLE, lambda tenant: dynamodb)
+    assert store.backfill_tree_index(TENANT_A).complete
+    records = [make_record(f"r {i}", namespace=["/me", "/me/a", "/me/b"][i % 3], at=T0) for i in range(9)]
+    _write(store, records)
+    calls = CallCounter(dynamodb)
+
+    listed = _walk(store, RecordQuery(namespaces=("/me",), namespaces_below=("/me",), limit=2))
+
+    assert listed == ["/me"] * 3 + ["/me/a"] * 3 + ["/me/b"] * 3
+    bounds = [
+        (p["ExpressionAttributeValues"][":lo"]["S"], p["ExpressionAttributeValues"][":hi"]["S"])
+        for p in calls.params("Query")
+        if ":hi" in p.get("ExpressionAttributeValues", {})
+    ]
+    assert bounds and all(lo <= hi for lo, hi in bounds)

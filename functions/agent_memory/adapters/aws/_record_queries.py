@@ -115,6 +115,8 @@ class Queries:
         is within `bounds` (inclusive) and after `after`, in order, as (sort key, item)."""
         client = self.client(tenant)
         pk_name, sk_name = keys
+        if bounds is not None and after is not None and after >= bounds[1]:
+            return  # the cursor is past this range (DynamoDB refuses BETWEEN with its bounds reversed)
         request: dict[str, Any] = {
             "TableName": self.table,
             "IndexName": index,

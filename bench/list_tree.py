@@ -1,18 +1,19 @@
-"""What one page of `GET /v1/memories?include_children=true` reads (issue 32), on both record stores.
+"""What one page of `GET /v1/memories` over a namespace tree reads (issue 32), on both record stores.
 
-A tenant holds `--records` records (2,000; `--dynamo-records`, 400, on moto, whose writes are slow) spread over `--namespaces` namespaces (50) under `/org/team-<n>`,
-plus `--subtree` records (20) under `/me/users/u-<n>`. Listing `/me` with its children, one page of 50:
+A tenant holds `--records` records (2,000; `--dynamo-records`, 400, on moto, whose writes are slow) spread over
+`--namespaces` namespaces (50) under `/org/team-<n>`, plus `--subtree` records (20) under `/me/users/u-<n>`.
+Listing `/me` with its children, one page of 50, `RecordQuery(namespaces=("/me",), namespaces_below=("/me",))`:
 
-- before (the listing of issue 32's first pass): the tenant's namespaces were found by reading every record
-  (`VersioningService.namespaces`), then each namespace below the parent was queried and merged;
-- after: one query, `RecordQuery(namespaces=("/me",), namespaces_below=("/me",))` (SQLite: an index range;
-  DynamoDB: the tenant's records in creation order, filtered by namespace, at most `SUBTREE_READ_BUDGET` read a
-  page).
+- SQLite: one index range (by namespace, then oldest first);
+- DynamoDB before the tree index (and for a tenant whose backfill has not completed): the tenant's records in
+  creation order (gsi2) filtered by namespace, at most `SUBTREE_READ_BUDGET` read a page — O(tenant);
+- DynamoDB after: one Query per range of the tree on gsi3 (`record_tree`) — O(page), whatever the tenant.
 
-Figures: records read (SQLite rows the query visits are not observable, so the records the store returned to
-the caller), DynamoDB Query requests and items scanned (moto, ScannedCount), and wall time per page.
+Then the large-tenant case (`--large`, 3,000 more records outside the tree on moto): the same page again.
+Figures: records listed, DynamoDB Query requests and items scanned (moto, ScannedCount), wall time per page.
+Both stores must list the same page (same ids, same order); the old path the same records over all its pages.
 
-    .venv/bin/python bench/list_tree.py [--records 2000] [--namespaces 50] [--subtree 20]
+    .venv/bin/python bench/list_tree.py [--records 2000] [--namespaces 50] [--subtree 20] [--large 3000]
 """
 
 from __future__ import annotations
@@ -59,29 +60,29 @@ def _record(n: int, namespace: str) -> MemoryRecord:
     )
 
 
-def fill(store: RecordStore, records: int, namespaces: int, subtree: int) -> None:
-    rows = [_record(n, f"/org/team-{n % namespaces}") for n in range(records)]
-    rows += [_record(records + n, f"/me/users/u-{n % 5}") for n in range(subtree)]
+def fill(store: RecordStore, records: int, namespaces: int, subtree: int, offset: int = 0) -> None:
+    rows = [_record(offset + n, f"/org/team-{n % namespaces}") for n in range(records)]
+    rows += [_record(offset + records + n, f"/me/users/u-{n % 5}") for n in range(subtree)]
     rows.sort(key=lambda r: r.created_at)
     for start in range(0, len(rows), 25):
         store.commit([RecordWrite(r, None) for r in rows[start : start + 25]], [])
 
 
-def before(store: RecordStore) -> list[MemoryRecord]:
-    found: set[str] = set()
-    cursor = None
-    while True:  # VersioningService.namespaces: every record of the tenant
-        page = store.list(TENANT, RecordQuery(limit=1000, cursor=cursor))
-        found.update(r.namespace for r in page.items)
+TREE = RecordQuery(namespaces=("/me",), namespaces_below=("/me",), limit=50)
+
+
+def first_page(store: RecordStore) -> list[MemoryRecord]:
+    return store.list(TENANT, TREE).items
+
+
+def all_pages(store: RecordStore) -> list[MemoryRecord]:
+    found, cursor = [], None
+    while True:
+        page = store.list(TENANT, RecordQuery(**{**TREE.__dict__, "cursor": cursor}))
+        found += page.items
         if not page.next_cursor:
-            break
+            return found
         cursor = page.next_cursor
-    chosen = tuple(sorted(ns for ns in found if ns == "/me" or ns.startswith("/me/")))
-    return store.list(TENANT, RecordQuery(namespaces=chosen, limit=50)).items
-
-
-def after(store: RecordStore) -> list[MemoryRecord]:
-    return store.list(TENANT, RecordQuery(namespaces=("/me",), namespaces_below=("/me",), limit=50)).items
 
 
 def measure(label: str, run: Callable[[], list[MemoryRecord]], client: Any = None) -> list[MemoryRecord]:
@@ -117,22 +118,45 @@ def main(argv: list[str] | None = None) -> int:
         default=400,
         help="records outside the subtree on moto (its writes are slow)",
     )
+    parser.add_argument("--large", type=int, default=3000, help="records added for the large-tenant case")
     args = parser.parse_args(argv)
     failures = []
     with tempfile.TemporaryDirectory() as scratch:
         local = SqliteRecordStore(Path(scratch) / "records.db")
         fill(local, args.records, args.namespaces, args.subtree)
-        old = measure("sqlite before", lambda: before(local))
-        new = measure("sqlite after", lambda: after(local))
-        failures += [] if [r.id for r in old] == [r.id for r in new] else ["sqlite: the listings differ"]
+        sqlite_page = measure("sqlite tree page", lambda: first_page(local))
     with mock_aws():
         client = boto3.client("dynamodb", region_name=REGION)
         create_memory_table(client)
-        dynamo = DynamoRecordStore(TABLE, lambda tenant: client)
-        fill(dynamo, args.dynamo_records, args.namespaces, args.subtree)
-        old = measure("dynamodb (moto) before", lambda: before(dynamo), client)
-        new = measure("dynamodb (moto) after", lambda: after(dynamo), client)
-        failures += [] if [r.id for r in old] == [r.id for r in new] else ["dynamodb: the listings differ"]
+        old = DynamoRecordStore(TABLE, lambda tenant: client)  # no backfill marker: the old filtered path
+        fill(old, args.dynamo_records, args.namespaces, args.subtree)
+        before = measure("dynamodb before (gsi2)", lambda: first_page(old), client)
+        every = measure("  all pages before", lambda: all_pages(old), client)
+        new = DynamoRecordStore(TABLE, lambda tenant: client)
+        started = time.perf_counter()
+        done = new.backfill_tree_index(TENANT)
+        print(
+            f"backfill: {done.read} read, {done.updated} keys added, {(time.perf_counter() - started):.2f} s"
+        )
+        after = measure("dynamodb after (gsi3)", lambda: first_page(new), client)
+        if [r.id for r in after] != [r.id for r in sqlite_page]:
+            failures.append("dynamodb and sqlite list different pages")
+        if sorted(r.id for r in every) != sorted(r.id for r in all_pages(new)):
+            failures.append("the old path and the tree index list different records")
+        if {r.namespace for r in before} - {r.namespace for r in after}:
+            failures.append("the old path found namespaces the tree index did not")
+        fill(new, args.large, args.namespaces, 0, offset=args.dynamo_records + args.subtree)
+        print(f"large tenant: {args.large} more records outside the tree")
+        marker = {"pk": {"S": f"{TENANT}#META"}, "sk": {"S": "TREE_INDEX"}}
+        kept = client.get_item(TableName=TABLE, Key=marker)["Item"]
+        client.delete_item(TableName=TABLE, Key=marker)  # as if the backfill had not run
+        measure(
+            "dynamodb before (gsi2)", lambda: first_page(DynamoRecordStore(TABLE, lambda t: client)), client
+        )
+        client.put_item(TableName=TABLE, Item=kept)
+        large = measure("dynamodb after (gsi3)", lambda: first_page(new), client)
+        if [r.id for r in large] != [r.id for r in after]:
+            failures.append("the large tenant's page differs")
     for failure in failures:
         print("FAIL", failure, file=sys.stderr)
     return 1 if failures else 0

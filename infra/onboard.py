@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
             default=["read", "write"],
             help="comma-separated: read, write, admin, purge",
         )
+    tree = commands.add_parser(
+        "tree-index",
+        help="backfill the namespace-tree index of a tenant's older records (resumable; run after a deploy)",
+    )
+    tree.add_argument("tenant", help="tenant id")
+    tree.add_argument("--max-records", type=int, help="stop after this many records (run again to go on)")
     disable = commands.add_parser("disable-key", help="disable an API key by its key id")
     disable.add_argument("key_id")
     offboard = commands.add_parser(
@@ -112,6 +118,14 @@ def main(argv: Sequence[str] | None = None, factory: OnboardingFactory = _defaul
         elif args.command == "api-key":
             issued = onboarding.issue_api_key(args.tenant, args.namespaces, args.scopes)
             output = {"tenant": args.tenant, **_key_output(issued)}
+        elif args.command == "tree-index":
+            done = onboarding.tree_index(args.tenant, max_records=args.max_records)
+            output = {
+                "tenant": done.tenant,
+                "read": done.read,
+                "updated": done.updated,
+                "complete": done.complete,
+            }
         elif args.command == "offboard":
             ended = onboarding.offboard(args.tenant)
             output = {

@@ -79,10 +79,11 @@ class MemoryTables(Construct):
             time_to_live_attribute="expires_at",
             **common,
         )
-        for index in ("gsi1", "gsi2"):
+        # gsi3: namespace-tree listings (records only; partition gsi2pk = `<t>#REC`, sort `<ns>#<created>#<id>`).
+        for index, partition in (("gsi1", "gsi1pk"), ("gsi2", "gsi2pk"), ("gsi3", "gsi2pk")):
             self.memory.add_global_secondary_index(
                 index_name=index,
-                partition_key=_string(f"{index}pk"),
+                partition_key=_string(partition),
                 sort_key=_string(f"{index}sk"),
                 projection_type=dynamodb.ProjectionType.ALL,
             )

@@ -17,19 +17,19 @@ def create_memory_table(client: Any, name: str = TABLE) -> None:
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
             {"AttributeName": attr, "AttributeType": "S"}
-            for attr in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk")
+            for attr in ("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3sk")
         ],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         GlobalSecondaryIndexes=[
             {
                 "IndexName": index,
                 "KeySchema": [
-                    {"AttributeName": f"{index}pk", "KeyType": "HASH"},
+                    {"AttributeName": partition, "KeyType": "HASH"},
                     {"AttributeName": f"{index}sk", "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }
-            for index in ("gsi1", "gsi2")
+            for index, partition in (("gsi1", "gsi1pk"), ("gsi2", "gsi2pk"), ("gsi3", "gsi2pk"))
         ],
     )
     client.update_time_to_live(

@@ -9,7 +9,7 @@ import pytest
 from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from agent_memory.adapters.aws.s3vectors_index import S3VectorsIndex
 from tests.aws.support import TABLE, VECTOR_BUCKET
-from tests.contract.record_store_contract import RecordStoreContract
+from tests.contract.record_store_contract import TENANT_A, TENANT_B, RecordStoreContract
 from tests.contract.search_index_contract import SearchIndexContract
 
 
@@ -17,7 +17,10 @@ class TestDynamoRecordStore(RecordStoreContract):
     @pytest.fixture
     def record_store(self, dynamodb: Any) -> DynamoRecordStore:
         # A small page size makes the filter-and-continue loops run several pages even on tiny data sets.
-        return DynamoRecordStore(TABLE, lambda tenant: dynamodb, page_size=2)
+        store = DynamoRecordStore(TABLE, lambda tenant: dynamodb, page_size=2)
+        for tenant in (TENANT_A, TENANT_B):  # as onboarding leaves a new tenant: its tree index complete
+            assert store.backfill_tree_index(tenant).complete
+        return store
 
 
 class TestS3VectorsIndex(SearchIndexContract):

@@ -7,8 +7,7 @@ read of the adapter must drop it (its base `pk` does not start with `acme#`), ke
 log a warning with the index name and the count.
 
 Each case plants such a row with the low-level client and reads tenant A's data through the adapter. The
-cases cover every GSI query of the adapter (`DynamoRecordStore._query_index` callers: `list` with and
-without namespaces, `counts` with and without a namespace, `list_changes` with a namespace and without a
+cases cover every GSI query of the adapter (`list` with and without namespaces, of a namespace tree, `counts` with and without a namespace, `list_changes` with a namespace and without a
 record id) and, together, every GSI of the table (checked against `describe_table`).
 """
 
@@ -67,6 +66,8 @@ def plant_record(client: Any, index: str, *, at_minutes: int, tag: str = "") -> 
     }
     if index == "gsi1":
         item |= {"gsi1pk": _s(f"{TENANT_A}#NS#{BILLING}"), "gsi1sk": _s(f"REC#{position}")}
+    elif index == "gsi3":  # the namespace-tree index: tenant A's partition, a key inside A's tree
+        item |= {"gsi2pk": _s(f"{TENANT_A}#REC"), "gsi3sk": _s(f"{BILLING}#{position}")}
     else:
         item |= {"gsi2pk": _s(f"{TENANT_A}#REC"), "gsi2sk": _s(position)}
     client.put_item(TableName=TABLE, Item=item)
@@ -117,6 +118,11 @@ def _records(scoped: bool) -> Callable[[DynamoRecordStore, int], list[list[str]]
     return lambda store, limit: walk_records(store, RecordQuery(namespaces=namespaces, limit=limit))
 
 
+def _tree(store: DynamoRecordStore, limit: int) -> list[list[str]]:
+    parent = BILLING.rsplit("/", 1)[0] or BILLING
+    return walk_records(store, RecordQuery(namespaces=(parent,), namespaces_below=(parent,), limit=limit))
+
+
 def _changes(scoped: bool) -> Callable[[DynamoRecordStore, int], list[list[str]]]:
     scope = {"namespace": BILLING} if scoped else {}
     return lambda store, limit: walk_changes(store, limit, **scope)
@@ -142,6 +148,7 @@ class Case:
 CASES = [
     Case("list records by namespace", "gsi1", plant_record, _records(scoped=True)),
     Case("list records of the tenant", "gsi2", plant_record, _records(scoped=False)),
+    Case("list a namespace tree", "gsi3", plant_record, _tree),
     Case("counts of a namespace", "gsi1", plant_record, _counts(scoped=True), paginated=False),
     Case("counts of the tenant", "gsi2", plant_record, _counts(scoped=False), paginated=False),
     Case("list changes by namespace", "gsi1", plant_change, _changes(scoped=True)),
@@ -153,6 +160,7 @@ def own_data(store: DynamoRecordStore) -> list[MemoryRecord]:
     """Two records of tenant A (with their change entries) at minutes 0 and 10."""
     records = [make_record(f"own {i}", at=T0 + timedelta(minutes=10 * i)) for i in range(2)]
     store.commit([RecordWrite(r, None) for r in records], [make_change(r) for r in records])
+    assert store.backfill_tree_index(TENANT_A).complete  # tree listings read gsi3 from now on
     return records
 
 

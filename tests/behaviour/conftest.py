@@ -27,6 +27,7 @@ import httpx
 import pytest
 from moto import mock_aws
 
+from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.migration import build_embedder_spec
 from agent_memory.api.context import Services
@@ -394,6 +395,9 @@ def _aws_api(
         with mock_aws():
             dynamodb = boto3.client("dynamodb", region_name=REGION)
             create_memory_table(dynamodb)
+            records = DynamoRecordStore(TABLE, lambda tenant: dynamodb)
+            for tenant in sorted({tenant for tenant, _, _ in PRINCIPALS.values()}):
+                records.backfill_tree_index(tenant)  # as onboarding leaves a new tenant (tree index complete)
             dynamodb.create_table(
                 TableName="IdempotencyTable",
                 BillingMode="PAY_PER_REQUEST",

@@ -1,7 +1,8 @@
-"""`GET /v1/memories` over a namespace tree, on both runtimes (SQLite: an index range; DynamoDB: a filtered
-read of the tenant's records): `include_children=true` lists the parent and every namespace below it that
-the key may read, in one query, never a sibling named alike (`/me` does not cover `/meta`); without it an
-empty parent says which namespaces below it hold memories instead of answering a silent empty list."""
+"""`GET /v1/memories` over a namespace tree, on both runtimes (SQLite: an index range; DynamoDB: key ranges of
+the tree index): by default it lists the parent and every namespace below it that the key may read, by
+namespace then oldest first, never a sibling named alike (`/me` does not cover `/meta`); with
+`include_children=false` an empty parent says which namespaces below it hold memories instead of answering a
+silent empty list, and an empty tree says so too."""
 
 from __future__ import annotations
 
@@ -34,19 +35,21 @@ def test_a_parent_lists_its_children_on_request_and_an_empty_parent_says_where_t
         answer = client.post("/v1/memories", json={"content": content, "namespace": namespace})
         assert answer.status_code == 201, answer.text
 
-    tree = _all(client, namespace=root, include_children="true")
-    alone = client.get("/v1/memories", params={"namespace": root}).json()
-    archived = client.get("/v1/memories", params={"namespace": root, "status": "archived"}).json()
-    below = _all(client, namespace=f"{root}/users", include_children="true")
+    tree = _all(client, namespace=root)
+    alone = client.get("/v1/memories", params={"namespace": root, "include_children": "false"}).json()
+    archived = client.get(
+        "/v1/memories", params={"namespace": root, "status": "archived", "include_children": "false"}
+    ).json()
+    below = _all(client, namespace=f"{root}/users")
+    empty_tree = client.get("/v1/memories", params={"namespace": f"{root}/nobody"}).json()
 
-    assert sorted(m["namespace"] for m in tree) == sorted(
-        ns for ns in written if not ns.startswith(root + "x")
-    )
+    assert [m["namespace"] for m in tree] == sorted(ns for ns in written if not ns.startswith(root + "x"))
     assert alone["items"] == [] and alone["next_cursor"] is None
     assert alone["child_namespaces"] == sorted(ns for ns in written if not ns.startswith(root + "x"))
-    assert f"{root}/users/u-1" in alone["empty_reason"] and "include_children=true" in alone["empty_reason"]
+    assert f"{root}/users/u-1" in alone["empty_reason"] and "include_children=false" in alone["empty_reason"]
     assert archived["child_namespaces"] == [] and "matching these filters" in archived["empty_reason"]
     assert [m["content"] for m in below] == [written[f"{root}/users/u-1"], written[f"{root}/users/u-2"]]
+    assert empty_tree["items"] == [] and "nor any namespace below it" in empty_tree["empty_reason"]
 
 
 def test_a_key_for_part_of_a_tree_lists_only_its_part(api):
@@ -58,10 +61,31 @@ def test_a_key_for_part_of_a_tree_lists_only_its_part(api):
         )
         assert answer.status_code == 201, answer.text
 
-    listed = {m["namespace"] for m in _all(scoped, namespace="/projects", include_children="true")}
-    refused = scoped.get("/v1/memories", params={"namespace": f"/other-{tag}", "include_children": "true"})
-    parent_alone = scoped.get("/v1/memories", params={"namespace": "/projects"})
+    listed = {m["namespace"] for m in _all(scoped, namespace="/projects")}
+    refused = scoped.get("/v1/memories", params={"namespace": f"/other-{tag}"})
+    parent_alone = scoped.get("/v1/memories", params={"namespace": "/projects", "include_children": "false"})
 
     assert f"/projects/{tag}" in listed and all(ns.startswith("/projects/") for ns in listed)
     assert refused.status_code == 403
     assert parent_alone.status_code == 403  # `/projects/*` grants below /projects, not /projects itself
+
+
+def test_a_key_for_one_namespace_lists_it_alone_never_a_child_or_a_sibling_named_alike(api):
+    admin, billing = api.client(), api.client("alpha-billing-ro")
+    for namespace in (
+        "/projects/billing",
+        "/projects/billing2",
+        "/projects/billing/sub",
+        "/projects/billinx",
+    ):
+        answer = admin.post(
+            "/v1/memories", json={"content": f"Kept in {namespace} for the exact key", "namespace": namespace}
+        )
+        assert answer.status_code == 201, answer.text
+
+    # `/projects/billing` grants that namespace only: a tree listing of its parent (the default) is it alone
+    listed = {m["namespace"] for m in _all(billing, namespace="/projects")}
+    below = billing.get("/v1/memories", params={"namespace": "/projects/billing/sub"})
+
+    assert listed == {"/projects/billing"}
+    assert below.status_code == 403

@@ -327,6 +327,17 @@ def list_memories(p: Probe) -> None:
     for status in (None, "active", "archived", "pending"):
         params = {"namespace": p.world.ns, **({"status": status} if status else {})}
         assert p.ok("GET", "/v1/memories", params=params)["items"] == []
+    # A subtree listing (children included by default) of a parent of alpha's namespace, page by page:
+    # beta's own records at most, never one of alpha's (the probe also checks every answer for its words)
+    for children in ("true", "false"):
+        cursor: str | None = None
+        while True:
+            params = {"namespace": "/projects", "include_children": children, "limit": "2"}
+            page = p.ok("GET", "/v1/memories", params={**params, **({"cursor": cursor} if cursor else {})})
+            assert not {m["id"] for m in page["items"]} & set(p.world.record_ids)
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
 
 
 def list_changes(p: Probe) -> None:

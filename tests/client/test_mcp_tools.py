@@ -193,7 +193,7 @@ def test_a_hit_is_cut_to_300_bytes_on_character_boundaries() -> None:
         assert hit["content"].endswith("…") and content.startswith(hit["content"][:-1])
 
 
-def test_memories_are_listed_by_page_and_an_empty_parent_names_its_children(
+def test_memories_are_listed_with_their_children_by_page_and_an_empty_parent_alone_names_them(
     mcp: Tools, namespace: str
 ) -> None:
     parent = namespace
@@ -203,9 +203,9 @@ def test_memories_are_listed_by_page_and_an_empty_parent_names_its_children(
     ):
         _run(mcp, "remember", {"content": fact, "namespace": f"{parent}/users/{user}"})
 
-    empty = _run(mcp, "memories_list", {})
-    first = _run(mcp, "memories_list", {"include_children": True, "limit": 1})
-    rest = _run(mcp, "memories_list", {"include_children": True, "limit": 1, "cursor": first["next_cursor"]})
+    empty = _run(mcp, "memories_list", {"include_children": False})
+    first = _run(mcp, "memories_list", {"limit": 1})  # children included by default
+    rest = _run(mcp, "memories_list", {"limit": 1, "cursor": first["next_cursor"]})
 
     assert empty["memories"] == [] and f"{parent}/users/ana" in empty["note"]
     assert empty["child_namespaces"] == [f"{parent}/users/ana", f"{parent}/users/ben"]

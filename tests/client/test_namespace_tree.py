@@ -109,21 +109,25 @@ def test_a_parent_never_widens_a_keys_namespaces(server: Server) -> None:
         assert all(s["namespace"].startswith("/me/a/") for s in scoped.list_snapshots("/me")["items"])
 
 
-def test_listing_memories_includes_the_children_on_request_within_the_keys_namespaces(
+def test_listing_memories_includes_the_children_by_default_within_the_keys_namespaces(
     server: Server, tree: str
 ) -> None:
     with Client(server.url, server.keys["admin"]) as admin:
-        assert admin.list_memories(tree)["items"] == []  # the parent alone holds nothing (the default)
-        listed = list(admin.iter_memories(tree, include_children=True, page_size=1))
-        assert sorted(m["namespace"] for m in listed) == [f"{tree}/users/alice", f"{tree}/users/bob"]
+        alone = admin.list_memories(tree, include_children=False)  # the parent alone holds nothing
+        assert alone["items"] == [] and alone["child_namespaces"] == [
+            f"{tree}/users/alice",
+            f"{tree}/users/bob",
+        ]
+        listed = list(admin.iter_memories(tree, page_size=1))  # children included by default
+        assert [m["namespace"] for m in listed] == [f"{tree}/users/alice", f"{tree}/users/bob"]
     with Client(server.url, server.keys["me-a"]) as scoped:
         admin_ns = f"/me/a/l{uuid.uuid4().hex[:6]}"
         with Client(server.url, server.keys["admin"]) as admin:
             admin.remember("Listed under /me/a for the scoped key", admin_ns)
             admin.remember("Never listed to the /me/a key: the b plans", "/me/b/list")
-        seen = {m["namespace"] for m in scoped.iter_memories("/me", include_children=True)}
+        seen = {m["namespace"] for m in scoped.iter_memories("/me")}
         assert admin_ns in seen and all(ns.startswith("/me/a/") for ns in seen)
         with pytest.raises(errors.Forbidden):
-            scoped.list_memories("/me")
+            scoped.list_memories("/me", include_children=False)
         with pytest.raises(errors.Forbidden):
             scoped.list_memories("/other", include_children=True)

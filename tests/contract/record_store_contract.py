@@ -334,12 +334,13 @@ class RecordStoreContract:
                     return seen
                 cursor = page.next_cursor
 
-        assert listed(RecordQuery(namespaces_below=("/me",))) == ["/me/users/u-1", "/me/users/u-2", "/me/a"]
+        # A tree lists by namespace, then oldest first: the same order (and pages) on every store.
+        assert listed(RecordQuery(namespaces_below=("/me",))) == ["/me/a", "/me/users/u-1", "/me/users/u-2"]
         assert listed(RecordQuery(namespaces=("/me",), namespaces_below=("/me",))) == [
             "/me",
+            "/me/a",
             "/me/users/u-1",
             "/me/users/u-2",
-            "/me/a",
         ]
         assert listed(RecordQuery(namespaces=("/mf",), namespaces_below=("/me/users",))) == [
             "/me/users/u-1",
@@ -347,6 +348,52 @@ class RecordStoreContract:
             "/mf",
         ]
         assert listed(RecordQuery(namespaces_below=("/nobody",))) == []
+
+    def test_given_a_tree_when_paged_then_pages_are_by_namespace_then_oldest_first_and_each_record_once(
+        self, record_store: RecordStore
+    ):
+        # Names chosen around the key's separators: `-` and `.` sort below `/`, `0` right after it.
+        names = ["/me/b", "/me", "/me/a-b", "/me/a/x", "/me/a", "/me.x", "/me0", "/mexico", "/me-too"]
+        records = [
+            make_record(f"fact {i}", namespace=names[i % len(names)], at=T0 + timedelta(minutes=i // 4))
+            for i in range(27)
+        ]
+        self.create(record_store, *reversed(records))
+        tree = [r for r in records if r.namespace == "/me" or r.namespace.startswith("/me/")]
+        expected = [r.id for r in sorted(tree, key=lambda r: (r.namespace, r.created_at, r.id))]
+
+        for limit in (1, 4, 7, 100):
+            seen, cursor, pages = [], None, 0
+            while True:
+                page = record_store.list(
+                    TENANT_A,
+                    RecordQuery(namespaces=("/me",), namespaces_below=("/me",), limit=limit, cursor=cursor),
+                )
+                assert len(page.items) <= limit
+                seen.extend(r.id for r in page.items)
+                pages += 1
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            assert seen == expected, limit
+            assert pages == -(-len(expected) // limit)  # no empty or short page before the end
+
+    def test_given_overlapping_tree_selectors_when_listed_then_each_record_once(
+        self, record_store: RecordStore
+    ):
+        names = ["/p/alpha", "/p/alpha/x", "/p/alpha2", "/p/alpha2/y", "/p/beta"]
+        records = [
+            make_record(f"n {i}", namespace=ns, at=T0 + timedelta(minutes=i)) for i, ns in enumerate(names)
+        ]
+        self.create(record_store, *records)
+
+        page = record_store.list(
+            TENANT_A,
+            RecordQuery(namespaces=("/p/alpha", "/p/alpha/x"), namespaces_below=("/p/alpha", "/p/alpha")),
+        )
+
+        # A key limited to /p/alpha (and below) never reaches /p/alpha2, named alike, nor a sibling.
+        assert [r.namespace for r in page.items] == ["/p/alpha", "/p/alpha/x"]
 
     def test_given_a_tree_and_other_filters_when_listed_below_then_both_hold(self, record_store: RecordStore):
         kept = make_record("kept", namespace="/me/x", at=T0)

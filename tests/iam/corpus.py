@@ -101,6 +101,7 @@ def tenant_calls(tenant: str = TENANT) -> list[dict[str, Any]]:
         query(None, "pk", f"{tenant}#REC#r1"),
         query("gsi1", "gsi1pk", f"{tenant}#SES"),
         query("gsi2", "gsi2pk", f"{tenant}#REC"),
+        query("gsi3", "gsi2pk", f"{tenant}#REC"),
         vectors("GetIndex", index, "s3vectors_index.ensure_tenant"),
         vectors("PutVectors", index, "s3vectors_index.put", vectors=[]),
         vectors("GetVectors", index, "s3vectors_index.get", keys=["k"]),

@@ -31,6 +31,8 @@ current_test = ""
 
 TENANT_DATA_ADAPTERS = {
     "dynamodb_store",
+    "_record_queries",  # dynamodb_store's query building
+    "record_tree",  # dynamodb_store's namespace-tree listings and their backfill
     "s3vectors_index",
     "session_store",
     "migration",

@@ -78,16 +78,17 @@ def test_a_tenant_session_reads_and_writes_only_its_own_rows(
     assert _tenant_allows(resolved, "acme", "dynamodb", "TransactWriteItems", write) is allowed
 
 
-@pytest.mark.parametrize("index", ["gsi1", "gsi2"])
+@pytest.mark.parametrize("index", ["gsi1", "gsi2", "gsi3"])
 @pytest.mark.parametrize("owner, allowed", [("acme", True), ("globex-eu", False)])
 def test_a_tenant_session_queries_only_its_own_gsi_partitions(
     resolved: ResolvedTemplate, index: str, owner: str, allowed: bool
 ) -> None:
     assert index in resolved.key_schemas()[TABLE], "the template's table has this GSI"
+    partition = resolved.key_schemas()[TABLE][index]  # gsi3 (the tree index) shares gsi2's partition key
     query = {
         "TableName": TABLE,
         "IndexName": index,
-        "KeyConditionExpression": f"{index}pk = :p",
+        "KeyConditionExpression": f"{partition} = :p",
         "ExpressionAttributeValues": {":p": {"S": f"{owner}#REC"}},
     }
     assert _tenant_allows(resolved, "acme", "dynamodb", "Query", query) is allowed

@@ -305,3 +305,52 @@ def test_offboarding_disables_every_key_of_the_tenant_and_deletes_its_indexes(
     with pytest.raises(SystemExit) as refused:  # the plan id is checked before anything is called
         onboard.main(["--cdk-json", str(_cdk_json(tmp_path)), "offboard", "acme", "--purge-plan", "x"])
     assert refused.value.code == 2
+
+
+@pytest.mark.iam_contract_exempt(
+    reason="the test seeds and reads records with the tenant role's adapter in this suite's region (eu-central-1), "
+    "not the template's; the tenant role's tree-index calls are judged in tests/aws/test_dynamodb_tree.py"
+)
+def test_onboarding_marks_a_new_tenants_tree_index_and_the_command_backfills_an_older_one(
+    aws: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
+    from agent_memory.domain.ports import RecordQuery, RecordWrite
+    from tests.aws.support import TABLE, create_memory_table
+    from tests.contract.record_store_contract import make_record
+
+    create_memory_table(aws["dynamodb"])
+    onboarding = TenantOnboarding(
+        resources=StackResources(VECTOR_BUCKET, API_KEYS_TABLE, aws["usage_plan_id"], memory_table=TABLE),
+        s3vectors=aws["s3vectors"],
+        dynamodb=aws["dynamodb"],
+        apigateway=aws["apigateway"],
+    )
+    marker = {"pk": {"S": "acme#META"}, "sk": {"S": "TREE_INDEX"}}
+
+    onboarding.onboard("acme", SPEC, namespaces=["*"], scopes=["read"])
+
+    stored = aws["dynamodb"].get_item(TableName=TABLE, Key=marker)["Item"]
+    assert stored["state"] == {"S": "complete"}
+
+    # An older tenant: records without the tree key, as written before the index existed
+    store = DynamoRecordStore(TABLE, lambda tenant: aws["dynamodb"])
+    records = [make_record(f"fact {i}", tenant="older", namespace=f"/me/u-{i}") for i in range(3)]
+    store.commit([RecordWrite(r, None) for r in records], [])
+    for r in records:
+        aws["dynamodb"].update_item(
+            TableName=TABLE,
+            Key={"pk": {"S": f"older#REC#{r.id}"}, "sk": {"S": "REC"}},
+            UpdateExpression="REMOVE gsi3sk",
+        )
+    first = onboarding.tree_index("older", max_records=2)
+    argv = ["--cdk-json", str(_cdk_json(tmp_path)), "tree-index", "older"]
+    assert onboard.main(argv, factory=lambda *_: onboarding) == 0
+    rest = json.loads(capsys.readouterr().out)
+
+    assert (first.updated, first.complete) == (2, False)
+    assert rest == {"tenant": "older", "read": 1, "updated": 1, "complete": True}
+    listed = DynamoRecordStore(TABLE, lambda tenant: aws["dynamodb"]).list(
+        "older", RecordQuery(namespaces_below=("/me",))
+    )
+    assert [r.namespace for r in listed.items] == ["/me/u-0", "/me/u-1", "/me/u-2"]

@@ -202,10 +202,11 @@ def test_table_keys_and_ttl_follow_the_shared_contract(synthesized: Synthesized)
     ]
     assert memory["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
     gsis = {g["IndexName"]: g for g in memory["GlobalSecondaryIndexes"]}
-    assert set(gsis) == {"gsi1", "gsi2"}
+    assert set(gsis) == {"gsi1", "gsi2", "gsi3"}
+    partitions = {"gsi1": "gsi1pk", "gsi2": "gsi2pk", "gsi3": "gsi2pk"}  # gsi3: the tree index (records only)
     for name, gsi in gsis.items():
         assert gsi["KeySchema"] == [
-            {"AttributeName": f"{name}pk", "KeyType": "HASH"},
+            {"AttributeName": partitions[name], "KeyType": "HASH"},
             {"AttributeName": f"{name}sk", "KeyType": "RANGE"},
         ]
         assert gsi["Projection"] == {"ProjectionType": "ALL"}

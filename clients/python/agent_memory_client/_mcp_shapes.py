@@ -141,8 +141,8 @@ Note = Annotated[str, Field(max_length=2000, description="What happened, in a se
 IncludeChildren = Annotated[
     bool,
     Field(
-        description="true: also the namespaces below `namespace` (/users covers /users/u-42, never /usersx) "
-        "that this key may read; false (default): that namespace alone"
+        description="true (default): also the namespaces below `namespace` (/users covers /users/u-42, never "
+        "/usersx) that this key may read; false: that namespace alone"
     ),
 ]
 PageLimit = Annotated[int, Field(ge=1, le=100, description="Memories per page, 1-100 (default 20)")]

@@ -200,8 +200,9 @@ class Operations(Generic[R]):
         cursor: str | None = None,
         include_children: bool | None = None,
     ) -> R:
-        """One page of a namespace's memories (`items`, `next_cursor`); see `iter_memories`.
-        `include_children=True`: of the namespaces below it too."""
+        """One page of a namespace's memories and of the namespaces below it (`items`, `next_cursor`; by
+        namespace, then oldest first); see `iter_memories`. `include_children=False`: of that namespace alone
+        (oldest first). None: the server's default (children included)."""
         params = {
             "namespace": namespace,
             "type": type,

@@ -68,7 +68,7 @@ class Client(Operations[JSON]):
         page_size: int | None = None,
         include_children: bool | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Every memory of a namespace (and, with `include_children=True`, of those below it) matching the
+        """Every memory of a namespace and of those below it (`include_children=False`: it alone) matching the
         filters, page after page."""
         cursor: str | None = None
         while True:
@@ -144,7 +144,7 @@ class AsyncClient(Operations[Awaitable[JSON]]):
         page_size: int | None = None,
         include_children: bool | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Every memory of a namespace (and, with `include_children=True`, of those below it) matching the
+        """Every memory of a namespace and of those below it (`include_children=False`: it alone) matching the
         filters, page after page."""
         cursor: str | None = None
         while True:

@@ -196,20 +196,20 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
     @tool(_READ)
     async def memories_list(
         namespace: OptionalNamespace = None,
-        include_children: IncludeChildren = False,
+        include_children: IncludeChildren = True,
         status: StatusArg = None,
         limit: PageLimit = 20,
         cursor: Cursor = None,
         verbose: Verbose = False,
     ) -> dict[str, Any]:
-        """List the memories of a namespace, oldest first, a page at a time (pass back `next_cursor` to read
-        on). Use recall to find memories by meaning; use this to review everything kept. An empty parent
-        namespace answers a `note` naming the namespaces below it that hold memories
-        (include_children=true lists them)."""
+        """List the memories of a namespace and of the namespaces below it (by namespace, then oldest
+        first; include_children=false: that namespace alone), a page at a time (pass back `next_cursor` to
+        read on). Use recall to find memories by meaning; use this to review everything kept. An empty
+        listing answers a `note` saying why."""
         chosen = await ns(namespace)
         answer = await call(
             client.list_memories(
-                chosen, status=status, limit=limit, cursor=cursor, include_children=include_children or None
+                chosen, status=status, limit=limit, cursor=cursor, include_children=include_children
             )
         )
         return answer if verbose else shape.page(answer, with_namespace=include_children)

@@ -181,13 +181,14 @@ class MemoryPage(Model):
     )
     empty_reason: str | None = Field(
         None,
-        description="Set on an empty first page without include_children: why it is empty, and where the "
-        "memories are (the namespaces below that hold some)",
+        description="Set on an empty first page: why it is empty (with include_children=false, also where "
+        "the memories are: the namespaces below that hold some)",
     )
     child_namespaces: list[str] = Field(
         default_factory=list,
         description="With `empty_reason`: namespaces below the one asked for that hold matching memories "
-        "(at most 20, from the first 100 such memories); list them with include_children=true",
+        "(at most 20, from the first 100 such memories), set with include_children=false; list them by leaving "
+        "include_children out",
     )
 
 

@@ -72,9 +72,11 @@ class RecordQuery:
     `namespaces_below`: records of every namespace strictly below one of these (`/me` covers `/me/users/u-1`,
     never `/me` itself nor `/meta`). With `namespaces` too, a record matches when its namespace is one of
     `namespaces` OR below one of `namespaces_below` (a tree is `namespaces=(p,), namespaces_below=(p,)`).
-    SQLite reads it as an index range; DynamoDB (namespace in the GSI partition key, so no key prefix query) as
-    a filtered read of the tenant's records in creation order, a page of which may hold fewer than `limit`
-    items (even none) with a `next_cursor` when its read budget ran out first."""
+    Order: a listing with `namespaces_below` is by namespace, then (created_at, id); any other by (created_at,
+    id). SQLite reads a tree as index ranges, DynamoDB as key ranges of its tree index (a page reads about the
+    page, not the tenant). A DynamoDB tenant whose tree-index backfill is not complete gets the old path: a
+    filtered read of its records in creation order, a page of which may hold fewer than `limit` items (even
+    none) with a `next_cursor` when its read budget ran out first."""
 
     namespaces: tuple[str, ...] = ()
     namespaces_below: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from ...domain.errors import Conflict, DomainError, NotFound, ValidationFailed
 from ...domain.records import is_valid_tenant
 from ._dynamo import dynamo_item, expr_values, read_text
 from .api_keys import DynamoApiKeyStore, hash_api_key
+from .dynamodb_store import DynamoRecordStore, TreeBackfill
 
 INDEX_PREFIX = "mem-"
 USAGE_KEY_PREFIX = "agent-memory-"
@@ -27,6 +28,7 @@ OUTPUT_VECTOR_BUCKET = "VectorBucketName"
 OUTPUT_API_KEYS_TABLE = "ApiKeysTableName"
 OUTPUT_USAGE_PLAN = "UsagePlanId"
 OUTPUT_ARCHIVE_BUCKET = "MigrationArchiveBucketName"
+OUTPUT_MEMORY_TABLE = "MemoryTableName"
 
 
 P = ParamSpec("P")
@@ -82,6 +84,8 @@ class StackResources:
     usage_plan_id: str | None = None
     archive_bucket: str | None = None
     """The embedding migration's archive bucket (offboarding deletes the tenant's `<tenant>/` prefix)."""
+    memory_table: str | None = None
+    """The memory table (a new tenant's tree index is marked complete there; `tree_index` backfills it)."""
 
     @classmethod
     def from_outputs(cls, stack_name: str, outputs: Mapping[str, str]) -> StackResources:
@@ -96,6 +100,7 @@ class StackResources:
             api_keys_table=outputs[OUTPUT_API_KEYS_TABLE],
             usage_plan_id=outputs.get(OUTPUT_USAGE_PLAN) or None,
             archive_bucket=outputs.get(OUTPUT_ARCHIVE_BUCKET) or None,
+            memory_table=outputs.get(OUTPUT_MEMORY_TABLE) or None,
         )
 
 
@@ -171,10 +176,23 @@ class TenantOnboarding:
     def onboard(
         self, tenant: str, spec: IndexSpec, *, namespaces: Sequence[str], scopes: Sequence[str]
     ) -> OnboardingResult:
-        """Everything a new tenant needs: its index, then its first API key."""
+        """Everything a new tenant needs: its index, its tree-index marker (nothing to backfill), then its
+        first API key."""
         created = self.ensure_index(tenant, spec)
+        if self.resources.memory_table:
+            self.tree_index(tenant)
         key = self.issue_api_key(tenant, namespaces, scopes)
         return OnboardingResult(tenant=tenant, index_created=created, key=key)
+
+    @_aws_errors
+    def tree_index(self, tenant: str, *, max_records: int | None = None) -> TreeBackfill:
+        """Adds the namespace-tree index key to the tenant's records written before it existed, resuming where
+        the last run stopped (`record_tree.RecordTree.backfill`); complete once it reports so."""
+        _require_tenant(tenant)
+        if not self.resources.memory_table:
+            raise NotFound(f"stack {self.resources} has no output {OUTPUT_MEMORY_TABLE}")
+        store = DynamoRecordStore(self.resources.memory_table, lambda _tenant: self._dynamodb)
+        return store.backfill_tree_index(tenant, max_records=max_records)
 
     @_aws_errors
     def ensure_index(self, tenant: str, spec: IndexSpec) -> bool:

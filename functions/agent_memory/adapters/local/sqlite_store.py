@@ -315,10 +315,14 @@ class SqliteRecordStore:
             # A subtree is an index range: strictly below `/me` is ['/me/', '/me0') ('0' follows '/').
             either = [f"namespace IN ({placeholders(len(query.namespaces))})"] if query.namespaces else []
             params.extend(query.namespaces)
+            bounds = [(ns, ns + "\x00") for ns in query.namespaces]
             for parent in query.namespaces_below:
                 either.append("(namespace >= ? AND namespace < ?)")
-                params.extend((parent.rstrip("/") + "/", parent.rstrip("/") + "0"))
-            clauses.append(f"({' OR '.join(either)})")
+                bounds.append((parent.rstrip("/") + "/", parent.rstrip("/") + "0"))
+                params.extend(bounds[-1])
+            # The envelope of the ranges as well, so the index is read as one range, not the whole tenant.
+            clauses.append(f"({' OR '.join(either)}) AND namespace >= ? AND namespace < ?")
+            params.extend((min(lo for lo, _ in bounds), max(hi for _, hi in bounds)))
         for column, values in (
             ("type", tuple(v.value for v in query.types)),
             ("status", tuple(v.value for v in query.statuses)),
@@ -333,24 +337,27 @@ class SqliteRecordStore:
         if query.last_access_before is not None:
             clauses.append("last_access_at < ?")
             params.append(sortable_time(query.last_access_before))
+        # A tree lists by namespace, then oldest first (the DynamoDB tree index's order): one index range.
+        tree = bool(query.namespaces_below)
+        order = ("namespace", "created_at", "id") if tree else ("created_at", "id")
         if query.cursor is not None:
-            created_at, record_id = decode_cursor(query.cursor, "records", (str, str))
-            clauses.append("(created_at, id) > (?, ?)")
-            params.extend((created_at, record_id))
+            kind, types = ("tree", (str, str, str)) if tree else ("records", (str, str))
+            clauses.append(f"({', '.join(order)}) > ({placeholders(len(order))})")
+            params.extend(decode_cursor(query.cursor, kind, types))
         rows = (
             self._db.connection()
             .execute(
-                f"SELECT created_at, id, body FROM records WHERE {' AND '.join(clauses)} "
-                "ORDER BY created_at, id LIMIT ?",
+                f"SELECT {', '.join(order)}, body FROM records WHERE {' AND '.join(clauses)} "
+                f"ORDER BY {', '.join(order)} LIMIT ?",
                 (*params, query.limit + 1),
             )
             .fetchall()
         )
         # One row beyond the page tells whether a next page exists without a second query.
         page, more = rows[: query.limit], len(rows) > query.limit
-        loaded = [_load(MemoryRecord, tenant, record_id, body) for _, record_id, body in page]
+        loaded = [_load(MemoryRecord, tenant, row[-2], row[-1]) for row in page]
         items = [record for record in loaded if record is not None]
-        next_cursor = encode_cursor("records", page[-1][0], page[-1][1]) if more else None
+        next_cursor = encode_cursor("tree" if tree else "records", *page[-1][:-1]) if more else None
         return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
     def counts(self, tenant: str, namespace: str | None = None) -> RecordCounts:

@@ -227,12 +227,13 @@ def recall(body: RecallRequest) -> RecallResponse:
 
 @router.get(
     "/memories",
-    summary="List memories of a namespace (and, with include_children, of the namespaces below it)",
-    description="Oldest first, `limit` a page; follow `next_cursor` to the end. Without `include_children` a "
-    "parent that holds nothing itself answers an empty page with `empty_reason` naming the child namespaces "
-    "that hold memories (`child_namespaces`). With it, the page covers `namespace` and every namespace below "
-    "it that this key may read, in one query (on DynamoDB a filtered read of the tenant's records: a page may "
-    "hold fewer than `limit` items, even none, and still have a `next_cursor`).",
+    summary="List memories of a namespace and of the namespaces below it (include_children=false: it alone)",
+    description="A page of `limit`; follow `next_cursor` to the end. By default the page covers `namespace` "
+    "and every namespace below it that this key may read (`/me` covers `/me/users/u-1`, never `/meta`), by "
+    "namespace then oldest first, in one bounded query per part of the tree the key reaches. With "
+    "`include_children=false` only `namespace` itself is listed, oldest first. An empty first page says why in "
+    "`empty_reason`; without children it also names the child namespaces that hold memories "
+    "(`child_namespaces`).",
     tags=["memories"],
 )
 def list_memories(
@@ -245,10 +246,10 @@ def list_memories(
     include_children: Annotated[
         bool,
         Query(
-            description="Also list the namespaces below `namespace` (/me covers /me/users/u-1, never /meta) "
-            "that this key may read"
+            description="List the namespaces below `namespace` that this key may read too (the default); "
+            "false lists `namespace` alone"
         ),
-    ] = False,
+    ] = True,
 ) -> MemoryPage:
     ctx = current()
     filters = RecordQuery(
@@ -271,9 +272,17 @@ def list_memories(
     answer = MemoryPage(
         items=page.items, next_cursor=page.next_cursor, skipped=page.skipped, empty_reason=None
     )
-    if include_children or page.items or page.skipped or cursor is not None or page.next_cursor:
+    if page.items or page.skipped or cursor is not None or page.next_cursor:
         return answer
+    if include_children:
+        return _explain_empty_tree(namespace, answer, filters)
     return _explain_empty(ctx, namespace, answer, filters)
+
+
+def _explain_empty_tree(namespace: str, answer: MemoryPage, filters: RecordQuery) -> MemoryPage:
+    matching = " matching these filters" if filters.types or filters.statuses or filters.tiers else ""
+    reason = f"neither {namespace} nor any namespace below it that this key may read holds memories{matching}"
+    return answer.model_copy(update={"empty_reason": reason, "child_namespaces": []})
 
 
 def _explain_empty(
@@ -294,13 +303,13 @@ def _explain_empty(
     if children:
         listed = ", ".join(children) + (" …" if more or len(found) > len(children) else "")
         reason = (
-            f"{namespace} itself holds no memories{matching}; namespaces below it do: {listed} (pass "
-            "include_children=true to list them with it)"
+            f"{namespace} itself holds no memories{matching}; namespaces below it do: {listed} (leave out "
+            "include_children=false to list them with it)"
         )
     elif more:
         reason = (
             f"{namespace} itself holds no memories{matching}, and none below it were found in the first part "
-            "of the tenant read: pass include_children=true and follow next_cursor to look further"
+            "of the tenant read: leave out include_children=false and follow next_cursor to look further"
         )
     else:
         reason = (

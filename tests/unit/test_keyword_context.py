@@ -94,3 +94,50 @@ def test_date_words_join_the_context_only_where_the_callers_context_stays_whole(
     assert "7 May" in kept_short.context and kept_short.context.endswith("the race")
     assert kept_long.context == given  # nothing the caller gave is pushed out by a date word
     assert len(kept_long.context) > MAX_CONTEXT_CHARS - 6
+
+
+def _chat(tmp_path, policy=None) -> tuple[MemoryService, list[str]]:
+    memory = MemoryService(
+        store=SqliteRecordStore(tmp_path / "memory.db"),
+        index=LocalSearchIndex(tmp_path / "index"),
+        embedder=HashingEmbedder(),
+        clock=SystemClock(),
+        **({"policy": policy} if policy is not None else {}),
+    )
+    results = memory.remember_batch(
+        "acme",
+        [
+            turn("Caroline: Guess what, I finally went to the pottery workshop!"),
+            turn("Melanie: No way, how was it?"),
+            turn("Caroline: I made a little bowl with a blue glaze."),
+            turn("Melanie: Lovely, send me a photo."),
+            turn("Caroline: Tomorrow I will visit my grandmother in the hills."),
+        ],
+        actor="test",
+    )
+    return memory, [r.record.id for r in results if r.record]
+
+
+def test_two_turns_either_side_join_the_context_by_default(tmp_path):
+    memory, ids = _chat(tmp_path)
+    bowl = memory.get("acme", ids[2])
+    assert bowl.context == (
+        "Caroline: Guess what, I finally went to the pottery workshop! Melanie: No way, how was it? "
+        "Melanie: Lovely, send me a photo. Caroline: Tomorrow I will visit my grandmother in the hills."
+    )
+    first = memory.get("acme", ids[0])
+    assert first.context == "Melanie: No way, how was it? Caroline: I made a little bowl with a blue glaze."
+
+
+def test_the_answer_two_turns_after_the_question_naming_it_is_found(tmp_path):
+    """The bowl turn names no pottery; the turn naming it is two turns back. With one turn either side
+    (the setting before issue 34's third round) the keyword half cannot reach it."""
+    from agent_memory.domain.memory.policy import MemoryPolicy
+
+    query = RecallInput(query="pottery workshop", namespaces=(NS,), k=5, mode="keyword")
+    memory, ids = _chat(tmp_path / "two")
+    assert ids[2] in [item.record.id for item in memory.recall("acme", query).results]
+    narrow, narrow_ids = _chat(tmp_path / "one", MemoryPolicy(keyword_context_turns=1))
+    assert narrow_ids[2] not in [item.record.id for item in narrow.recall("acme", query).results]
+    none, none_ids = _chat(tmp_path / "none", MemoryPolicy(keyword_context_turns=0))
+    assert none.get("acme", none_ids[2]).context == ""

@@ -39,13 +39,14 @@ _T = TypeVar("_T")
 
 
 def batch_context(
-    accepted: list[tuple[int, RememberInput, _T]],
+    accepted: list[tuple[int, RememberInput, _T]], turns: int = 1
 ) -> list[tuple[int, RememberInput, _T]]:
-    """Items without an explicit `context` get the contents of their neighbours in the batch (the item before
-    and the item after) that share their namespace and session (metadata `session`, `session_id` and
-    `session_date`, where given): an agent storing a conversation's turns in order gets each turn indexed
-    with the exchange around it, so "What did Melanie paint?" finds the answer turn "Yes, a lake sunrise!"
-    that follows the question naming the painting. Measured on LoCoMo (docs/architecture.md, "Recall")."""
+    """Items without an explicit `context` get the contents of their neighbours in the batch (up to `turns`
+    items before and `turns` after, in batch order) that share their namespace and session (metadata
+    `session`, `session_id` and `session_date`, where given): an agent storing a conversation's turns in order
+    gets each turn indexed with the exchange around it, so "What did Melanie paint?" finds the answer turn
+    "Yes, a lake sunrise!" that follows the question naming the painting. `turns` is
+    `MemoryPolicy.keyword_context_turns` (2 by default; measured on LoCoMo in bench/README.md)."""
     items = [item for _, item, _ in accepted]
     out = []
     for number, (position, item, extra) in enumerate(accepted):
@@ -53,8 +54,8 @@ def batch_context(
             session = _session_of(item)
             around = [
                 items[other].content
-                for other in (number - 1, number + 1)
-                if 0 <= other < len(items) and _session_of(items[other]) == session
+                for other in range(number - turns, number + turns + 1)
+                if other != number and 0 <= other < len(items) and _session_of(items[other]) == session
             ]
             item = replace(item, context=" ".join(around))
         out.append((position, item, extra))

@@ -131,6 +131,11 @@ class MemoryPolicy(Model):
     """A conversation turn's indexed vector: its content's vector plus this share of its neighbouring turns'
     (same batch and session; `context.turn_vectors`), normalised (0: the content's vector alone).
     docs/decisions/recall-focus.md."""
+    keyword_context_turns: Annotated[int, Field(ge=0, le=5)] = 2
+    """A conversation turn of a remember batch is indexed for keyword search with the contents of this many
+    turns before it and after it (same batch, namespace and session; `context.batch_context`) unless the caller
+    sent a context (0: none). 2 (1 before issue 34's third round): LoCoMo R@10 dev 0.786 → 0.810, non-dev
+    0.768 → 0.786; 3 gave 0.800 / 0.781 (bench/README.md)."""
     over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
 

@@ -76,7 +76,7 @@ class Writer:
                 results[position] = RememberResult(Decision.REJECTED, why, None, rule=found.finding.rule)
                 continue
             accepted.append((position, item, found))
-        accepted = batch_context(accepted)
+        accepted = batch_context(accepted, self.parts.policy.keyword_context_turns)
         vectors = self.parts.embed(tenant, [i.content for _, i, _ in accepted]) if accepted else []
         vectors = turn_vectors(accepted, vectors, self.parts.policy.turn_context_weight)
         for (position, item, finding), vector in zip(accepted, vectors, strict=True):

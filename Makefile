@@ -35,7 +35,7 @@ for line in listed.stdout.splitlines():
     if section in rank and rank[section] >= found.get(name, (-1, ""))[0]:
         found[name] = (rank[section], ast.literal_eval(value))
 config = {name: value for name, (_, value) in found.items()}
-args = [*sys.argv[1:], "--index-strategy", "unsafe-best-match"]
+args = [*sys.argv[1:], "--python", sys.executable, "--index-strategy", "unsafe-best-match"]
 flags = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
          "constraint": "--constraint", "trusted-host": "--allow-insecure-host"}
 for name, flag in flags.items():

@@ -402,7 +402,7 @@ def _reuse_lambda_clients(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 SWEEP_NAMESPACES = 900
-"""With the longest namespace names, three pages (392 + 392 + 116), each of the first two filled to the byte
+"""With the longest namespace names, three pages (about 390 + 390 + 120), the first two filled to the byte
 budget: page boundaries crossed twice and the largest state a page can make, in 900 child executions.
 bench/sweep_scale.py runs 10,000 namespaces of realistic names (ten pages of 1,000)."""
 

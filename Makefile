@@ -10,13 +10,49 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 NODE_STAMP := node_modules/.installed
 
-# Incremental: nothing is reinstalled unless one of these files changed (pip reuses its wheel cache when one
-# did). The two editable packages go in one pip call (each call scans the indexes and builds its own backend).
+# Incremental: nothing is reinstalled unless one of these files changed. pip puts uv (pinned in constraints.txt)
+# into the venv, and uv installs the rest: the same pins in seconds where pip took minutes. The venv keeps pip
+# (the CDK layer build and `make lock` use it). The two editable packages go in one call.
 $(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e . -e clients/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt uv
+	$(BIN)/python -c "$$UV_PIP" install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -c "$$UV_PIP" install --quiet --no-deps -e . -e clients/python
 	@touch $(STAMP)
+
+# `uv pip ARGS` with the package sources pip is configured with here (pip.conf files and PIP_* variables, as
+# `pip config list` shows them; uv reads neither): its indexes, find-links, constraints, CA bundle, timeout and
+# proxy. Every index is searched for the best version, as pip does (uv's default stops at the first index that
+# has the package).
+define UV_PIP
+import ast, os, subprocess, sys
+listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=True)
+rank = {"global": 0, "install": 1, ":env:": 2}
+found = {}
+for line in listed.stdout.splitlines():
+    key, _, value = line.partition("=")
+    section, _, name = key.rpartition(".")
+    if section in rank and rank[section] >= found.get(name, (-1, ""))[0]:
+        found[name] = (rank[section], ast.literal_eval(value))
+config = {name: value for name, (_, value) in found.items()}
+args = [*sys.argv[1:], "--python", sys.executable, "--index-strategy", "unsafe-best-match"]
+flags = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
+         "constraint": "--constraint", "trusted-host": "--allow-insecure-host"}
+for name, flag in flags.items():
+    for value in config.get(name, "").split():
+        args += [flag, value]
+if config.get("no-index", "").lower() in ("1", "true", "yes", "on"):
+    args.append("--no-index")
+env = dict(os.environ)
+for name, variables in {"cert": ["SSL_CERT_FILE"], "timeout": ["UV_HTTP_TIMEOUT"],
+                        "default-timeout": ["UV_HTTP_TIMEOUT"], "proxy": ["HTTPS_PROXY", "HTTP_PROXY"]}.items():
+    for variable in variables:
+        if name in config:
+            env.setdefault(variable, config[name])
+uv = os.path.join(os.path.dirname(sys.executable), "uv")
+os.execve(uv, [uv, "pip", *args], env)
+endef
+export UV_PIP
 
 # The CDK CLI (package.json) is for `make synth` and deploys only: the tests synthesize through the Python
 # library (Node.js runs its jsii kernel), so `make test` does not wait for npm.
@@ -37,11 +73,18 @@ browser:
 run: setup
 	$(BIN)/agent-memory serve
 
+# mypy runs beside the tests rather than before them: in a fresh clone (no mypy cache) it keeps one core busy for
+# a minute or more, which run alone leaves the other core idle. Its report is printed after the tests' and
+# either failing fails the target.
 test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	AGENT_MEMORY_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --cov=agent_memory --cov-report=term-missing:skip-covered
+	@echo "$(BIN)/mypy (beside the tests; its report follows theirs)"; \
+	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
+	AGENT_MEMORY_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15 \
+	  --cov=agent_memory --cov-report=term-missing:skip-covered; tests=$$?; \
+	wait $$types; typed=$$?; echo "$(BIN)/mypy:"; cat $(VENV)/mypy.log; \
+	exit $$(( tests != 0 ? tests : typed ))
 
 lint: setup
 	$(BIN)/ruff check .

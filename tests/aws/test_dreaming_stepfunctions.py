@@ -290,14 +290,26 @@ def test_given_no_tenant_anywhere_when_listing_targets_then_a_clear_error(world,
 # --------------------------------------------------------------------------- payload size at the namespace cap
 
 
+def realistic_namespace(index: int) -> str:
+    return f"/projects/team-{index // 50:02d}/service-{index:04d}"
+
+
+def longest_namespace(index: int) -> str:
+    """A namespace as long as one may be (8 segments of 64 characters, 520 in all): about 640 bytes per target,
+    so a page is cut by its byte budget at under 400 targets rather than by the 1,000-target count."""
+    first = f"team-{index:05d}-".ljust(64, "x")
+    return "/" + "/".join([first, *[f"s{segment}".ljust(64, "y") for segment in range(7)]])
+
+
 class StubbedSweep:
     """Lambda answers of realistic size for every task of a sweep over `count` namespaces, without sweeping:
     ListTargets is the real handler (over a service that reports `count` namespaces); Light, REM and Deep
     answer what the real tasks answer for a namespace with a dozen candidates and three promotions; every
     `fail_every`-th namespace fails in REM with `SweepInProgress` and is recorded."""
 
-    def __init__(self, count: int, fail_every: int) -> None:
-        self.namespaces = [f"/projects/team-{i // 50:02d}/service-{i:04d}" for i in range(count)]
+    def __init__(self, count: int, fail_every: int, longest_names: bool = False) -> None:
+        name = longest_namespace if longest_names else realistic_namespace
+        self.namespaces = [name(i) for i in range(count)]
         self.failing = set(self.namespaces[::fail_every])
         self.deep_summaries: list[int] = []
 
@@ -389,8 +401,10 @@ def _reuse_lambda_clients(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-SWEEP_NAMESPACES = 2_500
-"""Three pages (1,000 + 1,000 + 500): enough to cross page boundaries; bench/sweep_scale.py runs 10,000."""
+SWEEP_NAMESPACES = 900
+"""With the longest namespace names, three pages (about 390 + 390 + 120), the first two filled to the byte
+budget: page boundaries crossed twice and the largest state a page can make, in 900 child executions.
+bench/sweep_scale.py runs 10,000 namespaces of realistic names (ten pages of 1,000)."""
 
 
 def run_paged_sweep(
@@ -400,10 +414,11 @@ def run_paged_sweep(
     fail_every: int = 25,
     max_concurrency: int = 40,
     timeout_seconds: float = 600,
+    longest_names: bool = False,
 ) -> tuple[dict[str, Any], StubbedSweep, PayloadSizes]:
     """The dreaming definition executed by moto over `namespaces` stubbed namespaces, as the schedule starts it
     (a UUID execution name, `{"tenants", "time_zone"}`): (DescribeExecution, the stub, the payload sizes)."""
-    sweep = StubbedSweep(namespaces, fail_every=fail_every)
+    sweep = StubbedSweep(namespaces, fail_every=fail_every, longest_names=longest_names)
     monkeypatch.setattr(
         LambdaSimpleBackend,
         "invoke",
@@ -428,12 +443,16 @@ def run_paged_sweep(
     return described, sweep, payloads
 
 
-@pytest.mark.slow  # 2,500 child executions in moto's interpreter: a few minutes
+@pytest.mark.slow  # 900 child executions in moto's interpreter
 def test_given_several_pages_of_namespaces_when_swept_then_every_one_is_counted_and_no_state_nears_256_kib(
     monkeypatch, sleeps
 ):
-    # Given three pages of namespaces, every 25th of which fails, and Deep summaries of realistic size
-    described, sweep, payloads = run_paged_sweep(monkeypatch, SWEEP_NAMESPACES)
+    """Across ListTargets pages every namespace is swept once and counted, and no state input or output reaches
+    Step Functions' 256 KiB: with names as long as a namespace may be, a page is cut by the handler's byte
+    budget, so the Map's input is as large as a page can make it (realistic names fill 1,000-target pages to
+    about 150 KB; bench/sweep_scale.py runs ten of them), and the tally after every page stays small."""
+    # Given three pages of the longest namespaces, every 25th of which fails, and Deep summaries of realistic size
+    described, sweep, payloads = run_paged_sweep(monkeypatch, SWEEP_NAMESPACES, longest_names=True)
 
     # Then the execution succeeds, and its output is three numbers over every page
     assert described["status"] == "SUCCEEDED", described.get("error")
@@ -448,7 +467,9 @@ def test_given_several_pages_of_namespaces_when_swept_then_every_one_is_counted_
     maps_out = payloads.of("MapStateExited", "SweepNamespaces")
     assert len(listed) == len(maps_in) == len(maps_out) == 3
     assert all(out < entered for out, entered in zip(maps_out, maps_in, strict=True))
-    # And no input or output anywhere in the execution nears the 256 KiB limit: a page stays within the
+    # And the full pages were cut by the byte budget, not the count: the Map's input is near its largest
+    assert max(maps_in) > 0.95 * dreaming_handlers.TARGETS_MAX_BYTES
+    # And no input or output anywhere in the execution reaches the 256 KiB limit: a page stays within the
     # handler's byte budget, and the state after a page is as small as before the first
     assert max(size for *_, size in payloads.sizes) < STATE_PAYLOAD_LIMIT
     assert max(payloads.of("PassStateExited", "Tally")) < 2_048

@@ -220,8 +220,9 @@ def trim_wordnet(directory: Path) -> None:
     Each kept line keeps its first field, so every file stays sorted and is searched as before; the licence
     lines stay as they are. tests/infra/test_infra_layer_wordnet.py checks the answers do not change."""
     for part in ("noun", "verb", "adj", "adv"):
-        _rewrite(directory / f"index.{part}", _trim_index_line)
-        _rewrite(directory / f"data.{part}", _trim_data_line)
+        for kind, trim in (("index", _trim_index_line), ("data", _trim_data_line)):
+            if (directory / f"{kind}.{part}").is_file():
+                _rewrite(directory / f"{kind}.{part}", trim)
 
 
 def _rewrite(path: Path, trim: Callable[[list[str]], list[str] | None]) -> None:

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
+from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
 from .ports import Lexicon
@@ -59,7 +60,9 @@ def decide(
     mean, for the merge guard (`paraphrase.same_meaning`); without one, only its own tables fold words."""
     if memory_type is MemoryType.EPISODE:
         return Plan("add", "new memory (an event: only an exact repeat is merged)")
-    relations = [(record, similarity, relate(content, record.content)) for record, similarity in neighbours]
+    relations = [
+        (record, similarity, _relation(content, record.content, lexicon)) for record, similarity in neighbours
+    ]
     updated = [
         (r, rel)
         for r, _, rel in relations
@@ -92,6 +95,14 @@ def decide(
         record, rel = linked[0]
         return Plan("link", f"possibly supersedes {record.id}: {rel.reason}", [record])
     return Plan("add", "new memory")
+
+
+def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
+    """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
+    rel = relate(content, existing)
+    if rel.kind in ("compatible", "possible_update"):
+        return opposite_word(content, existing, lexicon) or rel
+    return rel
 
 
 def _returns(

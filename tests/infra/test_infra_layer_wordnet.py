@@ -48,7 +48,7 @@ def test_the_trimmed_wordnet_answers_as_the_whole_one(tmp_path: Path) -> None:
         for line in (whole / f"index.{part}").read_text(encoding="utf-8").splitlines()
         if not line.startswith("  ")
     ]
-    sample = random.Random(27).sample(lemmas, 1500) + ["hot", "likes", "good", "cilantro", "went", "replies"]
+    sample = [*random.Random(27).sample(lemmas, 1500), "hot", "likes", "good", "cilantro", "went", "replies"]
     # Then every answer is the same (synonyms, antonyms, base forms)
     assert small.antonyms("hot") == {"cold"} and small.same_sense("cilantro", "coriander")
     differing = [

@@ -19,7 +19,7 @@ def lexicon() -> WordNetLexicon:
 )
 def test_the_binary_search_finds_every_entry_of_a_file(lexicon: WordNetLexicon, kind: str, part: str) -> None:
     # Given every entry of a whole file (licence lines aside), looked up by its first field
-    files = lexicon._data if kind == "data" else lexicon._index  # noqa: SLF001 - the search itself is tested
+    files = lexicon._data if kind == "data" else lexicon._index
     lines = [
         line.rstrip(b"\r\n")
         for line in (wordnet_directory() / f"{kind}.{part}").read_bytes().splitlines(keepends=True)

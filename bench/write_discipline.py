@@ -151,20 +151,33 @@ def evaluate(client: Any, cases: list[dict[str, Any]], run: str) -> Tally:
 
 
 def table(runtime: str, tally: Tally, seconds: float) -> list[str]:
+    """One row per category: all cases, then the dev and held-out splits apart (the rules may be tuned on dev
+    only; the held-out figures say whether they generalise)."""
     rows = [f"runtime {runtime}: {len(tally.outcomes)} cases in {seconds:.0f} s"]
-    rows.append(f"  {'category':<11} {'cases':>5}  {'ok':>9}  {'lost':>4}  {'pending':>7}")
+    rows.append(
+        f"  {'category':<11} {'cases':>5}  {'ok':>9}  {'lost':>4}  {'pending':>7}  {'dev':>11}  {'holdout':>11}"
+    )
     label = {"update": "resolved", "sequence": "resolved", "paraphrase": "merged", "compatible": "untouched"}
     for category in ("update", "sequence", "paraphrase", "compatible", "unrelated"):
         chosen = tally.of(category)
         if not chosen:
             continue
         ok = sum(o.ok for o in chosen)
+        splits = [_split_share(chosen, split) for split in ("dev", "holdout")]
         rows.append(
             f"  {category:<11} {len(chosen):>5}  {ok:>4} {100 * ok / len(chosen):>3.0f} %  "
-            f"{sum(o.lost for o in chosen):>4}  {sum(o.pending for o in chosen):>7}   "
-            f"({label.get(category, 'untouched')})"
+            f"{sum(o.lost for o in chosen):>4}  {sum(o.pending for o in chosen):>7}  "
+            f"{splits[0]:>11}  {splits[1]:>11}   ({label.get(category, 'untouched')})"
         )
     return rows
+
+
+def _split_share(outcomes: list[Outcome], split: str) -> str:
+    chosen = [o for o in outcomes if o.case["split"] == split]
+    if not chosen:
+        return "-"
+    ok = sum(o.ok for o in chosen)
+    return f"{ok}/{len(chosen)} {100 * ok / len(chosen):.0f}%"
 
 
 def verdict(tally: Tally) -> list[str]:
@@ -198,7 +211,8 @@ def _ratio(hits: int, total: int) -> float:
 def misses(tally: Tally, limit: int) -> list[str]:
     bad = [o for o in tally.outcomes if not o.ok]
     lines = [
-        f"  miss {o.case['category']:<10} {o.case['id']:<18} {'/'.join(o.decisions):<28} {o.why}\n"
+        f"  miss {o.case['category']:<10} {o.case['id']:<18} {o.case['split']:<7} {'/'.join(o.decisions):<28} "
+        f"{o.why}\n"
         f"       {' → '.join(repr(s[:70]) for s in o.case['steps'])}"
         for o in bad[:limit]
     ]

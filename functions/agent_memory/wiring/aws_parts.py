@@ -160,6 +160,7 @@ def memory(base: AwsBase) -> MemoryService:
         judge=parts.write_judge(base.config, base.clients),
         read_embedder=base.routing.read_embedder if base.routing else None,
         overlap_halves=True,  # the query embedding is a Bedrock call: the keyword half runs beside it
+        lexicon=parts.lexicon(),
     )
 
 

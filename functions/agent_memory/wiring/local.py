@@ -75,6 +75,7 @@ def build_local(
         policy=config.service.policy,
         judge=judge or parts.write_judge(config, clients),
         read_embedder=routing.read_embedder,
+        lexicon=parts.lexicon(),
     )
     files_root = data_dir / "files"
     namespaces = parts.namespace_dirs(files_root)

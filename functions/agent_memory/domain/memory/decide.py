@@ -24,8 +24,10 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
+from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
+from .ports import Lexicon
 from .relation import Relation, relate
 from .slots import same_statement
 
@@ -51,24 +53,39 @@ def decide(
     thresholds: SimilarityProfile,
     *,
     dated: bool = False,
+    lexicon: Lexicon | None = None,
 ) -> Plan:
     """What to do with a new memory of `content`, given its neighbours (record, embedding similarity) sorted
-    by similarity, most similar first. `dated`: the caller gave `valid_from` explicitly."""
+    by similarity, most similar first. `dated`: the caller gave `valid_from` explicitly. `lexicon`: what words
+    mean, for the merge guard (`paraphrase.same_meaning`); without one, only its own tables fold words."""
     if memory_type is MemoryType.EPISODE:
         return Plan("add", "new memory (an event: only an exact repeat is merged)")
-    relations = [(record, similarity, relate(content, record.content)) for record, similarity in neighbours]
+    relations = [
+        (record, similarity, _relation(content, record.content, lexicon)) for record, similarity in neighbours
+    ]
     updated = [
         (r, rel)
         for r, _, rel in relations
         if rel.kind == "update" and _current(r) and not same_statement(content, r.content).allowed
     ]
+    updated += [
+        found
+        for found in _returns(content, relations, lexicon)
+        if found[0].id not in {r.id for r, _ in updated}
+    ]
     if updated:
         # An earlier copy of the new value ("A" in A → B → A) retires with B: one value stays current.
-        same = [(r, rel) for r, _, rel in relations if rel.kind == "same" and r.status is Status.ACTIVE]
+        same = [
+            (r, rel)
+            for r, _, rel in relations
+            if r.status is Status.ACTIVE
+            and r.id not in {u.id for u, _ in updated}
+            and (rel.kind == "same" or same_meaning(content, r.content, lexicon).allowed)
+        ]
         return _update(valid_from, updated + same, dated)
     for record, similarity, rel in relations:
         if _same_kind(record.type, memory_type) and (
-            check := _mergeable(record, similarity, rel, content, thresholds)
+            check := _mergeable(record, similarity, rel, content, thresholds, lexicon)
         ):
             return Plan("merge", f"same statement (similarity {similarity:.2f}; {check})", [record])
     linked = [
@@ -78,6 +95,41 @@ def decide(
         record, rel = linked[0]
         return Plan("link", f"possibly supersedes {record.id}: {rel.reason}", [record])
     return Plan("add", "new memory")
+
+
+def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
+    """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
+    rel = relate(content, existing)
+    if rel.kind in ("compatible", "possible_update"):
+        return opposite_word(content, existing, lexicon) or rel
+    return rel
+
+
+def _returns(
+    content: str, relations: list[tuple[MemoryRecord, float, Relation]], lexicon: Lexicon | None
+) -> list[tuple[MemoryRecord, Relation]]:
+    """A return to an earlier value (A → B → A): the new statement says what a superseded neighbour said, so
+    the current record at the end of that neighbour's chain of successors (a neighbour too) is updated."""
+    by_id = {record.id: record for record, _, _ in relations}
+    found: list[tuple[MemoryRecord, Relation]] = []
+    for record, _, rel in relations:
+        if not record.superseded_by:
+            continue
+        if rel.kind != "same" and not same_meaning(content, record.content, lexicon).allowed:
+            continue
+        successor, seen = by_id.get(record.superseded_by), {record.id}
+        while successor is not None and successor.superseded_by and successor.id not in seen:
+            seen.add(successor.id)
+            successor = by_id.get(successor.superseded_by)
+        if (
+            successor is not None
+            and _current(successor)
+            and successor.id not in {f.id for f, _ in found}
+            and not same_meaning(content, successor.content, lexicon).allowed
+        ):
+            reason = f"back to an earlier value: '{record.content[:60]}' (superseded by {successor.id})"
+            found.append((successor, Relation("update", reason)))
+    return found
 
 
 def _update(valid_from: datetime, updated: list[tuple[MemoryRecord, Relation]], dated: bool) -> Plan:
@@ -107,7 +159,12 @@ def _same_kind(existing: MemoryType, new: MemoryType) -> bool:
 
 
 def _mergeable(
-    record: MemoryRecord, similarity: float, rel: Relation, content: str, thresholds: SimilarityProfile
+    record: MemoryRecord,
+    similarity: float,
+    rel: Relation,
+    content: str,
+    thresholds: SimilarityProfile,
+    lexicon: Lexicon | None,
 ) -> str | None:
     """Why merging `content` into `record` loses nothing, or None when it would (or cannot) merge. The guard
     is the statements' values, names, polarity and words (`paraphrase.same_meaning`); the embedder only has to
@@ -120,7 +177,7 @@ def _mergeable(
         return None
     if rel.kind == "same":
         return rel.reason
-    check = same_meaning(content, record.content)
+    check = same_meaning(content, record.content, lexicon)
     if not check.allowed:
         return None
     if rel.kind in ("compatible", "possible_update") or same_statement(content, record.content).allowed:

@@ -27,6 +27,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
+from .ports import Lexicon
 from .slots import (
     PERMISSIONS,
     SOFT,
@@ -36,6 +37,7 @@ from .slots import (
     ordered_pairs,
     same_roles,
     same_statement,
+    tense_differs,
     terms,
 )
 from .tokens import normalize, speaker
@@ -136,6 +138,8 @@ def _hard_difference(new: str, old: str) -> str | None:
     new_terms, old_terms = terms(new), terms(old)
     if sum(t.kind == "negation" for t in new_terms) % 2 != sum(t.kind == "negation" for t in old_terms) % 2:
         return "opposite polarity"
+    if tense_differs(new, old):
+        return "another tense (has / had)"
     if negated(new) != negated(old):
         return "a different thing negated"
     if ordered_pairs(new) != ordered_pairs(old):
@@ -189,9 +193,10 @@ def _leftover(mine: tuple[str, ...], shared: set[str], absorbed: frozenset[str])
     return left
 
 
-def same_meaning(new: str, old: str) -> MergeCheck:
+def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeCheck:
     """Whether merging `new` into `old` loses nothing: `same_statement`, or the same values, names, polarity
-    and order with the content words agreeing up to word families, frame words and category nouns."""
+    and order with the content words agreeing up to word families, frame words, category nouns and, given a
+    `lexicon`, words that name one thing ("cilantro" / "coriander")."""
     strict = same_statement(new, old)
     if strict.allowed:
         return strict
@@ -201,9 +206,48 @@ def same_meaning(new: str, old: str) -> MergeCheck:
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
-    left = _leftover(new_content, shared, _absorbed(new, old, old)) + _leftover(
-        old_content, shared, _absorbed(new, old, new)
-    )
+    new_left = _leftover(new_content, shared, _absorbed(new, old, old))
+    old_left = _leftover(old_content, shared, _absorbed(new, old, new))
+    if lexicon is not None and new_left and old_left:
+        new_left, old_left = _synonyms_paired(new, old, new_left, old_left, lexicon)
+    left = new_left + old_left
     if left or not shared:
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")
     return MergeCheck(True, "the same values, names and polarity in other words")
+
+
+def _surfaces(text: str) -> dict[str, list[str]]:
+    """Each content key of `text` with the words written for it."""
+    found: dict[str, list[str]] = {}
+    for term in terms(text):
+        if term.kind in ("word", "entity"):
+            found.setdefault(_key(term), []).append(term.surface)
+    return found
+
+
+def _synonyms_paired(
+    new: str, old: str, new_left: list[str], old_left: list[str], lexicon: Lexicon
+) -> tuple[list[str], list[str]]:
+    """The leftover keys of each side less those paired one to one with a leftover of the other side that
+    names the same thing (`Lexicon.same_sense`: a shared first sense, never two things of one kind)."""
+    new_words, old_words = _surfaces(new), _surfaces(old)
+    unpaired = list(old_left)
+    kept: list[str] = []
+    for key in new_left:
+        match = next(
+            (
+                other
+                for other in unpaired
+                if any(
+                    lexicon.same_sense(mine, theirs)
+                    for mine in new_words.get(key, [key])
+                    for theirs in old_words.get(other, [other])
+                )
+            ),
+            None,
+        )
+        if match is None:
+            kept.append(key)
+        else:
+            unpaired.remove(match)
+    return kept, unpaired

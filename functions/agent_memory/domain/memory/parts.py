@@ -15,6 +15,7 @@ from ..safety.fields import FieldFinding, decide, memory_write_fields, require_c
 from . import limits, transitions
 from .inputs import RememberInput
 from .policy import MemoryPolicy
+from .ports import Lexicon
 
 ScanFn = Callable[[str], list[safety.SafetyFinding]]
 
@@ -30,6 +31,7 @@ class MemoryParts:
         scan: ScanFn,
         read_embedder: Callable[[str], Embedder] | None,
         overlap_halves: bool,
+        lexicon: Lexicon | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -39,6 +41,8 @@ class MemoryParts:
         self.policy = policy
         self.scan = scan
         self.overlap_halves = overlap_halves
+        self.lexicon = lexicon
+        """What words mean, for the merge guard (adapters/lexicon); None: the guard's own tables only."""
         self.thresholds = policy.similarity_thresholds(embedder.identity.name)
         self._ready_tenants: set[str] = set()
 

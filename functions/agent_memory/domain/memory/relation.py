@@ -104,7 +104,27 @@ def _keeps_both(new: str, old: str) -> Relation | None:
         return Relation("compatible", "the new statement is about an earlier year")
     if cues.ADDITIVE_CUE_RE.search(new) and not contradiction.negation_cue(new):
         return Relation("compatible", "the new statement adds to the old one")
+    if _trip_and_return(new, old):
+        return Relation("compatible", "a journey and the one back (to / from the same place)")
     return None
+
+
+_JOURNEY_RE = lazy(r"\b(?:flights?|flying|fly|flies|train|trip|drive|driving|ride|bus|ferry|travel\w*)\b")
+_DIRECTION_RE = lazy(r"\b(?P<way>to|from)\s+(?P<place>[\w-]+)")
+
+
+def _trip_and_return(new: str, old: str) -> bool:
+    """Two journeys between the same places in opposite directions ("Flight to Lisbon on May 2" / "Flight
+    back from Lisbon on May 9"): two events, not a new value. Each names one direction only, so a move
+    from one thing to another ("migrated from X to Y") is never read as a journey."""
+    if not (_JOURNEY_RE.search(new) and _JOURNEY_RE.search(old)):
+        return False
+    new_ways = {(m["way"], m["place"]) for m in _DIRECTION_RE.finditer(new)}
+    old_ways = {(m["way"], m["place"]) for m in _DIRECTION_RE.finditer(old)}
+    if len({way for way, _ in new_ways}) != 1 or len({way for way, _ in old_ways}) != 1:
+        return False
+    flipped = {("from" if way == "to" else "to", place) for way, place in old_ways}
+    return bool(new_ways & flipped)
 
 
 _OPPOSITION = {

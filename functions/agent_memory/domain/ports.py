@@ -264,6 +264,27 @@ class FileStore(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class IndexProgress:
+    """What one bounded step of an index backfill did for a tenant: records read, keys added, and whether
+    the tenant's records are now all indexed."""
+
+    tenant: str
+    read: int
+    updated: int
+    complete: bool
+
+
+class IndexBackfill(Protocol):
+    """Completes a secondary index over a tenant's older records, resumably (DynamoDB: the namespace-tree
+    index `gsi3`). A runtime whose store needs no backfill (SQLite) has none."""
+
+    def backfill_tree_index(self, tenant: str, *, max_records: int | None = None) -> IndexProgress:
+        """Index at most `max_records` more records (all when None) from where the last step stopped; a
+        complete tenant reads nothing."""
+        ...
+
+
 # --------------------------------------------------------------------------- workflows
 
 

@@ -4,7 +4,7 @@
 |---|---|---|
 | api (`handlers/api.py`) | `build_api` | every service the /v1 routes use; no dreaming sweep |
 | chat (`handlers/chat.py`) | `build_chat` | memory, files, skills, sessions, chat, versioning (session references) |
-| jobs (`handlers/jobs.py`) | `build_jobs` | the memory service (the decay job) |
+| jobs (`handlers/jobs.py`) | `build_jobs` | the memory service (the decay job), the tree-index backfill |
 | dreaming (`handlers/dreaming.py`, `curator.py`, `purge.py`) | `build_worker` | dreaming sweep, curator, purge |
 | migration (`handlers/migration.py`) | `build_backfill` | the embedding migration |
 | authorizer (`handlers/authorizer.py`) | `build_authorizer` | the API-key lookup |
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.context import Services
 from ..domain.files.memory_files import MemoryFilesService
+from ..domain.memory.index_upkeep import IndexUpkeep
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, Embedder, FileStore
 from ..settings.handlers import HandlerSettings
@@ -157,9 +158,18 @@ def build_chat(settings: Settings | RuntimeSettings, clients: AwsClients | None 
     return _with_sessions(base, _core(base))[0]
 
 
-def build_jobs(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> MemoryService:
-    """The scheduled decay job: the memory service only."""
-    return aws_parts.memory(_base(settings, clients))
+@dataclass(frozen=True)
+class Jobs:
+    """The decay job's services: forgetting (the memory service) and the tree index's bounded backfill."""
+
+    memory: MemoryService
+    upkeep: IndexUpkeep
+
+
+def build_jobs(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Jobs:
+    """The scheduled decay job: the memory service, and the tree-index backfill on the same record store."""
+    base = _base(settings, clients)
+    return Jobs(memory=aws_parts.memory(base), upkeep=IndexUpkeep(base.tree_index))
 
 
 @dataclass(frozen=True)

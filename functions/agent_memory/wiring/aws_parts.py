@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..adapters.clock import SystemClock
 from ..domain import safety
 from ..domain.memory.service import MemoryService
-from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, RecordStore
+from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, IndexBackfill, RecordStore
 from . import parts
 from .config import RuntimeSettings
 from .parts import AwsClients, NamespaceLister
@@ -44,6 +44,8 @@ class AwsBase:
     embedder: Embedder
     routing: VectorRouting | None = None
     migration: MigrationService | None = None
+    tree_index: IndexBackfill | None = None
+    """The record store's tree-index backfill (the same DynamoRecordStore as `store`)."""
 
     @property
     def region(self) -> str | None:
@@ -82,12 +84,13 @@ def aws_base(
     credentials = TenantCredentials(
         parts.client(config, clients.sts, "sts"), settings.tenant_role_arn, clock=clock, region_name=region
     )
+    records = DynamoRecordStore(settings.table, _tenant_client(credentials, region, "dynamodb"))
     base = AwsBase(
         config,
         clients,
         clock,
         credentials,
-        store=DynamoRecordStore(settings.table, _tenant_client(credentials, region, "dynamodb")),
+        store=records,
         index=S3VectorsIndex(
             settings.vector_bucket, _tenant_client(credentials, region, "s3vectors", S3VECTORS_CLIENT_CONFIG)
         ),
@@ -97,6 +100,7 @@ def aws_base(
             model_id=settings.embedding_model,
             dimensions=settings.embedding_dimensions,
         ),
+        tree_index=records,
     )
     if settings.migration_state_machine_arn or settings.migration_archive_bucket:
         base.routing, base.migration = _migration(base, migration_embedders)

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 if TYPE_CHECKING:
     from ..adapters.posix.file_server import FileServer
     from ..api.context import Services
-    from ..domain.memory.service import MemoryService
     from ..domain.migration.service import MigrationService
-    from .aws import ApiKeyLookup, Worker
+    from .aws import ApiKeyLookup, Jobs, Worker
     from .config import RuntimeSettings
 
 T = TypeVar("T")
@@ -71,7 +70,7 @@ def _chat() -> Services:
     return build_chat(_settings())
 
 
-def _jobs() -> MemoryService:
+def _jobs() -> Jobs:
     from .aws import build_jobs
 
     return build_jobs(_settings())
@@ -105,7 +104,7 @@ def _file_server() -> FileServer:
 
 API: Lazy[Services] = Lazy(_api)
 CHAT: Lazy[Services] = Lazy(_chat)
-JOBS: Lazy[MemoryService] = Lazy(_jobs)
+JOBS: Lazy[Jobs] = Lazy(_jobs)
 WORKER: Lazy[Worker] = Lazy(_worker)
 BACKFILL: Lazy[MigrationService] = Lazy(_backfill)
 AUTHORIZER: Lazy[ApiKeyLookup] = Lazy(_authorizer)

@@ -23,13 +23,12 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ...domain.ports import Page, RecordQuery
+from ...domain.ports import IndexProgress, Page, RecordQuery
 from ...domain.records import MemoryRecord
 from ._dynamo import dynamo_item, expr_values, read_text
 from ._errors import error_code, upstream_errors
@@ -76,14 +75,8 @@ def records_page(
     return Page(items=items, next_cursor=next_cursor, skipped=len(loaded) - len(items))
 
 
-@dataclass(frozen=True)
-class TreeBackfill:
-    """What one `backfill` run did: records read, keys added, and whether the tenant is now complete."""
-
-    tenant: str
-    read: int
-    updated: int
-    complete: bool
+TreeBackfill = IndexProgress
+"""What one `backfill` run did: records read, keys added, and whether the tenant is now complete."""
 
 
 class RecordTree:

@@ -224,13 +224,20 @@ def test_a_namespace_with_control_characters_is_refused_in_bodies(api):
 
 
 def test_a_subtree_pattern_does_not_grant_its_parent(api):
-    """`/projects/*` means the namespaces below /projects, as a glob does: not /projects itself."""
+    """`/projects/*` means the namespaces below /projects, as a glob does: not /projects itself (listing the
+    /projects tree shows only what lies below it)."""
     ns = f"/projects/p-{uuid.uuid4().hex[:8]}"
     assert send(api, "POST", "/v1/memories", body=memory_json(ns), who="alpha-projects-rw").status == 201
     parent = send(api, "POST", "/v1/memories", body=memory_json("/projects"), who="alpha-projects-rw")
     assert error_body(parent, 403, "forbidden")["details"]["namespace"] == "/projects"
-    listed = send(api, "GET", "/v1/memories", params={"namespace": "/projects"}, who="alpha-projects-rw")
-    error_body(listed, 403, "forbidden")
+    alone = {"namespace": "/projects", "include_children": "false"}
+    error_body(send(api, "GET", "/v1/memories", params=alone, who="alpha-projects-rw"), 403, "forbidden")
+    # The tree listing (the default) is bounded by the key's patterns: the children, never /projects itself
+    tree = send(api, "GET", "/v1/memories", params={"namespace": "/projects"}, who="alpha-projects-rw")
+    assert tree.status == 200, tree.text
+    namespaces = {item["namespace"] for item in tree.json()["items"]}
+    assert ns in namespaces
+    assert all(name.startswith("/projects/") for name in namespaces), namespaces
 
 
 def test_an_empty_patch_is_422_and_a_no_op_patch_keeps_the_version(api):

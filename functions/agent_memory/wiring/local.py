@@ -101,48 +101,64 @@ def build_local(
         clock,
         snapshots=versions,
     )
-    return LocalRuntime(
-        services=Services(
-            memory=memory,
-            files=files,
-            recall_latency=LatencyWindow(),
-            idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
-            sessions=sessions,
-            chat=chat,
-            dreaming=dreaming,
-            dream_launcher=LocalDreamLauncher(
-                lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
-            ),
-            skills=skills,
-            curator=curator,
-            migration=migration,
-            versioning=versioning,
-            erasure=erasure,
-            imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
-            archive_reader=parts.archive_reader,
-            jobs=local_jobs(config.service, data_dir, clock),
+    services = Services(
+        memory=memory,
+        files=files,
+        recall_latency=LatencyWindow(),
+        idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
+        sessions=sessions,
+        chat=chat,
+        dreaming=dreaming,
+        dream_launcher=LocalDreamLauncher(
+            lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
         ),
-        keys=local_keys(config.service),
-        data_dir=data_dir,
-        store=store,
+        skills=skills,
+        curator=curator,
+        migration=migration,
+        versioning=versioning,
+        erasure=erasure,
+        imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
+        archive_reader=parts.archive_reader,
+        jobs=local_jobs(config, data_dir, clock),
     )
+    if services.jobs is not None:
+        services.jobs.bind(job_executor(services))
+    return LocalRuntime(services=services, keys=local_keys(config.service), data_dir=data_dir, store=store)
 
 
-def local_jobs(settings: Settings, data_dir: Path, clock: Clock) -> JobService:
-    """Imports and large batches as jobs on a bounded background pool (domain/jobs); its threads start with
-    the first job. The local server (not a CLI command beside it) fails what a stopped server left unfinished
-    (`JobService.recover`)."""
-    from ..adapters.local.job_pool import FairJobPool
+def local_jobs(settings: RuntimeSettings, data_dir: Path, clock: Clock) -> JobService:
+    """Long work as jobs (domain/jobs) run by a separate worker process (adapters/local/job_process.py,
+    wiring/job_worker.py) that starts with the first job. The local server (not a CLI command beside it)
+    fails what a stopped server left unfinished (`JobService.recover`)."""
+    from ..adapters.local.job_process import ProcessJobRunner
     from ..adapters.local.job_store import SqliteJobStore
     from ..domain.jobs.service import JobService
+    from .job_worker import main as worker_main
 
-    config = settings.jobs
-    return JobService(
-        SqliteJobStore(data_dir / "jobs.db"),
-        FairJobPool(config.workers, config.max_queued_per_tenant),
+    config = settings.service.jobs
+    store = SqliteJobStore(data_dir / "jobs.db")
+    service: JobService | None = None
+
+    def worker_lost(pid: int, exit_code: int | None) -> int:
+        assert service is not None
+        return service.fail_running(pid, exit_code)
+
+    runner = ProcessJobRunner(worker_main, (settings,), store.unfinished, worker_lost, config.workers)
+    service = JobService(
+        store,
+        runner,
         clock,
         batch_threshold=config.batch_threshold,
+        max_queued_per_tenant=config.max_queued_per_tenant,
     )
+    return service
+
+
+def job_executor(services: Services) -> Any:
+    """What runs each kind of job: the routes' synchronous paths (api/jobs.py) over this runtime's services."""
+    from ..api.jobs import run_job
+
+    return lambda job, payload: run_job(services, job, payload)
 
 
 def local_keys(settings: Settings) -> LocalApiKeys:

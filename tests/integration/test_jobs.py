@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from agent_memory.adapters.clock import SystemClock
-from agent_memory.adapters.local.job_process import ProcessJobRunner
+from agent_memory.adapters.local.job_process import ProcessJobRunner, ThreadJobRunner
 from agent_memory.adapters.local.job_store import SqliteJobStore
 from agent_memory.api.jobs import JobOrder
 from agent_memory.domain.erasure.model import PurgeKind, PurgeTarget
@@ -46,6 +46,7 @@ def server(tmp_path_factory) -> Iterator[tuple[str, dict[str, str]]]:
         "alpha": runtime.keys.create("alpha", ["*"], ["read", "write", "admin"]),
         "alpha-other": runtime.keys.create("alpha", ["*"], ["read", "write", "admin"]),
         "beta": runtime.keys.create("beta", ["*"], ["read", "write", "admin"]),
+        "alpha-purge": runtime.keys.create("alpha", ["*"], ["read", "write", "admin", "purge"]),
     }
     keys = {who: key.key for who, key in created.items()}
     uvicorn_server, thread, url = start_server(settings, runtime)
@@ -164,7 +165,7 @@ def test_sdk_follows_the_job(server) -> None:
 
 
 def test_jobs_run_in_a_separate_worker_process(server) -> None:
-    url, keys = server
+    url, _ = server
     with _client(server, "alpha") as client:
         job = client.post(
             "/v1/memories/batch", json={"items": _items("/projects/worker", 26, "fabric")}
@@ -208,6 +209,48 @@ def test_a_crashed_worker_fails_its_running_job_and_is_restarted(server) -> None
     with _client(server, "alpha") as client:  # the new worker takes the next job
         job = client.post("/v1/memories/batch", json={"items": _items("/projects/again", 26, "gate")}).json()
         assert _finished(client, job)["status"] == "succeeded"
+
+
+def test_a_purge_executes_in_the_worker_and_the_answer_waits_for_it(server) -> None:
+    url, _ = server
+    with _client(server, "alpha") as client:
+        assert client.post(
+            "/v1/memories/batch", json={"items": _items("/projects/gone", 5, "cache")}
+        ).is_success
+    with _client(server, "alpha-purge") as admin:
+        plan = admin.post(
+            "/v1/admin/purges", json={"kind": "namespace", "namespace": "/projects/gone"}
+        ).json()
+        assert plan["records"] == 5
+        done = admin.post(f"/v1/admin/purges/{plan['id']}/execute", json={"reason": "test"})
+        assert done.status_code == 200, done.text
+        body = done.json()
+        assert body["state"] == "completed" and body["execution"].startswith("job_"), body
+    with _client(server, "alpha") as client:
+        listed = client.get("/v1/memories", params={"namespace": "/projects/gone"}).json()
+        assert listed["items"] == []
+        assert client.get(f"/v1/jobs/{body['execution']}").status_code == 404  # no API key's job
+    jobs = RUNTIMES[url].services.jobs
+    assert jobs is not None
+    ran = jobs.get("alpha", "system-purge", body["execution"])
+    assert ran.kind == "purge" and ran.status is JobStatus.SUCCEEDED
+    assert ran.worker is not None and ran.worker != os.getpid()
+
+
+def test_a_dream_start_runs_as_a_job_in_the_worker(server) -> None:
+    url, _ = server
+    with _client(server, "alpha") as client:
+        assert client.post(
+            "/v1/memories/batch", json={"items": _items("/projects/dreamy", 5, "harbor")}
+        ).is_success
+        started = client.post("/v1/admin/dream/start", json={"namespaces": ["/projects/dreamy"]})
+        assert started.status_code == 202, started.text
+        execution = started.json()["execution"]
+    runtime = RUNTIMES[url]
+    assert runtime.services.dream_launcher.started[execution].result(timeout=120) == ["/projects/dreamy"]
+    ran = runtime.services.jobs.get("alpha", "system-dream", execution)
+    assert ran.kind == "dream" and ran.worker is not None and ran.worker != os.getpid()
+    assert ran.progress.done == ran.progress.total == 1
 
 
 def _failed(job: Job) -> Job | None:
@@ -266,7 +309,7 @@ def test_a_job_stops_at_a_purge_of_its_namespace_and_reports_it(tmp_path) -> Non
     assert jobs.get("alpha", "k1", job.id).status is JobStatus.QUEUED
     other = jobs.submit("alpha", "k1", "memory_batch", ["/other"], _batch_order("/other", 30, erasure))
     plan = erasure.plan("alpha", PurgeTarget(kind=PurgeKind.NAMESPACE, namespace="/other"), actor="key:admin")
-    erasure.execute("alpha", plan.id, reason="offboarding", actor="key:admin")
+    erasure.execute("alpha", plan.id, reason="offboarding", actor="key:admin", inline=False)
     # The purge erased the queued job of its namespace with its order (the request's contents) ...
     with pytest.raises(NotFound):
         jobs.get("alpha", "k1", other.id)
@@ -276,7 +319,7 @@ def test_a_job_stops_at_a_purge_of_its_namespace_and_reports_it(tmp_path) -> Non
     plan = erasure.plan(
         "alpha", PurgeTarget(kind=PurgeKind.NAMESPACE, namespace=namespace), actor="key:admin"
     )
-    erasure.execute("alpha", plan.id, reason="offboarding", actor="key:admin")
+    erasure.execute("alpha", plan.id, reason="offboarding", actor="key:admin", inline=False)
     job = jobs.submit("alpha", "k1", "memory_batch", [namespace], _batch_order(namespace, 30, None), total=30)
     assert jobs.run_next(worker=1) is not None
     finished = jobs.get("alpha", "k1", job.id)
@@ -326,3 +369,20 @@ def test_a_failing_job_reports_its_error_and_a_restart_fails_the_unfinished(tmp_
     assert again is not None and again.recover() >= 1
     assert again.get("alpha", "k1", stale.id).error.error == "interrupted"  # type: ignore[union-attr]
     assert jobs._store.payload("alpha", stale.id) is None
+
+
+def test_a_runtime_built_with_an_injected_clock_runs_its_jobs_on_a_thread(tmp_path) -> None:
+    """A worker process rebuilds the runtime from the settings and could not share an injected clock, judge
+    or AWS clients: such a runtime (tests, embedding programs) runs its jobs on a thread, still in turns."""
+    runtime = build_local(Settings(data_dir=tmp_path, embedder="hashing"), SystemClock())
+    jobs = runtime.services.jobs
+    assert jobs is not None and isinstance(jobs._runner, ThreadJobRunner)
+    order = _batch_order("/projects/threaded", 30, runtime.services.erasure)
+    job = jobs.submit("alpha", "k1", "memory_batch", ["/projects/threaded"], order, total=30)
+    done = _wait_for(lambda: _finished_job(jobs.get("alpha", "k1", job.id)))
+    assert done.status is JobStatus.SUCCEEDED and done.worker != os.getpid()
+    assert sum(runtime.services.memory.counts("alpha", "/projects/threaded").by_status.values()) == 30
+
+
+def _finished_job(job: Job) -> Job | None:
+    return job if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED) else None

@@ -1,4 +1,5 @@
-"""The work of the routes that answer 202 (routes/jobs.py): a large memory batch and an archive import.
+"""The work of the routes that answer 202 (routes/jobs.py): a large memory batch and an archive import; and,
+on the local server, the dreaming sweeps of POST /v1/admin/dream/start and the steps of an executed purge.
 
 The route checks what it can within the request (scopes, namespaces, sizes, a readable archive), then queues
 a `JobOrder`: the request as received, who sent it, and the purges executed by then. A job worker (on the
@@ -19,20 +20,26 @@ them and can be rolled back)."""
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..domain.erasure.model import PurgeKind
+from ..domain.erasure.model import PurgeKind, PurgeState
 from ..domain.erasure.service import PurgeInProgress
-from ..domain.errors import ValidationFailed
+from ..domain.errors import Misconfigured, ValidationFailed
 from ..domain.identity import Principal, Scope
+from ..domain.jobs.model import JobStatus
 from ..domain.model import Model
 
 if TYPE_CHECKING:
     from ..domain.erasure.service import ErasureService
     from ..domain.jobs.model import Job
-    from ..domain.jobs.service import Work
+    from ..domain.jobs.service import JobService, Progress, Work
     from .context import Services
+
+logger = logging.getLogger(__name__)
 
 
 class PurgedSinceAccepted(PurgeInProgress):
@@ -121,7 +128,124 @@ def run_job(services: Services, job: Job, payload: str) -> Work:
     if order.tenant != job.tenant or order.key_id != job.key_id:
         raise ValidationFailed("the job's order does not belong to it")
     fence = JobFence(services.erasure, job.tenant, job.namespaces, known=set(order.known_purges))
-    builders = {"memory_batch": batch_work, "import": import_work}
+    builders = {
+        "memory_batch": batch_work,
+        "import": import_work,
+        "dream": dream_work,
+        "purge": purge_work,
+    }
     if job.kind not in builders:
         raise ValidationFailed(f"no worker for jobs of kind {job.kind!r}")
     return builders[job.kind](services, order.principal(), json.dumps(order.request), fence)
+
+
+# ------------------------------------------------------------------ dreaming sweeps and purges as jobs
+
+KEPT_EXECUTIONS = 100
+"""Dream runs a launcher remembers (execution id -> handle) for tests and tools that wait on them."""
+_SYSTEM_KEYS = {"dream": "system-dream", "purge": "system-purge"}
+"""The `key_id` of jobs the server starts for itself: no API key has it (key ids are 12 hex digits), so no
+GET /v1/jobs/{id} shows them; their progress shows where it always did (dream runs, purge status)."""
+
+
+def _system_order(tenant: str, kind: str, request: dict[str, Any]) -> str:
+    principal = Principal(
+        tenant=tenant,
+        namespaces=("*",),
+        scopes=frozenset({Scope.ADMIN, Scope.PURGE}),
+        key_id=_SYSTEM_KEYS[kind],
+    )
+    return JobOrder.of(principal, None, json.dumps(request))
+
+
+class JobHandle:
+    """A started job, awaited like a future (`result`): polls the job store."""
+
+    def __init__(self, jobs: JobService, tenant: str, key_id: str, job_id: str) -> None:
+        self._jobs, self._tenant, self._key_id, self.job_id = jobs, tenant, key_id, job_id
+
+    def result(self, timeout: float | None = None) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self._jobs.get(self._tenant, self._key_id, self.job_id)
+            if job.status is JobStatus.SUCCEEDED:
+                return (job.result or {}).get("swept")
+            if job.status is JobStatus.FAILED:
+                raise RuntimeError(f"job {job.id} failed: {job.error}")
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {job.id} is still {job.status.value}")
+            time.sleep(0.05)
+
+
+class JobDreamLauncher:
+    """`DreamLauncher` of the local server: POST /v1/admin/dream/start queues the sweep as a job of the tenant
+    (kind `dream`), run by the job worker process, tenants in turn with the imports and batches; each
+    namespace's run writes its `run.json` and `REPORT.md` as the nightly sweep does, and one namespace's
+    failure does not stop the others (as the Map in AWS). The execution id is the job's id."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self._jobs = jobs
+        self.started: OrderedDict[str, JobHandle] = OrderedDict()
+
+    def start(self, tenant: str, namespaces: Sequence[str]) -> str:
+        order = _system_order(tenant, "dream", {"namespaces": list(namespaces)})
+        job = self._jobs.submit(tenant, _SYSTEM_KEYS["dream"], "dream", namespaces, order)
+        self.started[job.id] = JobHandle(self._jobs, tenant, _SYSTEM_KEYS["dream"], job.id)
+        while len(self.started) > KEPT_EXECUTIONS:  # a long-running server does not keep every run
+            self.started.popitem(last=False)
+        return job.id
+
+
+class JobPurgeLauncher:
+    """`PurgeLauncher` of the local server: an executed purge's steps run as a job (kind `purge`) in the job
+    worker process, not in the request; GET /v1/admin/purges/{id} shows its progress as in AWS."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self._jobs = jobs
+
+    def start(self, tenant: str, plan_id: str) -> str:
+        order = _system_order(tenant, "purge", {"plan_id": plan_id})
+        return self._jobs.submit(tenant, _SYSTEM_KEYS["purge"], "purge", [], order).id
+
+
+def dream_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    dreaming, erasure, tenant = services.dreaming, services.erasure, principal.tenant
+    if dreaming is None:
+        raise Misconfigured("dreaming is not configured on this runtime")
+    named = [str(ns) for ns in json.loads(request).get("namespaces", [])]
+
+    def work(progress: Progress) -> dict[str, Any]:
+        namespaces = named or list(dreaming.namespaces(tenant))
+        swept: list[str] = []
+        for done, namespace in enumerate(namespaces):
+            try:
+                if erasure is not None:
+                    erasure.fence(tenant, namespaces=[namespace])  # a purge is erasing it: not now
+                dreaming.run(tenant, namespace)
+                swept.append(namespace)
+            except Exception:  # one namespace's failure must not stop the others
+                logger.exception("dreaming failed for %s %s", tenant, namespace)
+            progress(done + 1, len(namespaces))
+        return {"swept": swept}
+
+    return work
+
+
+def purge_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    """The steps of an executing purge, then its verification (`ErasureService.run_step` until the plan is no
+    longer `executing`). Not fenced: it is the purge."""
+    erasure, tenant = services.erasure, principal.tenant
+    if erasure is None:
+        raise Misconfigured("erasure is not configured on this runtime")
+    plan_id = str(json.loads(request)["plan_id"])
+
+    def work(progress: Progress) -> dict[str, Any]:
+        plan = erasure.status(tenant, plan_id)
+        steps = 0
+        while plan.state is PurgeState.EXECUTING:
+            plan = erasure.run_step(tenant, plan_id)
+            steps += 1
+            progress(steps, None)
+        return {"plan_id": plan.id, "state": plan.state.value}
+
+    return work

@@ -19,6 +19,7 @@ from .parts import AwsClients, NamespaceLister
 
 if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
+    from ..domain.erasure.ports import PurgeLauncher
     from ..domain.erasure.service import ErasureService
     from ..domain.erasure.snapshots import SnapshotReader
     from ..domain.jobs.service import JobService
@@ -49,7 +50,6 @@ def build_local(
     model called with the machine's AWS credentials (`clients.bedrock_runtime` when given). There is no offline
     text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured)."""
     from ..adapters.idempotency import IdempotentRunner
-    from ..adapters.local.dream_launcher import LocalDreamLauncher
     from ..adapters.local.embedders import build_embedder
     from ..adapters.local.idempotency_store import SqliteIdempotencyStore
     from ..adapters.local.import_store import SqliteImportStore
@@ -59,6 +59,8 @@ def build_local(
     from ..adapters.posix.file_store import PosixFileStore
 
     config = RuntimeSettings.of(settings)
+    # What a job worker process cannot rebuild from the settings: with any of it, jobs run on a thread here.
+    injected = clock is not None or judge is not None or clients is not None
     clock, clients = clock or SystemClock(), clients or AwsClients()
     data_dir = config.service.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -91,6 +93,9 @@ def build_local(
     versioning = parts.versioning(
         config, memory, store, file_store, versions, versions, clock, sessions, namespaces
     )
+    from ..api.jobs import JobDreamLauncher, JobPurgeLauncher
+
+    jobs = local_jobs(config, data_dir, clock, in_process=injected)
     erasure = local_erasure(
         data_dir,
         store,
@@ -100,6 +105,7 @@ def build_local(
         namespaces,
         clock,
         snapshots=versions,
+        launcher=JobPurgeLauncher(jobs),
     )
     services = Services(
         memory=memory,
@@ -109,9 +115,7 @@ def build_local(
         sessions=sessions,
         chat=chat,
         dreaming=dreaming,
-        dream_launcher=LocalDreamLauncher(
-            lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
-        ),
+        dream_launcher=JobDreamLauncher(jobs),
         skills=skills,
         curator=curator,
         migration=migration,
@@ -126,11 +130,14 @@ def build_local(
     return LocalRuntime(services=services, keys=local_keys(config.service), data_dir=data_dir, store=store)
 
 
-def local_jobs(settings: RuntimeSettings, data_dir: Path, clock: Clock) -> JobService:
+def local_jobs(
+    settings: RuntimeSettings, data_dir: Path, clock: Clock, *, in_process: bool = False
+) -> JobService:
     """Long work as jobs (domain/jobs) run by a separate worker process (adapters/local/job_process.py,
-    wiring/job_worker.py) that starts with the first job. The local server (not a CLI command beside it)
-    fails what a stopped server left unfinished (`JobService.recover`)."""
-    from ..adapters.local.job_process import ProcessJobRunner
+    wiring/job_worker.py) that starts with the first job; `in_process`: on a thread of this process instead
+    (a runtime built with an injected clock, judge or clients, which the worker could not share). The local
+    server (not a CLI command beside it) fails what a stopped server left unfinished (`JobService.recover`)."""
+    from ..adapters.local.job_process import ProcessJobRunner, ThreadJobRunner
     from ..adapters.local.job_store import SqliteJobStore
     from ..domain.jobs.service import JobService
     from .job_worker import main as worker_main
@@ -143,7 +150,15 @@ def local_jobs(settings: RuntimeSettings, data_dir: Path, clock: Clock) -> JobSe
         assert service is not None
         return service.fail_running(pid, exit_code)
 
-    runner = ProcessJobRunner(worker_main, (settings,), store.unfinished, worker_lost, config.workers)
+    def run_next(worker: int) -> Any:
+        assert service is not None
+        return service.run_next(worker)
+
+    runner: ProcessJobRunner | ThreadJobRunner = (
+        ThreadJobRunner(store.unfinished, run_next)
+        if in_process
+        else ProcessJobRunner(worker_main, (settings,), store.unfinished, worker_lost, config.workers)
+    )
     service = JobService(
         store,
         runner,
@@ -212,8 +227,10 @@ def local_erasure(
     file_namespaces: NamespaceLister,
     clock: Clock,
     snapshots: SnapshotReader | None = None,
+    launcher: PurgeLauncher | None = None,
 ) -> ErasureService:
-    """The purge over every store of the local runtime (`<data_dir>`)."""
+    """The purge over every store of the local runtime (`<data_dir>`). With a `launcher` (the server's job
+    worker), an API call executes no step itself: the steps run as a job (the CLI still runs them inline)."""
     from ..adapters.local import erasure as local
     from ..adapters.local.import_store import SqliteImportStore
     from ..adapters.local.raw_scan import LedgerSeal, RawDataScan
@@ -251,6 +268,9 @@ def local_erasure(
         finalizers=[RawDataScan(data_dir)],
         sealers=[LedgerSeal(data_dir / "purges.db")],
         retention=local.LOCAL_RETENTION,
+        launcher=launcher,
+        # -1: more records than -1 is every plan, also one of files only: the API never runs a step inline
+        **({"inline_record_limit": -1} if launcher is not None else {}),
     )
 
 

@@ -173,3 +173,42 @@ def _close_at_exit(runner: weakref.ref[ProcessJobRunner]) -> None:
     alive = runner()
     if alive is not None:
         alive.close(timeout=2.0)
+
+
+class ThreadJobRunner:
+    """Runs the jobs on one background thread of this process, tenants in turn like the worker process.
+
+    Only for a runtime built around objects a worker process could not rebuild from the settings (an injected
+    clock, write judge or AWS clients: tests and programs embedding the service); `agent-memory serve` always
+    runs its jobs in a worker process (`ProcessJobRunner`)."""
+
+    def __init__(self, unfinished: Callable[[], list[Job]], run_next: Callable[[int], Job | None]) -> None:
+        self._unfinished = unfinished
+        self._run_next = run_next
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Job) -> None:
+        self.start()
+        self._wake.set()
+
+    def idle(self) -> bool:
+        return not self._unfinished()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="agent-memory-jobs", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        worker = threading.get_native_id()
+        while True:
+            self._wake.clear()
+            try:
+                while self._run_next(worker) is not None:
+                    pass
+            except Exception:  # the store failed: try again at the next wake-up
+                logger.exception("the job thread could not take the next job")
+            self._wake.wait(1.0)

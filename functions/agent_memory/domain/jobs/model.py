@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ..model import Model
 
-JobKind = Literal["import", "memory_batch"]
+JobKind = Literal["import", "memory_batch", "dream", "purge"]
 
 
 class JobStatus(StrEnum):

@@ -19,7 +19,6 @@ from .parts import AwsClients, NamespaceLister
 
 if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
-    from ..domain.erasure.ports import PurgeLauncher
     from ..domain.erasure.service import ErasureService
     from ..domain.erasure.snapshots import SnapshotReader
     from ..domain.jobs.service import JobService
@@ -93,7 +92,7 @@ def build_local(
     versioning = parts.versioning(
         config, memory, store, file_store, versions, versions, clock, sessions, namespaces
     )
-    from ..api.jobs import JobDreamLauncher, JobPurgeLauncher
+    from ..api.jobs import JobDreamLauncher
 
     jobs = local_jobs(config, data_dir, clock, in_process=injected)
     erasure = local_erasure(
@@ -105,7 +104,6 @@ def build_local(
         namespaces,
         clock,
         snapshots=versions,
-        launcher=JobPurgeLauncher(jobs),
     )
     services = Services(
         memory=memory,
@@ -123,7 +121,7 @@ def build_local(
         erasure=erasure,
         imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
         archive_reader=parts.archive_reader,
-        jobs=local_jobs(config, data_dir, clock),
+        jobs=jobs,
     )
     if services.jobs is not None:
         services.jobs.bind(job_executor(services))
@@ -227,10 +225,8 @@ def local_erasure(
     file_namespaces: NamespaceLister,
     clock: Clock,
     snapshots: SnapshotReader | None = None,
-    launcher: PurgeLauncher | None = None,
 ) -> ErasureService:
-    """The purge over every store of the local runtime (`<data_dir>`). With a `launcher` (the server's job
-    worker), an API call executes no step itself: the steps run as a job (the CLI still runs them inline)."""
+    """The purge over every store of the local runtime (`<data_dir>`)."""
     from ..adapters.local import erasure as local
     from ..adapters.local.import_store import SqliteImportStore
     from ..adapters.local.raw_scan import LedgerSeal, RawDataScan
@@ -268,9 +264,6 @@ def local_erasure(
         finalizers=[RawDataScan(data_dir)],
         sealers=[LedgerSeal(data_dir / "purges.db")],
         retention=local.LOCAL_RETENTION,
-        launcher=launcher,
-        # -1: more records than -1 is every plan, also one of files only: the API never runs a step inline
-        **({"inline_record_limit": -1} if launcher is not None else {}),
     )
 
 

@@ -28,6 +28,7 @@ from ...domain.identity import Scope
 from ...domain.model import Model
 from ...domain.safety import fields as safety_fields
 from ..context import current
+from ..jobs import JobPurgeLauncher
 from ..models import Strict
 
 router = Router()
@@ -156,8 +157,13 @@ def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
     service, tenant, actor = _service()
     # The reason is kept in the purge's audit record, which outlives what it erased: scanned like every note.
     safety_fields.require_clean({"reason": body.reason}, "purge reason")
-    plan = service.execute(tenant, _checked_id(plan_id), reason=body.reason, actor=actor)
-    if plan.state is PurgeState.EXECUTING and current().services.jobs is not None:
+    jobs = current().services.jobs
+    # Local server: the steps run in the job worker process, not in this request (AWS: inline or the workflow)
+    background = JobPurgeLauncher(jobs) if jobs is not None else None
+    plan = service.execute(
+        tenant, _checked_id(plan_id), reason=body.reason, actor=actor, background=background
+    )
+    if plan.state is PurgeState.EXECUTING and background is not None:
         plan = _awaited(service, tenant, plan.id)
     return _out(plan)
 

@@ -248,15 +248,24 @@ class ErasureService:
         return self._ledger.list(tenant, limit)
 
     def execute(
-        self, tenant: str, plan_id: str, *, reason: str, actor: str, inline: bool = True
+        self,
+        tenant: str,
+        plan_id: str,
+        *,
+        reason: str,
+        actor: str,
+        inline: bool = True,
+        background: PurgeLauncher | None = None,
     ) -> PurgePlan:
+        """`background`: run the steps there whatever the plan's size (the local server's job worker)."""
         plan = self.status(tenant, plan_id)
         if not reason.strip():
             raise ValidationFailed("a purge needs a `reason` (kept in the tombstone)")
         if plan.state is PurgeState.COMPLETED:
             return plan  # idempotent: the same answer, nothing erased twice
-        large = inline and len(plan.record_ids) > self.inline_record_limit
-        if large and self.launcher is None:
+        launcher = background or self.launcher
+        large = background is not None or (inline and len(plan.record_ids) > self.inline_record_limit)
+        if large and launcher is None:
             raise PurgeNotReady(
                 f"plan {plan_id} purges {len(plan.record_ids)} records; the API runs at most "
                 f"{self.inline_record_limit} in one call and has no purge workflow yet: purge by namespace or "
@@ -274,9 +283,9 @@ class ErasureService:
             plan.executed_by = actor
             plan.executed_at = self._clock.now()
             plan = self._save(plan)
-        if large and self.launcher is not None:
+        if large and launcher is not None:
             # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
-            plan.execution = self.launcher.start(tenant, plan.id)
+            plan.execution = launcher.start(tenant, plan.id)
             return self._save(plan)
         while plan.state is PurgeState.EXECUTING:
             plan = self.run_step(tenant, plan.id)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.erasure.model import PurgeKind, PurgeState
 from ..domain.erasure.service import PurgeInProgress
-from ..domain.errors import Misconfigured, ValidationFailed
+from ..domain.errors import DomainError, Misconfigured, NotFound, ValidationFailed
 from ..domain.identity import Principal, Scope
 from ..domain.jobs.model import JobStatus
 from ..domain.model import Model
@@ -206,6 +206,30 @@ class JobPurgeLauncher:
     def start(self, tenant: str, plan_id: str) -> str:
         order = _system_order(tenant, "purge", {"plan_id": plan_id})
         return self._jobs.submit(tenant, _SYSTEM_KEYS["purge"], "purge", [], order).id
+
+
+def job_failure(jobs: JobService, tenant: str, kind: str, job_id: str) -> None:
+    """Raise what a failed server job (`dream`, `purge`) failed with: the domain error of its code, or a
+    RuntimeError (500) for an unexpected one. Nothing when it has not failed (or is gone: a tenant purge
+    erases its own job)."""
+    try:
+        job = jobs.get(tenant, _SYSTEM_KEYS[kind], job_id)
+    except NotFound:
+        return
+    if job.status is not JobStatus.FAILED or job.error is None:
+        return
+    error = job.error
+    for cls in _domain_errors(DomainError):
+        if cls.code == error.error:
+            raise cls(error.message, **error.details)
+    raise RuntimeError(f"the {kind} job {job_id} failed: {error.message}")
+
+
+def _domain_errors(base: type[DomainError]) -> list[type[DomainError]]:
+    found = []
+    for sub in base.__subclasses__():
+        found.extend([sub, *_domain_errors(sub)])
+    return found
 
 
 def dream_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:

@@ -42,12 +42,16 @@ def build_local(
     *,
     judge: JudgeModel | None = None,
     clients: AwsClients | None = None,
+    in_process_jobs: bool | None = None,
 ) -> LocalRuntime:
     """Every service of the local runtime over `<data_dir>`.
 
     `judge`: an explicit write-judge model port; without one, AGENT_MEMORY_WRITE_JUDGE_MODEL_ID names a Bedrock
     model called with the machine's AWS credentials (`clients.bedrock_runtime` when given). There is no offline
-    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured)."""
+    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured).
+
+    `in_process_jobs`: run jobs on a thread of this process rather than in a worker process; by default only
+    when a clock, judge or clients are injected (the worker rebuilds the runtime from the settings alone)."""
     from ..adapters.idempotency import IdempotentRunner
     from ..adapters.local.embedders import build_embedder
     from ..adapters.local.idempotency_store import SqliteIdempotencyStore
@@ -60,6 +64,7 @@ def build_local(
     config = RuntimeSettings.of(settings)
     # What a job worker process cannot rebuild from the settings: with any of it, jobs run on a thread here.
     injected = clock is not None or judge is not None or clients is not None
+    in_process = injected if in_process_jobs is None else in_process_jobs
     clock, clients = clock or SystemClock(), clients or AwsClients()
     data_dir = config.service.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -94,7 +99,7 @@ def build_local(
     )
     from ..api.jobs import JobDreamLauncher
 
-    jobs = local_jobs(config, data_dir, clock, in_process=injected)
+    jobs = local_jobs(config, data_dir, clock, in_process=in_process)
     erasure = local_erasure(
         data_dir,
         store,

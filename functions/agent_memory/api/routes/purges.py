@@ -148,7 +148,7 @@ def status(plan_id: str) -> PurgeResponse:
     summary="Execute a planned purge (idempotent, resumable) and verify it",
     description="The answer is the plan once verified (`completed`, or `incomplete` with what remains). A plan "
     "too large for one call (AWS) runs in the purge workflow, and on the local server every purge runs in the "
-    "job worker process (not in the request): the answer then waits up to 20 s and may be `executing`, with "
+    "job worker process (not in the request): the answer then waits up to 120 s for it and may be `executing`, with "
     "its `execution`; GET /v1/admin/purges/{plan_id} shows the steps done until it is `completed`. Writes to "
     "what it erases get 409 `purge_in_progress` meanwhile.",
     tags=["erasure"],
@@ -164,19 +164,25 @@ def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
         tenant, _checked_id(plan_id), reason=body.reason, actor=actor, background=background
     )
     if plan.state is PurgeState.EXECUTING and background is not None:
-        plan = _awaited(service, tenant, plan.id)
+        plan = _awaited(service, tenant, plan)
     return _out(plan)
 
 
-PURGE_WAIT_SECONDS = 20.0
+PURGE_WAIT_SECONDS = 120.0
 """Local server: how long an execute waits for its purge job (run by the job worker process, not in the
 request) before answering `executing`; GET /v1/admin/purges/{id} then shows when it is done."""
 
 
-def _awaited(service: ErasureService, tenant: str, plan_id: str) -> PurgePlan:
+def _awaited(service: ErasureService, tenant: str, plan: PurgePlan) -> PurgePlan:
+    """The plan once its job is done (or after PURGE_WAIT_SECONDS); a job that failed answers as the inline
+    purge would have: its domain error, or 500 for an unexpected one (the plan stays `executing`: resumable)."""
+    from ..jobs import job_failure
+
+    jobs = current().services.jobs
     deadline = time.monotonic() + PURGE_WAIT_SECONDS
-    plan = service.status(tenant, plan_id)
     while plan.state is PurgeState.EXECUTING and time.monotonic() < deadline:
         time.sleep(0.05)
-        plan = service.status(tenant, plan_id)
+        if jobs is not None and plan.execution:
+            job_failure(jobs, tenant, "purge", plan.execution)
+        plan = service.status(tenant, plan.id)
     return plan

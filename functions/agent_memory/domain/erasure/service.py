@@ -13,7 +13,8 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 
-from ..errors import Conflict, NotFound, ValidationFailed
+from .. import retry
+from ..errors import ConcurrentModification, Conflict, NotFound, ValidationFailed
 from ..ports import Clock, Embedder, IndexFilter, RecordStore, SearchIndex
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
 from .files import MemoryFileLines
@@ -285,11 +286,31 @@ class ErasureService:
             plan = self._save(plan)
         if large and launcher is not None:
             # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
-            plan.execution = launcher.start(tenant, plan.id)
-            return self._save(plan)
+            return self._note_execution(tenant, plan.id, launcher.start(tenant, plan.id))
         while plan.state is PurgeState.EXECUTING:
             plan = self.run_step(tenant, plan.id)
         return plan
+
+    def _note_execution(self, tenant: str, plan_id: str, execution: str) -> PurgePlan:
+        """The plan with its `execution` recorded. The job or workflow may already have saved steps (a worker
+        can start before `start` returns), so the id goes on the plan as it now stands, re-read after each
+        lost write; the purge itself never waits on this note."""
+        run = retry.Retry(retry.CONCURRENT_WRITE).attempts()
+        for _ in run:
+            plan = self.status(tenant, plan_id)
+            if plan.execution == execution:
+                return plan
+            plan.execution = execution
+            try:
+                return self._save(plan)
+            except ConcurrentModification:
+                continue
+        raise ConcurrentModification(
+            f"purge plan {plan_id} kept changing while its execution {execution} was noted on it; the purge "
+            "runs: read its status",
+            plan_id=plan_id,
+            execution=execution,
+        )
 
     def run_step(self, tenant: str, plan_id: str) -> PurgePlan:
         """One step of an executing plan (the next one not done), or, when every step is done, the

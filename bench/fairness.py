@@ -140,6 +140,17 @@ class Probe:
                 time.sleep(0.05)
 
 
+def _wait_for_job(client: httpx.Client, accepted: httpx.Response) -> None:
+    location = accepted.json()["location"]
+    while True:
+        time.sleep(0.2)
+        job = client.get(location).json()
+        if job.get("status") in ("succeeded", "failed"):
+            if job["status"] == "failed":
+                raise RuntimeError(f"the seed job failed: {job.get('error')}")
+            return
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -282,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with server.client(server.quiet) as client:
                 seed = [{"namespace": "/projects/quiet", "content": _text(n, 200)} for n in range(50)]
-                client.post("/v1/memories/batch", json={"items": seed}).raise_for_status()
+                seeded = client.post("/v1/memories/batch", json={"items": seed})
+                seeded.raise_for_status()
+                if seeded.status_code == 202:  # a job: the idle phase starts once it is done (and the
+                    _wait_for_job(client, seeded)  # server's job worker is up), not while it runs
             idle = Probe(server)
             idle.run_until(threading.Event(), rounds=40)
             probe, timings = load_phase(server, args)

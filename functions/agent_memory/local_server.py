@@ -20,8 +20,9 @@ sockets used to lock every other client out of a limit of 16. Here:
 - `GET /v1/health` is answered by the server loop itself, never queued behind other requests;
 - per API key, a token bucket (`Settings.rate_limit`: `requests_per_second`, `burst`) is checked before the
   body is read: beyond it the answer is 429 `rate_limited` with Retry-After (`KeyRateLimit`);
-- long work leaves the request: imports and large batches answer 202 and run as jobs on the runtime's
-  background pool (domain/jobs, adapters/local/job_pool.py), so they hold no request slot while they run.
+- long work leaves the request *process*: imports and large batches answer 202 and run as jobs in a separate,
+  lower-priority worker process (domain/jobs, adapters/local/job_process.py, wiring/job_worker.py), so they
+  hold no request slot and never take the request loop's interpreter lock while they run.
 """
 
 from __future__ import annotations
@@ -528,8 +529,12 @@ def serve(settings: Settings, limits: ServerLimits = DEFAULT_LIMITS) -> None:
     new_key = ensure_dev_key(settings)
     for line in startup_banner(settings, new_key):
         print(line)
+    runtime = build_local(settings)
+    app = build_asgi(settings, runtime, limits=limits)
+    if runtime.services.jobs is not None:
+        runtime.services.jobs.start_workers()  # after `recover` (build_asgi): the worker loads its embedder now
     uvicorn.run(
-        build_asgi(settings, limits=limits),
+        app,
         host=settings.host,
         port=settings.port,
         log_level="info",

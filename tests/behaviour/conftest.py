@@ -352,7 +352,10 @@ def _local_api(
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder=embedder, **overrides)
     judge = ScriptedJudge(write_judge) if write_judge is not None else None
-    runtime = build_local(settings, clock, judge=judge)
+    # Jobs on a thread of this process: the services below are replaced with fakes (chat, review) and tests
+    # inject faults with monkeypatch, which a job worker process would not see (tests/integration/test_jobs.py
+    # covers the worker process).
+    runtime = build_local(settings, clock, judge=judge, in_process_jobs=True)
     services = _with_review(_with_chat(runtime.services, settings, chat_model), curator_review)
     runtime = dataclasses.replace(runtime, services=services)
     keys = {who: runtime.keys.create(t, ns, sc).key for who, (t, ns, sc) in PRINCIPALS.items()}

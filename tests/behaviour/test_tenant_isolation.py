@@ -482,7 +482,7 @@ def start_dream(p: Probe) -> None:
             assert response.status_code == 202, response.text
             launcher = p.api.services.dream_launcher
             swept = launcher.started[response.json()["execution"]].result(timeout=120)
-            assert swept == (body.get("namespaces") or launcher._namespaces("beta")), swept
+            assert swept == (body.get("namespaces") or p.api.services.dreaming.namespaces("beta")), swept
             continue
         assert response.status_code == 202, response.text
         execution = p.api.stepfunctions.describe_execution(executionArn=response.json()["execution"])

@@ -166,3 +166,29 @@ def test_a_subject_spelled_like_the_services_own_vocabulary_matches_nothing_stor
     plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=subject), actor="key:admin")
     assert plan.record_ids == []
     assert {f.store: f.items for f in plan.plan if f.items} == {}  # no status, type, role or tenant value
+
+
+def test_a_worker_that_runs_the_purge_before_start_returns_still_gets_its_execution_noted(
+    runtime: LocalRuntime,
+) -> None:
+    """A job worker can take the purge and save steps before the launcher's `start` returns; noting the
+    execution id on the plan then re-reads the plan instead of failing the request with a 409."""
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+
+    class EagerWorker:
+        def start(self, tenant: str, plan_id: str) -> str:
+            assert erasure is not None
+            while erasure.run_step(tenant, plan_id).state is PurgeState.EXECUTING:
+                pass  # the whole purge, saved step by step, before the id is returned
+            return "job_eager"
+
+    answer = erasure.execute(
+        "acme", plan.id, reason="erasure request", actor="key:admin", background=EagerWorker()
+    )
+    assert answer.execution == "job_eager"
+    stored = erasure.status("acme", plan.id)
+    assert stored.state is PurgeState.COMPLETED  # the note did not undo the worker's steps
+    assert stored.execution == "job_eager"

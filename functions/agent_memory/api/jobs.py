@@ -1,6 +1,12 @@
-"""The work of the routes that answer 202 (routes/jobs.py): a large memory batch and an archive import, run on
-the job runner outside the request, with the purge fence (api/purge_fence.py) checked again when the job
-starts and, for an import, between its batches. The request's fence only covered the moment the job was accepted; here:
+"""The work of the routes that answer 202 (routes/jobs.py): a large memory batch and an archive import; and,
+on the local server, the dreaming sweeps of POST /v1/admin/dream/start and the steps of an executed purge.
+
+The route checks what it can within the request (scopes, namespaces, sizes, a readable archive), then queues
+a `JobOrder`: the request as received, who sent it, and the purges executed by then. A job worker (on the
+local server, a separate process: adapters/local/job_process.py) runs it through `run_job`, the route's
+synchronous path over the worker's own services, with the purge fence (api/purge_fence.py) checked again when
+the job starts and, for an import, between its batches. The request's fence only covered the moment the job
+was accepted; here:
 
 - a purge that is `executing` over the job's namespaces (or the tenant) stops the job: it fails with
   `purge_in_progress` and writes nothing more;
@@ -13,18 +19,27 @@ them and can be rolled back)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..domain.erasure.model import PurgeKind
+from ..domain.erasure.model import PurgeKind, PurgeState
 from ..domain.erasure.service import PurgeInProgress
-from ..domain.errors import TooLarge
+from ..domain.errors import DomainError, Misconfigured, NotFound, ValidationFailed
+from ..domain.identity import Principal, Scope
+from ..domain.jobs.model import JobStatus
+from ..domain.model import Model
 
 if TYPE_CHECKING:
     from ..domain.erasure.service import ErasureService
-    from ..domain.jobs.service import Progress, Work
-    from ..domain.memory.service import MemoryService, RememberInput, RememberResult
-    from .models import RememberBatchResponse
+    from ..domain.jobs.model import Job
+    from ..domain.jobs.service import JobService, Progress, Work
+    from .context import Services
+
+logger = logging.getLogger(__name__)
 
 
 class PurgedSinceAccepted(PurgeInProgress):
@@ -32,17 +47,20 @@ class PurgedSinceAccepted(PurgeInProgress):
 
 
 class JobFence:
-    """The purge fence of one job's namespaces, from the moment it was accepted."""
+    """The purge fence of one job's namespaces, from the moment it was accepted (`known`: the purges
+    executed by then, `executed_purges` at that moment)."""
 
-    def __init__(self, erasure: ErasureService | None, tenant: str, namespaces: Sequence[str]) -> None:
+    def __init__(
+        self,
+        erasure: ErasureService | None,
+        tenant: str,
+        namespaces: Sequence[str],
+        known: set[str] | None = None,
+    ) -> None:
         self._erasure = erasure
         self._tenant = tenant
         self._namespaces = sorted(set(namespaces))
-        self._known = self._executed() if erasure is not None else set()
-
-    def _executed(self) -> set[str]:
-        assert self._erasure is not None
-        return {plan.id for plan in self._erasure.list(self._tenant) if plan.executed_at is not None}
+        self._known = known if known is not None else executed_purges(erasure, tenant)
 
     def check(self) -> None:
         if self._erasure is None:
@@ -62,29 +80,196 @@ class JobFence:
                 )
 
 
-def batch_work(
-    memory: MemoryService,
-    tenant: str,
-    inputs: Sequence[RememberInput],
-    actor: str,
-    fence: JobFence,
-    respond: Callable[[list[RememberResult]], RememberBatchResponse],
-) -> Work:
-    """The batch in one `remember_batch` call, as the synchronous route makes it: items without a `context`
-    take their accepted neighbours' contents, so the batch is not cut in chunks (a batch is at most
-    `max_batch` items; an import's progress is finer). Over `max_batch`: 413 within the request, no job."""
-    limit = memory.policy.max_batch
-    if len(inputs) > limit:
-        raise TooLarge(
-            f"a batch holds at most {limit} memories; got {len(inputs)}. Split it.",
-            limit=limit,
-            got=len(inputs),
+def executed_purges(erasure: ErasureService | None, tenant: str) -> set[str]:
+    if erasure is None:
+        return set()
+    return {plan.id for plan in erasure.list(tenant) if plan.executed_at is not None}
+
+
+class JobOrder(Model):
+    """What a queued job is to do (kept with it in the job store until it finishes)."""
+
+    tenant: str
+    key_id: str
+    namespaces: list[str]
+    """The submitting key's namespace patterns (what it may write)."""
+    scopes: list[str]
+    known_purges: list[str]
+    """Purges of the tenant executed when the job was accepted (the fence stops at any later one)."""
+    request: dict[str, Any]
+    """The route's request body (an object, so that a purge's search of the job store reads its fields)."""
+
+    @classmethod
+    def of(cls, principal: Principal, erasure: ErasureService | None, request: str) -> str:
+        return cls(
+            tenant=principal.tenant,
+            key_id=principal.key_id,
+            namespaces=list(principal.namespaces),
+            scopes=sorted(scope.value for scope in principal.scopes),
+            known_purges=sorted(executed_purges(erasure, principal.tenant)),
+            request=json.loads(request),
+        ).model_dump_json()
+
+    def principal(self) -> Principal:
+        return Principal(
+            tenant=self.tenant,
+            namespaces=tuple(self.namespaces),
+            scopes=frozenset(Scope(scope) for scope in self.scopes),
+            key_id=self.key_id,
         )
 
+
+def run_job(services: Services, job: Job, payload: str) -> Work:
+    """The work of a queued job, over `services` (the worker's runtime)."""
+    from .routes.imports import import_work
+    from .routes.memories import batch_work
+
+    order = JobOrder.model_validate_json(payload)
+    if order.tenant != job.tenant or order.key_id != job.key_id:
+        raise ValidationFailed("the job's order does not belong to it")
+    fence = JobFence(services.erasure, job.tenant, job.namespaces, known=set(order.known_purges))
+    builders = {
+        "memory_batch": batch_work,
+        "import": import_work,
+        "dream": dream_work,
+        "purge": purge_work,
+    }
+    if job.kind not in builders:
+        raise ValidationFailed(f"no worker for jobs of kind {job.kind!r}")
+    return builders[job.kind](services, order.principal(), json.dumps(order.request), fence)
+
+
+# ------------------------------------------------------------------ dreaming sweeps and purges as jobs
+
+KEPT_EXECUTIONS = 100
+"""Dream runs a launcher remembers (execution id -> handle) for tests and tools that wait on them."""
+_SYSTEM_KEYS = {"dream": "system-dream", "purge": "system-purge"}
+"""The `key_id` of jobs the server starts for itself: no API key has it (key ids are 12 hex digits), so no
+GET /v1/jobs/{id} shows them; their progress shows where it always did (dream runs, purge status)."""
+
+
+def _system_order(tenant: str, kind: str, request: dict[str, Any]) -> str:
+    principal = Principal(
+        tenant=tenant,
+        namespaces=("*",),
+        scopes=frozenset({Scope.ADMIN, Scope.PURGE}),
+        key_id=_SYSTEM_KEYS[kind],
+    )
+    return JobOrder.of(principal, None, json.dumps(request))
+
+
+class JobHandle:
+    """A started job, awaited like a future (`result`): polls the job store."""
+
+    def __init__(self, jobs: JobService, tenant: str, key_id: str, job_id: str) -> None:
+        self._jobs, self._tenant, self._key_id, self.job_id = jobs, tenant, key_id, job_id
+
+    def result(self, timeout: float | None = None) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self._jobs.get(self._tenant, self._key_id, self.job_id)
+            if job.status is JobStatus.SUCCEEDED:
+                return (job.result or {}).get("swept")
+            if job.status is JobStatus.FAILED:
+                raise RuntimeError(f"job {job.id} failed: {job.error}")
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {job.id} is still {job.status.value}")
+            time.sleep(0.05)
+
+
+class JobDreamLauncher:
+    """`DreamLauncher` of the local server: POST /v1/admin/dream/start queues the sweep as a job of the tenant
+    (kind `dream`), run by the job worker process, tenants in turn with the imports and batches; each
+    namespace's run writes its `run.json` and `REPORT.md` as the nightly sweep does, and one namespace's
+    failure does not stop the others (as the Map in AWS). The execution id is the job's id."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self._jobs = jobs
+        self.started: OrderedDict[str, JobHandle] = OrderedDict()
+
+    def start(self, tenant: str, namespaces: Sequence[str]) -> str:
+        order = _system_order(tenant, "dream", {"namespaces": list(namespaces)})
+        job = self._jobs.submit(tenant, _SYSTEM_KEYS["dream"], "dream", namespaces, order)
+        self.started[job.id] = JobHandle(self._jobs, tenant, _SYSTEM_KEYS["dream"], job.id)
+        while len(self.started) > KEPT_EXECUTIONS:  # a long-running server does not keep every run
+            self.started.popitem(last=False)
+        return job.id
+
+
+class JobPurgeLauncher:
+    """`PurgeLauncher` of the local server: an executed purge's steps run as a job (kind `purge`) in the job
+    worker process, not in the request; GET /v1/admin/purges/{id} shows its progress as in AWS."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self._jobs = jobs
+
+    def start(self, tenant: str, plan_id: str) -> str:
+        order = _system_order(tenant, "purge", {"plan_id": plan_id})
+        return self._jobs.submit(tenant, _SYSTEM_KEYS["purge"], "purge", [], order).id
+
+
+def job_failure(jobs: JobService, tenant: str, kind: str, job_id: str) -> None:
+    """Raise what a failed server job (`dream`, `purge`) failed with: the domain error of its code, or a
+    RuntimeError (500) for an unexpected one. Nothing when it has not failed (or is gone: a tenant purge
+    erases its own job)."""
+    try:
+        job = jobs.get(tenant, _SYSTEM_KEYS[kind], job_id)
+    except NotFound:
+        return
+    if job.status is not JobStatus.FAILED or job.error is None:
+        return
+    error = job.error
+    for cls in _domain_errors(DomainError):
+        if cls.code == error.error:
+            raise cls(error.message, **error.details)
+    raise RuntimeError(f"the {kind} job {job_id} failed: {error.message}")
+
+
+def _domain_errors(base: type[DomainError]) -> list[type[DomainError]]:
+    found = []
+    for sub in base.__subclasses__():
+        found.extend([sub, *_domain_errors(sub)])
+    return found
+
+
+def dream_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    dreaming, erasure, tenant = services.dreaming, services.erasure, principal.tenant
+    if dreaming is None:
+        raise Misconfigured("dreaming is not configured on this runtime")
+    named = [str(ns) for ns in json.loads(request).get("namespaces", [])]
+
     def work(progress: Progress) -> dict[str, Any]:
-        fence.check()
-        results = memory.remember_batch(tenant, inputs, actor=actor)
-        progress(len(results), len(inputs))
-        return respond(results).model_dump(mode="json")
+        namespaces = named or list(dreaming.namespaces(tenant))
+        swept: list[str] = []
+        for done, namespace in enumerate(namespaces):
+            try:
+                if erasure is not None:
+                    erasure.fence(tenant, namespaces=[namespace])  # a purge is erasing it: not now
+                dreaming.run(tenant, namespace)
+                swept.append(namespace)
+            except Exception:  # one namespace's failure must not stop the others
+                logger.exception("dreaming failed for %s %s", tenant, namespace)
+            progress(done + 1, len(namespaces))
+        return {"swept": swept}
+
+    return work
+
+
+def purge_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    """The steps of an executing purge, then its verification (`ErasureService.run_step` until the plan is no
+    longer `executing`). Not fenced: it is the purge."""
+    erasure, tenant = services.erasure, principal.tenant
+    if erasure is None:
+        raise Misconfigured("erasure is not configured on this runtime")
+    plan_id = str(json.loads(request)["plan_id"])
+
+    def work(progress: Progress) -> dict[str, Any]:
+        plan = erasure.status(tenant, plan_id)
+        steps = 0
+        while plan.state is PurgeState.EXECUTING:
+            plan = erasure.run_step(tenant, plan_id)
+            steps += 1
+            progress(steps, None)
+        return {"plan_id": plan.id, "state": plan.state.value}
 
     return work

@@ -42,14 +42,17 @@ def build_local(
     *,
     judge: JudgeModel | None = None,
     clients: AwsClients | None = None,
+    in_process_jobs: bool | None = None,
 ) -> LocalRuntime:
     """Every service of the local runtime over `<data_dir>`.
 
     `judge`: an explicit write-judge model port; without one, AGENT_MEMORY_WRITE_JUDGE_MODEL_ID names a Bedrock
     model called with the machine's AWS credentials (`clients.bedrock_runtime` when given). There is no offline
-    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured)."""
+    text model: a policy naming `write_judge_tenants` with neither is refused (Misconfigured).
+
+    `in_process_jobs`: run jobs on a thread of this process rather than in a worker process; by default only
+    when a clock, judge or clients are injected (the worker rebuilds the runtime from the settings alone)."""
     from ..adapters.idempotency import IdempotentRunner
-    from ..adapters.local.dream_launcher import LocalDreamLauncher
     from ..adapters.local.embedders import build_embedder
     from ..adapters.local.idempotency_store import SqliteIdempotencyStore
     from ..adapters.local.import_store import SqliteImportStore
@@ -59,6 +62,9 @@ def build_local(
     from ..adapters.posix.file_store import PosixFileStore
 
     config = RuntimeSettings.of(settings)
+    # What a job worker process cannot rebuild from the settings: with any of it, jobs run on a thread here.
+    injected = clock is not None or judge is not None or clients is not None
+    in_process = injected if in_process_jobs is None else in_process_jobs
     clock, clients = clock or SystemClock(), clients or AwsClients()
     data_dir = config.service.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -92,6 +98,9 @@ def build_local(
     versioning = parts.versioning(
         config, memory, store, file_store, versions, versions, clock, sessions, namespaces
     )
+    from ..api.jobs import JobDreamLauncher
+
+    jobs = local_jobs(config, data_dir, clock, in_process=in_process)
     erasure = local_erasure(
         data_dir,
         store,
@@ -102,48 +111,73 @@ def build_local(
         clock,
         snapshots=versions,
     )
-    return LocalRuntime(
-        services=Services(
-            memory=memory,
-            files=files,
-            recall_latency=LatencyWindow(),
-            idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
-            sessions=sessions,
-            chat=chat,
-            dreaming=dreaming,
-            dream_launcher=LocalDreamLauncher(
-                lambda tenant, namespace: dreaming.run(tenant, namespace), dreaming.namespaces
-            ),
-            skills=skills,
-            curator=curator,
-            migration=migration,
-            versioning=versioning,
-            erasure=erasure,
-            imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
-            archive_reader=parts.archive_reader,
-            jobs=local_jobs(config.service, data_dir, clock),
-        ),
-        keys=local_keys(config.service),
-        data_dir=data_dir,
-        store=store,
+    services = Services(
+        memory=memory,
+        files=files,
+        recall_latency=LatencyWindow(),
+        idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
+        sessions=sessions,
+        chat=chat,
+        dreaming=dreaming,
+        dream_launcher=JobDreamLauncher(jobs),
+        skills=skills,
+        curator=curator,
+        migration=migration,
+        versioning=versioning,
+        erasure=erasure,
+        imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
+        archive_reader=parts.archive_reader,
+        jobs=jobs,
     )
+    if services.jobs is not None:
+        services.jobs.bind(job_executor(services))
+    return LocalRuntime(services=services, keys=local_keys(config.service), data_dir=data_dir, store=store)
 
 
-def local_jobs(settings: Settings, data_dir: Path, clock: Clock) -> JobService:
-    """Imports and large batches as jobs on a bounded background pool (domain/jobs); its threads start with
-    the first job. The local server (not a CLI command beside it) fails what a stopped server left unfinished
-    (`JobService.recover`)."""
-    from ..adapters.local.job_pool import FairJobPool
+def local_jobs(
+    settings: RuntimeSettings, data_dir: Path, clock: Clock, *, in_process: bool = False
+) -> JobService:
+    """Long work as jobs (domain/jobs) run by a separate worker process (adapters/local/job_process.py,
+    wiring/job_worker.py) that starts with the first job; `in_process`: on a thread of this process instead
+    (a runtime built with an injected clock, judge or clients, which the worker could not share). The local
+    server (not a CLI command beside it) fails what a stopped server left unfinished (`JobService.recover`)."""
+    from ..adapters.local.job_process import ProcessJobRunner, ThreadJobRunner
     from ..adapters.local.job_store import SqliteJobStore
     from ..domain.jobs.service import JobService
+    from .job_worker import main as worker_main
 
-    config = settings.jobs
-    return JobService(
-        SqliteJobStore(data_dir / "jobs.db"),
-        FairJobPool(config.workers, config.max_queued_per_tenant),
+    config = settings.service.jobs
+    store = SqliteJobStore(data_dir / "jobs.db")
+    service: JobService | None = None
+
+    def worker_lost(pid: int, exit_code: int | None) -> int:
+        assert service is not None
+        return service.fail_running(pid, exit_code)
+
+    def run_next(worker: int) -> Any:
+        assert service is not None
+        return service.run_next(worker)
+
+    runner: ProcessJobRunner | ThreadJobRunner = (
+        ThreadJobRunner(store.unfinished, run_next)
+        if in_process
+        else ProcessJobRunner(worker_main, (settings,), store.unfinished, worker_lost, config.workers)
+    )
+    service = JobService(
+        store,
+        runner,
         clock,
         batch_threshold=config.batch_threshold,
+        max_queued_per_tenant=config.max_queued_per_tenant,
     )
+    return service
+
+
+def job_executor(services: Services) -> Any:
+    """What runs each kind of job: the routes' synchronous paths (api/jobs.py) over this runtime's services."""
+    from ..api.jobs import run_job
+
+    return lambda job, payload: run_job(services, job, payload)
 
 
 def local_keys(settings: Settings) -> LocalApiKeys:

@@ -255,8 +255,9 @@ class SqliteIdempotencyEraser:
 
 class SqliteJobEraser:
     """Jobs (`jobs.db`, domain/jobs): a finished job's `result` is the route's answer (the memories a batch
-    wrote, an import's report), so it holds content. A job of the tenant whose stored body names the purge
-    goes (GET /v1/jobs/{id} then answers 404, as for a forgotten job)."""
+    wrote, an import's report), and a queued job's order (`job_payloads`) is its request, so both hold content.
+    A job of the tenant whose stored body or order names the purge goes, with its order (GET /v1/jobs/{id}
+    then answers 404, as for a forgotten job; a worker that was running it does not write it back)."""
 
     name = "jobs"
 
@@ -266,8 +267,15 @@ class SqliteJobEraser:
     def _matching(self, scope: EraseScope) -> list[str]:
         if not self._db.has_table("jobs"):
             return []
-        rows = self._db.conn().execute("SELECT id, body FROM jobs WHERE tenant = ?", (scope.tenant,))
-        return [job_id for job_id, body in rows if scope.names_response(body or "")]
+        orders = "job_payloads" if self._db.has_table("job_payloads") else None
+        sql = "SELECT id, body, '' FROM jobs WHERE tenant = ?"
+        if orders:
+            sql = (
+                "SELECT j.id, j.body, coalesce(p.payload, '') FROM jobs j LEFT JOIN job_payloads p "
+                "ON p.tenant = j.tenant AND p.id = j.id WHERE j.tenant = ?"
+            )
+        rows = self._db.conn().execute(sql, (scope.tenant,))
+        return [job_id for job_id, body, order in rows if scope.names_response((body or "") + (order or ""))]
 
     def find(self, scope: EraseScope) -> StoreFinding:
         found = self._matching(scope)
@@ -277,11 +285,12 @@ class SqliteJobEraser:
         found = self._matching(scope)
         if found:
             with self._db.write() as conn:
-                for part in _chunks(found):
-                    conn.execute(
-                        f"DELETE FROM jobs WHERE tenant = ? AND id IN ({placeholders(len(part))})",
-                        (scope.tenant, *part),
-                    )
+                for table in ("jobs", "job_payloads") if self._db.has_table("job_payloads") else ("jobs",):
+                    for part in _chunks(found):
+                        conn.execute(
+                            f"DELETE FROM {table} WHERE tenant = ? AND id IN ({placeholders(len(part))})",
+                            (scope.tenant, *part),
+                        )
             self._db.checkpoint()
         return len(found)
 

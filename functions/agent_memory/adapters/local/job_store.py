@@ -1,5 +1,7 @@
 """`JobStore` in SQLite (`<data_dir>/jobs.db`): one row per job, its JSON body, indexed by status so the
-server can fail the jobs a stopped server left unfinished."""
+server can fail the jobs a stopped server left unfinished; and, in `job_payloads`, what a queued job is to do
+(its request, as JSON), kept only until the job finishes. The request process writes both; the job worker
+process (job_worker.py) claims queued jobs from here, tenants in turn, and writes their progress back."""
 
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     tenant TEXT NOT NULL, id TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT, body TEXT NOT NULL,
     PRIMARY KEY (tenant, id)
 );
-CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status)
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status);
+CREATE TABLE IF NOT EXISTS job_payloads (
+    tenant TEXT NOT NULL, id TEXT NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (tenant, id)
+)
 """,
     1,
     "jobs",
@@ -29,7 +34,8 @@ class SqliteJobStore:
         self._db = SqliteDatabase(path, _SCHEMA)
         self._db.connection()
 
-    def save(self, job: Job) -> None:
+    def save(self, job: Job, payload: str | None = None) -> None:
+        """Insert or update the job; `payload` (its first save) is kept beside it until it finishes."""
         finished = sortable_time(job.finished_at) if job.finished_at else None
         with self._db.transaction() as conn:
             conn.execute(
@@ -38,6 +44,21 @@ class SqliteJobStore:
                 "body = excluded.body",
                 (job.tenant, job.id, job.status.value, finished, job.model_dump_json()),
             )
+            if payload is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO job_payloads (tenant, id, payload) VALUES (?, ?, ?)",
+                    (job.tenant, job.id, payload),
+                )
+            if job.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
+                conn.execute("DELETE FROM job_payloads WHERE tenant = ? AND id = ?", (job.tenant, job.id))
+
+    def claim(self, job: Job) -> bool:
+        with self._db.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE jobs SET status = ?, body = ? WHERE tenant = ? AND id = ? AND status = ?",
+                (job.status.value, job.model_dump_json(), job.tenant, job.id, JobStatus.QUEUED.value),
+            )
+            return cursor.rowcount == 1
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         row = (
@@ -47,9 +68,18 @@ class SqliteJobStore:
         )
         return Job.model_validate_json(row[0]) if row else None
 
+    def payload(self, tenant: str, job_id: str) -> str | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT payload FROM job_payloads WHERE tenant = ? AND id = ?", (tenant, job_id))
+            .fetchone()
+        )
+        return str(row[0]) if row else None
+
     def delete(self, tenant: str, job_id: str) -> None:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM jobs WHERE tenant = ? AND id = ?", (tenant, job_id))
+            conn.execute("DELETE FROM job_payloads WHERE tenant = ? AND id = ?", (tenant, job_id))
 
     def unfinished(self) -> list[Job]:
         rows = (
@@ -59,11 +89,24 @@ class SqliteJobStore:
         )
         return [Job.model_validate_json(row[0]) for row in rows]
 
+    def queued(self, tenant: str | None = None) -> list[Job]:
+        """Jobs waiting to run (of one tenant, or of all), oldest first."""
+        sql, args = "SELECT body FROM jobs WHERE status = ?", [JobStatus.QUEUED.value]
+        if tenant is not None:
+            sql, args = sql + " AND tenant = ?", [*args, tenant]
+        rows = self._db.connection().execute(sql, args).fetchall()
+        return sorted((Job.model_validate_json(row[0]) for row in rows), key=lambda j: (j.created_at, j.id))
+
     def prune(self, finished_before: datetime) -> int:
         with self._db.transaction() as conn:
             cursor = conn.execute(
                 "DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?",
                 (sortable_time(finished_before),),
+            )
+            conn.execute(
+                "DELETE FROM job_payloads WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.tenant = "
+                "job_payloads.tenant AND jobs.id = job_payloads.id AND jobs.status IN (?, ?))",
+                _UNFINISHED,
             )
             return cursor.rowcount
 

@@ -154,8 +154,8 @@ def dream_runs(
 
 @router.post(
     "/admin/dream/start",
-    summary="Start the dreaming sweep now, asynchronously: the Step Functions workflow in AWS, a background "
-    "thread locally (admin scope)",
+    summary="Start the dreaming sweep now, asynchronously: the Step Functions workflow in AWS, a job of the "
+    "job worker process locally (admin scope)",
     tags=["admin"],
     status_code=202,
     response_description="The sweep was started and runs on; `execution` identifies it",

@@ -12,22 +12,26 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import Field
 
 from ...domain.errors import Misconfigured, NotFound, TooLarge, ValidationFailed
-from ...domain.identity import Scope
+from ...domain.identity import Principal, Scope
 from ...domain.interop.model import ImportReport, ItemOutcome
 from ...domain.interop.service import ImportService, Progress, render_markdown
 from ...domain.jobs.service import Progress as JobProgress
 from ...domain.model import Model
 from ..context import RequestContext, current
-from ..jobs import JobFence
+from ..jobs import JobFence, JobOrder
 from ..models import Strict
 from .jobs import JobResponse, accepted, accepted_response, jobs_of
+
+if TYPE_CHECKING:
+    from ...domain.jobs.service import Work
+    from ..context import Services
 
 router = Router()
 
@@ -115,41 +119,52 @@ def create_import(body: ImportRequest) -> Response[ImportResponse | JobResponse]
     reader = ctx.services.archive_reader
     if reader is None:
         raise Misconfigured("archive uploads are not available on this runtime (no archive reader wired)")
-    tree = reader(_decode(body.archive), body.name or "upload")
-    service, principal, jobs = _service(ctx), ctx.principal, jobs_of(ctx)
-
-    def run(step: Progress | None = None) -> dict[str, Any]:
-        report = service.run(
-            principal.tenant,
-            tree,
-            body.namespace,
-            fmt=body.format,
-            actor=principal.actor,
-            dry_run=body.dry_run,
-            allowed=principal.allows,
-            progress=step,
-        )
-        return ImportResponse(report=report, markdown=render_markdown(report)).model_dump(mode="json")
-
+    jobs = jobs_of(ctx)
     if jobs is not None and not body.dry_run:
-        service.inventory(
-            tree, body.format
-        )  # an unreadable archive or unknown layout: 422 now, not in the job
-        fence = JobFence(ctx.services.erasure, principal.tenant, [body.namespace])
-
-        def work(progress: JobProgress) -> dict[str, Any]:
-            def step(done: int, total: int) -> None:
-                progress(done, total)
-                fence.check()  # between the import's batches: stop before writing into a purge
-
-            fence.check()
-            return run(step)
-
-        job = jobs.submit(principal.tenant, principal.key_id, "import", [body.namespace], work)
+        # An unreadable archive or an unknown layout: 413/422 now, not in the job.
+        _service(ctx).inventory(reader(_decode(body.archive), body.name or "upload"), body.format)
+        order = JobOrder.of(ctx.principal, ctx.services.erasure, body.model_dump_json())
+        job = jobs.submit(ctx.principal.tenant, ctx.principal.key_id, "import", [body.namespace], order)
         return accepted(job)
+    result = _run(ctx.services, ctx.principal, body, None)
     return Response(
-        status_code=200, content_type="application/json", body=ImportResponse.model_validate(run())
+        status_code=200, content_type="application/json", body=ImportResponse.model_validate(result)
     )
+
+
+def _run(
+    services: Services, principal: Principal, body: ImportRequest, step: Progress | None
+) -> dict[str, Any]:
+    reader = services.archive_reader
+    service = services.imports
+    if reader is None or service is None:
+        raise Misconfigured("archive imports are not available on this runtime (not wired in wiring/)")
+    report = service.run(
+        principal.tenant,
+        reader(_decode(body.archive), body.name or "upload"),
+        body.namespace,
+        fmt=body.format,
+        actor=principal.actor,
+        dry_run=body.dry_run,
+        allowed=principal.allows,
+        progress=step,
+    )
+    return ImportResponse(report=report, markdown=render_markdown(report)).model_dump(mode="json")
+
+
+def import_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    """A queued import (api/jobs.py): the purge fence is checked before it starts and between its batches."""
+    body = ImportRequest.model_validate_json(request)
+
+    def work(progress: JobProgress) -> dict[str, Any]:
+        def step(done: int, total: int) -> None:
+            progress(done, total)
+            fence.check()  # between the import's batches: stop before writing into a purge
+
+        fence.check()
+        return _run(services, principal, body, step)
+
+    return work
 
 
 @router.get("/imports/<import_id>", summary="An import's validation report (admin)", tags=["imports"])

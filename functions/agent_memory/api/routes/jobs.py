@@ -30,7 +30,9 @@ POLL_AFTER_SECONDS = 1
 class JobResponse(Model):
     id: str
     kind: JobKind
-    """`import` (POST /v1/imports) or `memory_batch` (POST /v1/memories/batch above the synchronous size)."""
+    """`import` (POST /v1/imports) or `memory_batch` (POST /v1/memories/batch above the synchronous size).
+    (`dream` and `purge` jobs are the server's own, run for POST /v1/admin/dream/start and a purge's execute:
+    no API key sees them here; their progress shows in the dream runs and the purge's status.)"""
     status: JobStatus
     """`queued`, `running`, then `succeeded` (see `result`) or `failed` (see `error`)."""
     namespaces: list[str]

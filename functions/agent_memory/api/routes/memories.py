@@ -5,19 +5,19 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from ...domain.errors import NotFound
-from ...domain.identity import Scope
+from ...domain.errors import NotFound, TooLarge
+from ...domain.identity import Principal, Scope
 from ...domain.memory.service import Decision, RecallInput, RememberInput, RememberResult
 from ...domain.ports import RecordQuery
 from ...domain.records import MemoryRecord, MemoryType, Source, Status, Tier
 from ...domain.versioning.tree import tree_selectors
 from ..context import RequestContext, current
-from ..jobs import JobFence, batch_work
+from ..jobs import JobFence, JobOrder
 from ..models import (
     ChangePage,
     ConflictList,
@@ -42,6 +42,10 @@ from .jobs import JobResponse, accepted, accepted_response, jobs_of
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+    from ...domain.jobs.service import Progress, Work
+    from ...domain.memory.service import MemoryService
+    from ..context import Services
 
 router = Router()
 CHILD_HINT_RECORDS = 100
@@ -76,6 +80,10 @@ _REMEMBERED: dict[
 
 
 def _to_input(body: RememberRequest, ctx: RequestContext) -> RememberInput:
+    return _input(body, ctx.principal.actor)
+
+
+def _input(body: RememberRequest, actor: str) -> RememberInput:
     source = body.source
     return RememberInput(
         content=body.content,
@@ -85,9 +93,7 @@ def _to_input(body: RememberRequest, ctx: RequestContext) -> RememberInput:
         score=body.score,
         half_life_hours=body.half_life_hours,
         metadata=body.metadata,
-        source=Source(kind=source.kind, ref=source.ref, actor=ctx.principal.actor)
-        if source
-        else Source(actor=ctx.principal.actor),
+        source=Source(kind=source.kind, ref=source.ref, actor=actor) if source else Source(actor=actor),
         valid_from=body.valid_from,
         context=body.context,
     )
@@ -167,14 +173,40 @@ def remember_batch(body: RememberBatchRequest) -> Response[RememberBatchResponse
     inputs = [_to_input(item, ctx) for item in body.items]
     tenant, actor, jobs = ctx.principal.tenant, ctx.principal.actor, jobs_of(ctx)
     if jobs is not None and len(inputs) > jobs.batch_threshold:
-        fence = JobFence(ctx.services.erasure, tenant, sorted(namespaces))
-        work = batch_work(ctx.services.memory, tenant, inputs, actor, fence, _batch_response)
+        _within_max_batch(ctx.services.memory, len(inputs))
+        order = JobOrder.of(ctx.principal, ctx.services.erasure, body.model_dump_json())
         job = jobs.submit(
-            tenant, ctx.principal.key_id, "memory_batch", sorted(namespaces), work, total=len(inputs)
+            tenant, ctx.principal.key_id, "memory_batch", sorted(namespaces), order, total=len(inputs)
         )
         return accepted(job)
     results = ctx.services.memory.remember_batch(tenant, inputs, actor=actor)
     return Response(status_code=200, content_type="application/json", body=_batch_response(results))
+
+
+def _within_max_batch(memory: MemoryService, count: int) -> None:
+    """Over the policy's `max_batch`: 413 within the request, no job."""
+    limit = memory.policy.max_batch
+    if count > limit:
+        raise TooLarge(
+            f"a batch holds at most {limit} memories; got {count}. Split it.", limit=limit, got=count
+        )
+
+
+def batch_work(services: Services, principal: Principal, request: str, fence: JobFence) -> Work:
+    """A queued batch (api/jobs.py) in one `remember_batch` call, as the synchronous route makes it: items
+    without a `context` take their accepted neighbours' contents, so the batch is not cut in chunks (a batch
+    is at most `max_batch` items; an import's progress is finer)."""
+    body = RememberBatchRequest.model_validate_json(request)
+    inputs = [_input(item, principal.actor) for item in body.items]
+    _within_max_batch(services.memory, len(inputs))
+
+    def work(progress: Progress) -> dict[str, Any]:
+        fence.check()
+        results = services.memory.remember_batch(principal.tenant, inputs, actor=principal.actor)
+        progress(len(results), len(inputs))
+        return _batch_response(results).model_dump(mode="json")
+
+    return work
 
 
 def _batch_response(results: list[RememberResult]) -> RememberBatchResponse:

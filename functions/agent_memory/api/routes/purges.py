@@ -6,6 +6,7 @@ hashes, and the verification report."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Annotated
 
@@ -27,6 +28,7 @@ from ...domain.identity import Scope
 from ...domain.model import Model
 from ...domain.safety import fields as safety_fields
 from ..context import current
+from ..jobs import JobPurgeLauncher
 from ..models import Strict
 
 router = Router()
@@ -144,10 +146,43 @@ def status(plan_id: str) -> PurgeResponse:
 @router.post(
     "/admin/purges/<plan_id>/execute",
     summary="Execute a planned purge (idempotent, resumable) and verify it",
+    description="The answer is the plan once verified (`completed`, or `incomplete` with what remains). A plan "
+    "too large for one call (AWS) runs in the purge workflow, and on the local server every purge runs in the "
+    "job worker process (not in the request): the answer then waits up to 120 s for it and may be `executing`, with "
+    "its `execution`; GET /v1/admin/purges/{plan_id} shows the steps done until it is `completed`. Writes to "
+    "what it erases get 409 `purge_in_progress` meanwhile.",
     tags=["erasure"],
 )
 def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
     service, tenant, actor = _service()
     # The reason is kept in the purge's audit record, which outlives what it erased: scanned like every note.
     safety_fields.require_clean({"reason": body.reason}, "purge reason")
-    return _out(service.execute(tenant, _checked_id(plan_id), reason=body.reason, actor=actor))
+    jobs = current().services.jobs
+    # Local server: the steps run in the job worker process, not in this request (AWS: inline or the workflow)
+    background = JobPurgeLauncher(jobs) if jobs is not None else None
+    plan = service.execute(
+        tenant, _checked_id(plan_id), reason=body.reason, actor=actor, background=background
+    )
+    if plan.state is PurgeState.EXECUTING and background is not None:
+        plan = _awaited(service, tenant, plan)
+    return _out(plan)
+
+
+PURGE_WAIT_SECONDS = 120.0
+"""Local server: how long an execute waits for its purge job (run by the job worker process, not in the
+request) before answering `executing`; GET /v1/admin/purges/{id} then shows when it is done."""
+
+
+def _awaited(service: ErasureService, tenant: str, plan: PurgePlan) -> PurgePlan:
+    """The plan once its job is done (or after PURGE_WAIT_SECONDS); a job that failed answers as the inline
+    purge would have: its domain error, or 500 for an unexpected one (the plan stays `executing`: resumable)."""
+    from ..jobs import job_failure
+
+    jobs = current().services.jobs
+    deadline = time.monotonic() + PURGE_WAIT_SECONDS
+    while plan.state is PurgeState.EXECUTING and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if jobs is not None and plan.execution:
+            job_failure(jobs, tenant, "purge", plan.execution)
+        plan = service.status(tenant, plan.id)
+    return plan

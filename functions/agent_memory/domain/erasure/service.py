@@ -13,7 +13,8 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 
-from ..errors import Conflict, NotFound, ValidationFailed
+from .. import retry
+from ..errors import ConcurrentModification, Conflict, NotFound, ValidationFailed
 from ..ports import Clock, Embedder, IndexFilter, RecordStore, SearchIndex
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
 from .files import MemoryFileLines
@@ -248,15 +249,24 @@ class ErasureService:
         return self._ledger.list(tenant, limit)
 
     def execute(
-        self, tenant: str, plan_id: str, *, reason: str, actor: str, inline: bool = True
+        self,
+        tenant: str,
+        plan_id: str,
+        *,
+        reason: str,
+        actor: str,
+        inline: bool = True,
+        background: PurgeLauncher | None = None,
     ) -> PurgePlan:
+        """`background`: run the steps there whatever the plan's size (the local server's job worker)."""
         plan = self.status(tenant, plan_id)
         if not reason.strip():
             raise ValidationFailed("a purge needs a `reason` (kept in the tombstone)")
         if plan.state is PurgeState.COMPLETED:
             return plan  # idempotent: the same answer, nothing erased twice
-        large = inline and len(plan.record_ids) > self.inline_record_limit
-        if large and self.launcher is None:
+        launcher = background or self.launcher
+        large = background is not None or (inline and len(plan.record_ids) > self.inline_record_limit)
+        if large and launcher is None:
             raise PurgeNotReady(
                 f"plan {plan_id} purges {len(plan.record_ids)} records; the API runs at most "
                 f"{self.inline_record_limit} in one call and has no purge workflow yet: purge by namespace or "
@@ -274,13 +284,33 @@ class ErasureService:
             plan.executed_by = actor
             plan.executed_at = self._clock.now()
             plan = self._save(plan)
-        if large and self.launcher is not None:
+        if large and launcher is not None:
             # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
-            plan.execution = self.launcher.start(tenant, plan.id)
-            return self._save(plan)
+            return self._note_execution(tenant, plan.id, launcher.start(tenant, plan.id))
         while plan.state is PurgeState.EXECUTING:
             plan = self.run_step(tenant, plan.id)
         return plan
+
+    def _note_execution(self, tenant: str, plan_id: str, execution: str) -> PurgePlan:
+        """The plan with its `execution` recorded. The job or workflow may already have saved steps (a worker
+        can start before `start` returns), so the id goes on the plan as it now stands, re-read after each
+        lost write; the purge itself never waits on this note."""
+        run = retry.Retry(retry.CONCURRENT_WRITE).attempts()
+        for _ in run:
+            plan = self.status(tenant, plan_id)
+            if plan.execution == execution:
+                return plan
+            plan.execution = execution
+            try:
+                return self._save(plan)
+            except ConcurrentModification:
+                continue
+        raise ConcurrentModification(
+            f"purge plan {plan_id} kept changing while its execution {execution} was noted on it; the purge "
+            "runs: read its status",
+            plan_id=plan_id,
+            execution=execution,
+        )
 
     def run_step(self, tenant: str, plan_id: str) -> PurgePlan:
         """One step of an executing plan (the next one not done), or, when every step is done, the

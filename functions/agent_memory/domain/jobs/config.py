@@ -14,8 +14,10 @@ class JobConfig(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     workers: Annotated[int, Field(ge=1, le=16)] = 1
-    """Background threads running jobs. One keeps a tenant's import from competing with the request threads
-    for the interpreter (the request loop stays responsive); jobs wait their turn, tenants in turn."""
+    """Job worker processes (the local server runs jobs outside its request process). One leaves the other
+    core to the requests; jobs wait their turn, tenants in turn."""
+    worker_niceness: Annotated[int, Field(ge=0, le=19)] = 10
+    """How much lower than the server's the workers' CPU priority is (`os.nice`): requests win the cores."""
     batch_threshold: Annotated[int, Field(ge=0, le=1000)] = 25
     """POST /v1/memories/batch with more items than this answers 202 and runs as a job; smaller batches are
     answered within the request (200), as before."""

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ..model import Model
 
-JobKind = Literal["import", "memory_batch"]
+JobKind = Literal["import", "memory_batch", "dream", "purge"]
 
 
 class JobStatus(StrEnum):
@@ -54,3 +54,6 @@ class Job(Model):
     """When `succeeded`: the body the synchronous route answers (a batch's results, an import's report)."""
     error: JobError | None = None
     """When `failed`: what went wrong. Items a batch or an import wrote before the failure stay written."""
+    worker: int | None = None
+    """The worker (process id) that claimed it: when that worker dies, its running jobs are failed. Internal,
+    never part of an API answer."""

@@ -334,11 +334,12 @@ def test_dreaming_can_be_started_on_demand_where_a_workflow_exists(api):
     client = api.client()
     ns = unique_ns()
     response = client.post("/v1/admin/dream/start", json={"namespaces": [ns]})
-    if api.runtime == "local":  # the same sweep, on the server's background thread
+    if api.runtime == "local":  # the same sweep, as a job of the server's job worker
         assert response.status_code == 202, response.text
         execution = response.json()["execution"]
-        assert execution.startswith("local-dream-") and response.json()["namespaces"] == [ns]
+        assert execution.startswith("job_") and response.json()["namespaces"] == [ns]
         assert api.services.dream_launcher.started[execution].result(timeout=120) == [ns]
+        assert api.services.jobs.get("alpha", "system-dream", execution).kind == "dream"
         again = client.post("/v1/admin/dream", json={"namespace": ns})
         assert again.status_code == 200 and again.json()["runs"][0]["status"] == "already_done"
         assert api.client("alpha-billing-ro").post("/v1/admin/dream/start", json={}).status_code == 403

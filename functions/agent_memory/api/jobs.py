@@ -26,9 +26,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..domain.erasure.model import PurgeKind, PurgeState
+from ..domain import retry
+from ..domain.erasure.model import PurgeKind, PurgePlan, PurgeState
 from ..domain.erasure.service import PurgeInProgress
-from ..domain.errors import DomainError, Misconfigured, NotFound, ValidationFailed
+from ..domain.errors import ConcurrentModification, DomainError, Misconfigured, NotFound, ValidationFailed
 from ..domain.identity import Principal, Scope
 from ..domain.jobs.model import JobStatus
 from ..domain.model import Model
@@ -267,9 +268,23 @@ def purge_work(services: Services, principal: Principal, request: str, fence: Jo
         plan = erasure.status(tenant, plan_id)
         steps = 0
         while plan.state is PurgeState.EXECUTING:
-            plan = erasure.run_step(tenant, plan_id)
+            plan = _purge_step(erasure, tenant, plan_id)
             steps += 1
             progress(steps, None)
         return {"plan_id": plan.id, "state": plan.state.value}
 
     return work
+
+
+def _purge_step(erasure: ErasureService, tenant: str, plan_id: str) -> PurgePlan:
+    """One `run_step`, again when the plan changed under it: the request that started the job notes the job's
+    id on the plan meanwhile (one more write). Each step is idempotent, so a repeated one erases nothing twice."""
+    run = retry.Retry(retry.CONCURRENT_WRITE).attempts()
+    for _ in run:
+        try:
+            return erasure.run_step(tenant, plan_id)
+        except ConcurrentModification:
+            continue
+    raise ConcurrentModification(
+        f"purge plan {plan_id} kept changing while its steps ran; execute it again to resume", plan_id=plan_id
+    )

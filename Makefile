@@ -12,47 +12,14 @@ NODE_STAMP := node_modules/.installed
 
 # Incremental: nothing is reinstalled unless one of these files changed. pip puts uv (pinned in constraints.txt)
 # into the venv, and uv installs the rest: the same pins in seconds where pip took minutes. The venv keeps pip
-# (the CDK layer build and `make lock` use it). The two editable packages go in one call.
-$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml
+# (the CDK layer build and `make lock` use it). The two editable packages go in one call. tools/uv_pip.py hands
+# uv the package sources pip is configured with (pip.conf, PIP_* variables), which uv does not read.
+$(STAMP): requirements.txt constraints.txt layers/requirements.txt pyproject.toml clients/python/pyproject.toml tools/uv_pip.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt uv
-	$(BIN)/python -c "$$UV_PIP" install --quiet -r requirements.txt -c constraints.txt
-	$(BIN)/python -c "$$UV_PIP" install --quiet --no-deps -e . -e clients/python
+	$(BIN)/python tools/uv_pip.py install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python tools/uv_pip.py install --quiet --no-deps -e . -e clients/python
 	@touch $(STAMP)
-
-# `uv pip ARGS` with the package sources pip is configured with here (pip.conf files and PIP_* variables, as
-# `pip config list` shows them; uv reads neither): its indexes, find-links, constraints, CA bundle, timeout and
-# proxy. Every index is searched for the best version, as pip does (uv's default stops at the first index that
-# has the package).
-define UV_PIP
-import ast, os, subprocess, sys
-listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=True)
-rank = {"global": 0, "install": 1, ":env:": 2}
-found = {}
-for line in listed.stdout.splitlines():
-    key, _, value = line.partition("=")
-    section, _, name = key.rpartition(".")
-    if section in rank and rank[section] >= found.get(name, (-1, ""))[0]:
-        found[name] = (rank[section], ast.literal_eval(value))
-config = {name: value for name, (_, value) in found.items()}
-args = [*sys.argv[1:], "--python", sys.executable, "--index-strategy", "unsafe-best-match"]
-flags = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
-         "constraint": "--constraint", "trusted-host": "--allow-insecure-host"}
-for name, flag in flags.items():
-    for value in config.get(name, "").split():
-        args += [flag, value]
-if config.get("no-index", "").lower() in ("1", "true", "yes", "on"):
-    args.append("--no-index")
-env = dict(os.environ)
-for name, variables in {"cert": ["SSL_CERT_FILE"], "timeout": ["UV_HTTP_TIMEOUT"],
-                        "default-timeout": ["UV_HTTP_TIMEOUT"], "proxy": ["HTTPS_PROXY", "HTTP_PROXY"]}.items():
-    for variable in variables:
-        if name in config:
-            env.setdefault(variable, config[name])
-uv = os.path.join(os.path.dirname(sys.executable), "uv")
-os.execve(uv, [uv, "pip", *args], env)
-endef
-export UV_PIP
 
 # The CDK CLI (package.json) is for `make synth` and deploys only: the tests synthesize through the Python
 # library (Node.js runs its jsii kernel), so `make test` does not wait for npm.

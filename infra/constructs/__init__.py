@@ -3,9 +3,8 @@
 from .access_logs import AccessLogs
 from .bedrock_models import BedrockModels
 from .content_guardrail import ContentGuardrail
-from .curator_workflow import CuratorWorkflow
 from .data_key import data_key
-from .dreaming_workflow import DreamingWorkflow
+from .dreaming_workflow import dreaming_function
 from .function_set import FunctionSet
 from .job_schedules import decay_job_schedule, job_schedule_group
 from .memory_api import MemoryApi
@@ -14,17 +13,15 @@ from .memory_tables import MemoryTables
 from .migration_workflow import MigrationWorkflow
 from .network import Network
 from .observability import Observability
-from .purge_workflow import PurgeWorkflow
 from .service_function import ServiceFunction
 from .tenant_vectors import TenantVectors
+from .workflow import Workflow, declared_workflows
 
 __all__ = [
     "MEMORY_MOUNT_PATH",
     "AccessLogs",
     "BedrockModels",
     "ContentGuardrail",
-    "CuratorWorkflow",
-    "DreamingWorkflow",
     "FunctionSet",
     "MemoryApi",
     "MemoryFiles",
@@ -32,10 +29,12 @@ __all__ = [
     "MigrationWorkflow",
     "Network",
     "Observability",
-    "PurgeWorkflow",
     "ServiceFunction",
     "TenantVectors",
+    "Workflow",
     "data_key",
     "decay_job_schedule",
+    "declared_workflows",
+    "dreaming_function",
     "job_schedule_group",
 ]

@@ -10,26 +10,24 @@ archived. The API function starts executions; the task function runs the pages."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import cast
 
 from aws_cdk import Acknowledgment, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
-from ..config import DeploymentConfig, FunctionSizing
-from ..workflows.migration_asl import definition_json
+from ..config import DeploymentConfig
+from ..workflows.migration_asl import WORKFLOW
 from .buckets import data_bucket
 from .function_set import FunctionSet
 from .network import S3, Network
 from .service_function import METRICS_NAMESPACE, ServiceFunction
 from .tenant_vectors import INDEX_ACTIONS, INDEX_PREFIX, TENANT_PRINCIPAL_TAG, VECTOR_ACTIONS, TenantVectors
-from .workflow_parts import failed_executions_alarm, grant_start, logged_state_machine
+from .workflow import Workflow
 
 MIGRATION_HANDLER = "agent_memory.handlers.migration.handler"
 MIGRATION_METRICS_SERVICE = "migration"
@@ -38,82 +36,45 @@ ARCHIVE_TAG_KEY, ARCHIVE_TAG_VALUE = "agent-memory-archive", "vectors"
 ARCHIVE_OBJECT_ACTIONS = ("s3:PutObject", "s3:PutObjectTagging", "s3:GetObject")
 
 
-class MigrationWorkflow(Construct):
+class MigrationWorkflow(Workflow):
+    """The backfill workflow (`workflows/migration_asl.py`) on its own task function, with the archive bucket
+    and the alarms on failed executions and dead letters."""
+
     def __init__(
         self,
         scope: Construct,
-        construct_id: str,
-        *,
-        key: kms.IKey,
-        access_logs_bucket: s3.IBucket,
-        sizing: FunctionSizing,
-        environment: Mapping[str, str],
-        code: lambda_.Code,
-        layer: lambda_.ILayerVersion,
-        vpc: ec2.IVpc | None,
-        subnets: ec2.SubnetSelection | None,
-        log_retention_days: int,
-        retain_logs: bool,
-        retain: bool,
-    ) -> None:
-        super().__init__(scope, construct_id)
-        stack = Stack.of(self)
-
-        self.archive_bucket = self._archive_bucket(key, access_logs_bucket, retain)
-        self.function = ServiceFunction(
-            self,
-            "MigrationFunction",
-            handler=MIGRATION_HANDLER,
-            description="Embedding migration backfill pages (run by the backfill state machine)",
-            code=code,
-            layer=layer,
-            vpc=vpc,
-            subnets=subnets,
-            sizing=sizing,
-            log_retention_days=log_retention_days,
-            environment={
-                **environment,
-                "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": self.archive_bucket.bucket_name,
-            },
-            asynchronous=False,
-            retain_logs=retain_logs,
-        )
-        fn = self.function.function
-
-        self.log_group, self.state_machine = logged_state_machine(
-            self,
-            definition=definition_json(
-                fn.function_arn, partition=stack.partition, task_timeout_seconds=sizing.timeout_seconds
-            ),
-            function=fn,
-            function_label="migration",
-            log_retention_days=log_retention_days,
-            retain_logs=retain_logs,
-        )
-
-        self.alarms = self._alarms()
-
-    @classmethod
-    def for_deployment(
-        cls,
-        scope: Construct,
-        construct_id: str,
         config: DeploymentConfig,
         *,
         functions: FunctionSet,
         key: kms.IKey,
         logs: s3.IBucket,
-    ) -> MigrationWorkflow:
-        """The task function works on tenant data like the others, sized like the dreaming function."""
-        return cls(
-            scope,
-            construct_id,
-            key=key,
-            access_logs_bucket=logs,
-            sizing=config.functions.dreaming,
-            retain=config.retain_data,
-            **functions.options_for(),
-        )
+        schedule_group: scheduler.IScheduleGroup,
+    ) -> None:
+        built: list[s3.Bucket] = []
+
+        def task_function(workflow: Construct) -> ServiceFunction:
+            archive = _archive_bucket(workflow, key, logs, config.retain_data)
+            built.append(archive)
+            options = functions.options_for()
+            environment = options.pop("environment")
+            return ServiceFunction(
+                workflow,
+                "MigrationFunction",
+                handler=MIGRATION_HANDLER,
+                description="Embedding migration backfill pages (run by the backfill state machine)",
+                sizing=config.functions.dreaming,  # works on tenant data like the others, sized alike
+                environment={**environment, "AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET": archive.bucket_name},
+                asynchronous=False,
+                **options,
+            )
+
+        super().__init__(scope, WORKFLOW, config, function=task_function, schedule_group=schedule_group)
+        self.archive_bucket = built[0]
+        self.dead_letters_alarm = self._dead_letters_alarm()
+
+    @property
+    def alarms(self) -> list[cloudwatch.Alarm]:
+        return [*super().alarms, self.dead_letters_alarm]
 
     def grant_tenant(self, vectors: TenantVectors, network: Network) -> None:
         """What the tenant role needs for a migration: its second index, retiring the first, the archive (in
@@ -158,16 +119,6 @@ class MigrationWorkflow(Construct):
         only to `mem-<tenant>`, recreating an index the migration archived."""
         function.add_environment("AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET", self.archive_bucket.bucket_name)
 
-    def grant_start(self, function: ServiceFunction, network: Network) -> None:
-        """The API function starts the backfill of a migration."""
-        grant_start(
-            self.state_machine,
-            function,
-            network,
-            sid="StartBackfill",
-            environment_name="AGENT_MEMORY_MIGRATION_STATE_MACHINE_ARN",
-        )
-
     def _tenant_endpoint_policies(self, vectors: TenantVectors, network: Network) -> None:
         tenant_role = vectors.tenant_access_role
         network.allow(
@@ -208,59 +159,51 @@ class MigrationWorkflow(Construct):
             ),
         )
 
-    def _archive_bucket(self, key: kms.IKey, access_logs_bucket: s3.IBucket, retain: bool) -> s3.Bucket:
-        return data_bucket(
+    def _dead_letters_alarm(self) -> cloudwatch.Alarm:
+        return cloudwatch.Alarm(
             self,
-            "ArchiveBucket",
-            key=key,
-            access_logs_bucket=access_logs_bucket,
-            logs_prefix="migration-archive/",
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    id="archived-vectors-to-glacier",
-                    tag_filters={ARCHIVE_TAG_KEY: ARCHIVE_TAG_VALUE},
-                    # Glacier Instant Retrieval, not Flexible Retrieval: a purge (domain/erasure) must read and
-                    # rewrite the parts that hold a purged vector, and Flexible Retrieval answers GetObject with
-                    # InvalidObjectState until a restore of hours. Instant Retrieval reads in milliseconds at a
-                    # similar storage price (90-day minimum: a rewritten part pays the rest of its 90 days).
-                    transitions=[
-                        s3.Transition(
-                            storage_class=s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
-                            transition_after=Duration.days(0),
-                        )
-                    ],
-                ),
-                s3.LifecycleRule(
-                    id="abort-uploads", abort_incomplete_multipart_upload_after=Duration.days(7)
-                ),
-            ],
-            retain=retain,
+            "BackfillDeadLetters",
+            metric=cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name="MigrationDeadLetters",
+                dimensions_map={"service": MIGRATION_METRICS_SERVICE},
+                period=Duration.minutes(5),
+                statistic="Maximum",
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="Records of an embedding backfill keep failing (dead letters): "
+            "`migrate retry` re-runs them; switch is refused until none is left.",
         )
 
-    def _alarms(self) -> list[cloudwatch.Alarm]:
-        return [
-            failed_executions_alarm(
-                self,
-                "BackfillExecutionsFailed",
-                self.state_machine,
-                "An embedding backfill execution failed; the migration kept its checkpoint: "
-                "read `migrate status` and start it again.",
+
+def _archive_bucket(
+    scope: Construct, key: kms.IKey, access_logs_bucket: s3.IBucket, retain: bool
+) -> s3.Bucket:
+    return data_bucket(
+        scope,
+        "ArchiveBucket",
+        key=key,
+        access_logs_bucket=access_logs_bucket,
+        logs_prefix="migration-archive/",
+        lifecycle_rules=[
+            s3.LifecycleRule(
+                id="archived-vectors-to-glacier",
+                tag_filters={ARCHIVE_TAG_KEY: ARCHIVE_TAG_VALUE},
+                # Glacier Instant Retrieval, not Flexible Retrieval: a purge (domain/erasure) must read and
+                # rewrite the parts that hold a purged vector, and Flexible Retrieval answers GetObject with
+                # InvalidObjectState until a restore of hours. Instant Retrieval reads in milliseconds at a
+                # similar storage price (90-day minimum: a rewritten part pays the rest of its 90 days).
+                transitions=[
+                    s3.Transition(
+                        storage_class=s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
+                        transition_after=Duration.days(0),
+                    )
+                ],
             ),
-            cloudwatch.Alarm(
-                self,
-                "BackfillDeadLetters",
-                metric=cloudwatch.Metric(
-                    namespace=METRICS_NAMESPACE,
-                    metric_name="MigrationDeadLetters",
-                    dimensions_map={"service": MIGRATION_METRICS_SERVICE},
-                    period=Duration.minutes(5),
-                    statistic="Maximum",
-                ),
-                threshold=1,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description="Records of an embedding backfill keep failing (dead letters): "
-                "`migrate retry` re-runs them; switch is refused until none is left.",
-            ),
-        ]
+            s3.LifecycleRule(id="abort-uploads", abort_incomplete_multipart_upload_after=Duration.days(7)),
+        ],
+        retain=retain,
+    )

@@ -17,10 +17,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ..config import AlarmsConfig, DeploymentConfig
-from .curator_workflow import CuratorWorkflow
-from .dreaming_workflow import DREAMING_METRICS_SERVICE, DreamingWorkflow
+from .dreaming_workflow import DREAMING_METRICS_SERVICE
 from .memory_api import MemoryApi
 from .service_function import METRICS_NAMESPACE, SERVICE_NAME, ServiceFunction
+from .workflow import Workflow
 
 RECALL_LATENCY_METRIC = "RecallLatency"
 """Milliseconds per recall, emitted by the API function with Powertools Metrics (dimension service)."""
@@ -130,14 +130,14 @@ class Observability(Construct):
         key: kms.IKey,
         api: MemoryApi,
         functions: Mapping[str, ServiceFunction | None],
-        workflows: Sequence[DreamingWorkflow | CuratorWorkflow],
+        workflows: Mapping[str, Workflow],
     ) -> Observability:
         """Alarms on every function given (None: not deployed), on the dead letters of the asynchronous ones
         and of the workflows' schedules, and on the workflows' failed executions."""
         watched = {name: f for name, f in functions.items() if f is not None}
         queues = [f.dead_letter_queue for f in watched.values() if f.dead_letter_queue is not None]
-        dreaming = next((w for w in workflows if isinstance(w, DreamingWorkflow)), None)
-        curator = next((w for w in workflows if isinstance(w, CuratorWorkflow)), None)
+        dreaming, curator = workflows.get("dreaming"), workflows.get("curator")
+        schedules = [w.dead_letter_queue for w in workflows.values() if w.dead_letter_queue is not None]
         return cls(
             scope,
             construct_id,
@@ -145,7 +145,7 @@ class Observability(Construct):
             config=config.alarms,
             api=api,
             functions=watched,
-            dead_letter_queues=[*queues, *(w.dead_letter_queue for w in workflows)],
+            dead_letter_queues=[*queues, *schedules],
             dreaming_state_machine=dreaming.state_machine if dreaming else None,
             curator_state_machine=curator.state_machine if curator else None,
         )

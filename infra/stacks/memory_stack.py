@@ -5,7 +5,7 @@ which function may do what."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import Stack, Tags
 from constructs import Construct
@@ -15,8 +15,6 @@ from ..constructs import (
     AccessLogs,
     BedrockModels,
     ContentGuardrail,
-    CuratorWorkflow,
-    DreamingWorkflow,
     FunctionSet,
     MemoryApi,
     MemoryFiles,
@@ -24,11 +22,13 @@ from ..constructs import (
     MigrationWorkflow,
     Network,
     Observability,
-    PurgeWorkflow,
     ServiceFunction,
     TenantVectors,
+    Workflow,
     data_key,
     decay_job_schedule,
+    declared_workflows,
+    dreaming_function,
     job_schedule_group,
 )
 from .outputs import add_outputs
@@ -67,19 +67,24 @@ class MemoryStack(Stack):
         self.decay_job_function = decay_job = functions.decay_job()
         self.chat_function = chat = functions.chat()
 
-        # Workflows: dreaming, curator and purge run their tasks on the dreaming function.
+        # Workflows (agent_memory.workflows; infra/workflows/<name>_asl.py): dreaming, curator and purge run
+        # their tasks on the dreaming function, built inside the dreaming workflow; the backfill on its own.
         self.schedule_group = group = job_schedule_group(self)
-        self.dreaming = DreamingWorkflow.for_deployment(
-            self, "DreamingWorkflow", config, functions=functions, schedule_group=group
+        self.workflows = declared_workflows(
+            self,
+            config,
+            own_functions={
+                "dreaming": lambda spec: Workflow(
+                    self, spec, config, function=dreaming_function(config, functions), schedule_group=group
+                ),
+                "migration": lambda spec: MigrationWorkflow(
+                    self, config, functions=functions, key=key, logs=logs, schedule_group=group
+                ),
+            },
+            schedule_group=group,
         )
-        self.dreaming_function = dreaming = self.dreaming.function
-        self.curator = CuratorWorkflow.for_deployment(
-            self, "CuratorWorkflow", config, function=dreaming, schedule_group=group
-        )
-        self.purge = PurgeWorkflow.for_deployment(self, "PurgeWorkflow", config, function=dreaming)
-        self.migration = MigrationWorkflow.for_deployment(
-            self, "MigrationWorkflow", config, functions=functions, key=key, logs=logs
-        )
+        self.dreaming_function = dreaming = self.workflows["dreaming"].function
+        self.migration = cast(MigrationWorkflow, self.workflows["migration"])
 
         # Tenant data: these functions assume the tenant role (records, vectors, archives of one tenant).
         tenant_functions = (api, decay_job, dreaming, self.migration.function, chat)
@@ -98,10 +103,9 @@ class MemoryStack(Stack):
         self.tables.grant_idempotency(api)
         self.tables.grant_idempotency_purge(api)
         self.tables.grant_idempotency_purge(dreaming)
-        self.purge.grant_start(api, net)
-        self.migration.grant_start(api, net)
-        if config.schedules.dreaming.on_demand:
-            self.dreaming.grant_start(api, net)
+        for workflow in self.workflows.values():
+            if workflow.started_on_demand:
+                workflow.grant_start(api, net)
         self.models.grant_optional(api, config.write_judge.model_id, sid="WriteJudge")
         self.models.grant_optional(dreaming, config.schedules.dreaming.model_id, sid="DreamingExtraction")
         self.models.grant_optional(dreaming, config.schedules.curator.model_id, sid="CuratorReview")
@@ -133,8 +137,8 @@ class MemoryStack(Stack):
             key=key,
             api=self.api,
             functions=watched,
-            workflows=(self.dreaming, self.curator),
+            workflows=self.workflows,
         )
-        self.observability.notify(*self.migration.alarms, self.purge.alarm)
+        self.observability.notify(*(alarm for w in self.workflows.values() for alarm in w.alarms))
         net.check_policies()
         add_outputs(self)

@@ -23,11 +23,11 @@ def add_outputs(stack: MemoryStack) -> None:
         "DashboardName": (stack.observability.dashboard.dashboard_name, "CloudWatch dashboard"),
         "AlarmTopicArn": (stack.observability.topic.topic_arn, "Subscribe on-call to this SNS topic"),
         "DreamingStateMachineArn": (
-            stack.dreaming.state_machine.state_machine_arn,
+            stack.workflows["dreaming"].state_machine.state_machine_arn,
             "Dreaming sweep state machine (started nightly per tenant)",
         ),
         "CuratorStateMachineArn": (
-            stack.curator.state_machine.state_machine_arn,
+            stack.workflows["curator"].state_machine.state_machine_arn,
             "Skills curator state machine (started weekly per tenant)",
         ),
         "MigrationArchiveBucketName": (

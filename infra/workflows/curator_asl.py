@@ -22,6 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_memory.workflows import CURATOR
+
+from ..config import DeploymentConfig
 from ._asl import (
     LambdaTasks,
     RetryPolicy,
@@ -30,6 +33,7 @@ from ._asl import (
     item_failed,
     paged_sweep,
 )
+from .spec import Schedules, WorkflowSpec
 
 
 def build_definition(
@@ -82,3 +86,30 @@ def build_definition(
 
 def definition_json(function: str, **options: Any) -> str:
     return json.dumps(build_definition(function, **options), indent=2, sort_keys=True)
+
+
+def _definition(arn: str, *, partition: str, config: DeploymentConfig, task_timeout_seconds: int) -> str:
+    return definition_json(
+        arn,
+        partition=partition,
+        max_concurrency=config.schedules.curator.max_concurrency,
+        task_timeout_seconds=task_timeout_seconds,
+    )
+
+
+WORKFLOW = WorkflowSpec(
+    runtime=CURATOR,
+    construct_id="CuratorWorkflow",
+    definition=_definition,
+    distributed_map=True,
+    schedules=Schedules(
+        config=lambda config: config.schedules.curator,
+        retry_attempts=3,
+        max_event_age_hours=6,
+        what="the curator schedules",
+        role_description="EventBridge Scheduler: start the skills curator state machine",
+        description=lambda tenant: f"Skills curator of tenant {tenant.id} ({tenant.time_zone})",
+        input=lambda tenant: {"tenants": [tenant.id]},
+    ),
+)
+"""The weekly skills curator per tenant, on the dreaming function (it mounts the memory files)."""

@@ -35,6 +35,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from agent_memory.workflows import DREAMING
+
+from ..config import DeploymentConfig
 from ._asl import (
     LAMBDA_TRANSIENT_ERRORS,
     UPSTREAM_ERRORS,
@@ -46,6 +49,7 @@ from ._asl import (
     lambda_invoke_arn,
     paged_sweep,
 )
+from .spec import Schedules, WorkflowSpec
 
 __all__ = [
     "LAMBDA_TRANSIENT_ERRORS",
@@ -159,3 +163,37 @@ def build_definition(
 
 def definition_json(functions: DreamingFunctions, **options: Any) -> str:
     return json.dumps(build_definition(functions, **options), indent=2, sort_keys=True)
+
+
+def _definition(arn: str, *, partition: str, config: DeploymentConfig, task_timeout_seconds: int) -> str:
+    return definition_json(
+        DreamingFunctions.single(arn),
+        # `${AWS::Partition}` unless the stack pins a region: the integration ARN follows the partition the
+        # stack is deployed to (cdk.json allows aws-cn).
+        partition=partition,
+        max_concurrency=config.schedules.dreaming.max_concurrency,
+        task_timeout_seconds=task_timeout_seconds,
+    )
+
+
+WORKFLOW = WorkflowSpec(
+    runtime=DREAMING,
+    construct_id="DreamingWorkflow",
+    definition=_definition,
+    distributed_map=True,
+    schedules=Schedules(
+        config=lambda config: config.schedules.dreaming,
+        retry_attempts=3,
+        max_event_age_hours=2,
+        what="the dreaming schedules",
+        role_description="EventBridge Scheduler: start the dreaming state machine",
+        description=lambda tenant: f"Nightly dreaming sweep of tenant {tenant.id} ({tenant.time_zone})",
+        # handlers/dreaming.py (list_targets): the tenants to sweep, and the time zone whose today is the
+        # sweep day.
+        input=lambda tenant: {"tenants": [tenant.id], "time_zone": tenant.time_zone},
+    ),
+    start_sid="StartDreaming",  # on-demand dreaming: the API function starts a sweep of one tenant
+    started_on_demand=lambda config: config.schedules.dreaming.on_demand,
+)
+"""The nightly Light -> REM -> Deep sweep per tenant on the dreaming function (which
+infra/constructs/dreaming_workflow.py builds inside this workflow)."""

@@ -26,7 +26,11 @@ turns, i.e. ~4,000 x 12 min of backfill (far beyond any budget run here).
 
 from __future__ import annotations
 
+from agent_memory.workflows import MIGRATION
+
+from ..config import DeploymentConfig
 from ._asl import StepLoop
+from .spec import FailedAlarm, WorkflowSpec
 
 LOOP = StepLoop(
     comment="Agent memory embedding backfill: run pages from the checkpoint until the migration leaves backfilling",
@@ -48,3 +52,22 @@ LOOP = StepLoop(
 
 build_definition = LOOP.definition
 definition_json = LOOP.definition_json
+
+
+def _definition(arn: str, *, partition: str, config: DeploymentConfig, task_timeout_seconds: int) -> str:
+    return definition_json(arn, partition=partition, task_timeout_seconds=task_timeout_seconds)
+
+
+WORKFLOW = WorkflowSpec(
+    runtime=MIGRATION,
+    construct_id="MigrationWorkflow",
+    definition=_definition,
+    alarm=FailedAlarm(
+        "BackfillExecutionsFailed",
+        "An embedding backfill execution failed; the migration kept its checkpoint: "
+        "read `migrate status` and start it again.",
+    ),
+    start_sid="StartBackfill",  # the API function starts the backfill of a migration
+)
+"""The embedding migration's backfill on its own function (infra/constructs/migration_workflow.py adds the
+function, the archive bucket and the tenant role's grants)."""

@@ -16,7 +16,11 @@ slowly (workflows/_asl.py); anything else ends in `Failed` (the plan stays `exec
 
 from __future__ import annotations
 
+from agent_memory.workflows import PURGE
+
+from ..config import DeploymentConfig
 from ._asl import StepLoop
+from .spec import FailedAlarm, WorkflowSpec
 
 LOOP = StepLoop(
     comment="Agent memory purge: run the plan's steps one by one, then its verification",
@@ -33,3 +37,22 @@ LOOP = StepLoop(
 
 build_definition = LOOP.definition
 definition_json = LOOP.definition_json
+
+
+def _definition(arn: str, *, partition: str, config: DeploymentConfig, task_timeout_seconds: int) -> str:
+    return definition_json(arn, partition=partition, task_timeout_seconds=task_timeout_seconds)
+
+
+WORKFLOW = WorkflowSpec(
+    runtime=PURGE,
+    construct_id="PurgeWorkflow",
+    definition=_definition,
+    alarm=FailedAlarm(
+        "PurgeExecutionsFailed",
+        "A purge execution failed after its retries; the plan kept its finished steps: "
+        "read its status and execute it again.",
+    ),
+    start_sid="StartPurge",  # the API function starts a purge whose plan is above its inline limit
+)
+"""Large purges (domain/erasure, issue 18) on the dreaming function (tenant role, memory files, the
+idempotency table's purge grant), started by the API function; an alarm on failed executions."""

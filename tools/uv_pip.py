@@ -74,7 +74,9 @@ def main(args: Sequence[str]) -> None:
     )
     config = pip_config(listed.stdout)
     uv = os.path.join(os.path.dirname(sys.executable), "uv")
-    os.execve(uv, [uv, "pip", *uv_arguments(args, config, sys.executable)], uv_environment(config, os.environ))
+    os.execve(
+        uv, [uv, "pip", *uv_arguments(args, config, sys.executable)], uv_environment(config, os.environ)
+    )
 
 
 if __name__ == "__main__":

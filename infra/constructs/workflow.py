@@ -99,7 +99,7 @@ class Workflow(Construct):
 
     def grant_start(self, function: ServiceFunction, network: Network) -> None:
         """Let `function` start executions (IAM, and the endpoint policy in the VPC) and tell it the state
-        machine's ARN in the runtime's variable for it (`agent_memory.workflows`)."""
+        machine's ARN in the runtime's variable for it (`agent_memory.settings.workflows`)."""
         if self.spec.start_sid is None:
             raise ValueError(f"workflow {self.spec.runtime.name} declares no start grant")
         grant_start(
@@ -118,7 +118,7 @@ def declared_workflows(
     own_functions: Mapping[str, Callable[[WorkflowSpec], Workflow]],
     schedule_group: scheduler.IScheduleGroup,
 ) -> dict[str, Workflow]:
-    """Every workflow `agent_memory.workflows` declares, by name, in declaration order. A workflow named in
+    """Every workflow `agent_memory.settings.workflows` declares, by name, in declaration order. A workflow named in
     `own_functions` builds its task function itself (the function of that name); any other runs its tasks on
     its host's, which must be declared before it."""
     built: dict[str, Workflow] = {}

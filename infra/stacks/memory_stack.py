@@ -67,7 +67,7 @@ class MemoryStack(Stack):
         self.decay_job_function = decay_job = functions.decay_job()
         self.chat_function = chat = functions.chat()
 
-        # Workflows (agent_memory.workflows; infra/workflows/<name>_asl.py): dreaming, curator and purge run
+        # Workflows (agent_memory.settings.workflows; infra/workflows/<name>_asl.py): dreaming, curator and purge run
         # their tasks on the dreaming function, built inside the dreaming workflow; the backfill on its own.
         self.schedule_group = group = job_schedule_group(self)
         self.workflows = declared_workflows(

@@ -1,12 +1,12 @@
 """Infrastructure-independent workflow definitions (Amazon States Language as data) for the CDK to deploy, and
-each one's deployment (`WORKFLOW` in `<name>_asl.py`), gathered for every workflow `agent_memory.workflows`
+each one's deployment (`WORKFLOW` in `<name>_asl.py`), gathered for every workflow `agent_memory.settings.workflows`
 declares."""
 
 from __future__ import annotations
 
 from importlib import import_module
 
-from agent_memory.workflows import WORKFLOWS as DECLARED
+from agent_memory.settings.workflows import WORKFLOWS as DECLARED
 
 from .spec import WorkflowSpec
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_memory.workflows import CURATOR
+from agent_memory.settings.workflows import CURATOR
 
 from ..config import DeploymentConfig
 from ._asl import (

@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory.workflows import DREAMING
+from agent_memory.settings.workflows import DREAMING
 
 from ..config import DeploymentConfig
 from ._asl import (

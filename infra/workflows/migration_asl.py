@@ -26,7 +26,7 @@ turns, i.e. ~4,000 x 12 min of backfill (far beyond any budget run here).
 
 from __future__ import annotations
 
-from agent_memory.workflows import MIGRATION
+from agent_memory.settings.workflows import MIGRATION
 
 from ..config import DeploymentConfig
 from ._asl import StepLoop

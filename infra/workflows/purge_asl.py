@@ -16,7 +16,7 @@ slowly (workflows/_asl.py); anything else ends in `Failed` (the plan stays `exec
 
 from __future__ import annotations
 
-from agent_memory.workflows import PURGE
+from agent_memory.settings.workflows import PURGE
 
 from ..config import DeploymentConfig
 from ._asl import StepLoop

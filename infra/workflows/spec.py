@@ -1,7 +1,7 @@
 """What the CDK app needs to deploy one workflow, declared beside its definition in `<name>_asl.py`: the
 state machine's definition, the function that runs its tasks, its per-tenant schedules, its alarm and who
 starts it. `infra/constructs/workflow.py` builds any of them; the runtime half of the declaration (the ARN
-variable, the host) is `agent_memory.workflows`."""
+variable, the host) is `agent_memory.settings.workflows`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_memory.workflows import Workflow
+from agent_memory.settings.workflows import Workflow
 
 from ..config import DeploymentConfig, TenantConfig
 

@@ -403,12 +403,12 @@ def test_the_curate_task_runs_one_namespace_and_a_retry_returns_the_recorded_run
     clock.advance(days=31)
     curator_handler.configure(curator)
     try:
-        targets = curator_handler.CURATOR_TASKS["curator_targets"]({"input": {"tenants": [T]}})
+        targets = curator_handler.TASKS["curator_targets"]({"input": {"tenants": [T]}})
         assert targets == {"targets": [{"tenant": T, "namespace": NS}], "next_cursor": None, "day": None}
-        first = curator_handler.CURATOR_TASKS["curate"]({"task": "curate", "target": targets["targets"][0]})[
+        first = curator_handler.TASKS["curate"]({"task": "curate", "target": targets["targets"][0]})[
             "summary"
         ]
-        again = curator_handler.CURATOR_TASKS["curate"]({"task": "curate", "target": targets["targets"][0]})[
+        again = curator_handler.TASKS["curate"]({"task": "curate", "target": targets["targets"][0]})[
             "summary"
         ]
     finally:

@@ -30,13 +30,15 @@ def test_the_higher_section_wins_and_unknown_sections_are_ignored() -> None:
     config = uv_pip.pip_config(LISTING)
     assert config["index-url"] == "https://install.example/simple"  # install over global; site ignored
     assert config["find-links"] == "file:///wheels"
-    assert uv_pip.pip_config(":env:.index-url='https://env.example'\nglobal.index-url='https://g.example'") == {
-        "index-url": "https://env.example"
-    }
+    assert uv_pip.pip_config(
+        ":env:.index-url='https://env.example'\nglobal.index-url='https://g.example'"
+    ) == {"index-url": "https://env.example"}
 
 
 def test_every_source_becomes_a_uv_flag_after_the_callers_arguments() -> None:
-    args = uv_pip.uv_arguments(["install", "-r", "requirements.txt"], uv_pip.pip_config(LISTING), "/venv/python")
+    args = uv_pip.uv_arguments(
+        ["install", "-r", "requirements.txt"], uv_pip.pip_config(LISTING), "/venv/python"
+    )
     assert args == [
         "install",
         "-r",
@@ -74,9 +76,9 @@ def test_it_runs_uv_pip_with_this_environments_configuration() -> None:
     installed pin is found satisfied (uv accepts every flag it was handed, and changes nothing)."""
     import pydantic
 
+    pin = f"pydantic=={pydantic.VERSION}"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "uv_pip.py"), "install", "--dry-run", "--no-deps"]
-        + [f"pydantic=={pydantic.VERSION}"],
+        [sys.executable, str(ROOT / "tools" / "uv_pip.py"), "install", "--dry-run", "--no-deps", pin],
         capture_output=True,
         text=True,
         check=False,

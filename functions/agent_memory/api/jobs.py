@@ -24,7 +24,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..domain import retry
 from ..domain.erasure.model import PurgeKind, PurgePlan, PurgeState
@@ -33,6 +33,7 @@ from ..domain.errors import ConcurrentModification, DomainError, Misconfigured, 
 from ..domain.identity import Principal, Scope
 from ..domain.jobs.model import JobStatus
 from ..domain.model import Model
+from ..settings.workflows import Workflow
 
 if TYPE_CHECKING:
     from ..domain.erasure.service import ErasureService
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from .context import Services
 
 logger = logging.getLogger(__name__)
+
+S = TypeVar("S")
 
 
 class PurgedSinceAccepted(PurgeInProgress):
@@ -144,9 +147,12 @@ def run_job(services: Services, job: Job, payload: str) -> Work:
 
 KEPT_EXECUTIONS = 100
 """Dream runs a launcher remembers (execution id -> handle) for tests and tools that wait on them."""
-_SYSTEM_KEYS = {"dream": "system-dream", "purge": "system-purge"}
-"""The `key_id` of jobs the server starts for itself: no API key has it (key ids are 12 hex digits), so no
-GET /v1/jobs/{id} shows them; their progress shows where it always did (dream runs, purge status)."""
+
+
+def _system_key(kind: str) -> str:
+    """The `key_id` of jobs the server starts for itself: no API key has it (key ids are 12 hex digits), so no
+    GET /v1/jobs/{id} shows them; their progress shows where it always did (dream runs, purge status)."""
+    return f"system-{kind}"
 
 
 def _system_order(tenant: str, kind: str, request: dict[str, Any]) -> str:
@@ -154,7 +160,7 @@ def _system_order(tenant: str, kind: str, request: dict[str, Any]) -> str:
         tenant=tenant,
         namespaces=("*",),
         scopes=frozenset({Scope.ADMIN, Scope.PURGE}),
-        key_id=_SYSTEM_KEYS[kind],
+        key_id=_system_key(kind),
     )
     return JobOrder.of(principal, None, json.dumps(request))
 
@@ -178,35 +184,31 @@ class JobHandle:
             time.sleep(0.05)
 
 
-class JobDreamLauncher:
-    """`DreamLauncher` of the local server: POST /v1/admin/dream/start queues the sweep as a job of the tenant
-    (kind `dream`), run by the job worker process, tenants in turn with the imports and batches; each
-    namespace's run writes its `run.json` and `REPORT.md` as the nightly sweep does, and one namespace's
-    failure does not stop the others (as the Map in AWS). The execution id is the job's id."""
+class JobLauncher(Generic[S]):
+    """A workflow's launcher on the local server (`agent_memory.workflows`: its `job_kind` and start input):
+    a start queues a job of that kind, run by the job worker process, tenants in turn with the imports and
+    batches (`run_job` picks the work of the kind: a dreaming sweep writes each namespace's `run.json` and
+    `REPORT.md` as the nightly sweep does, one namespace's failure not stopping the others, as the Map in AWS;
+    a purge runs its steps, GET /v1/admin/purges/{id} showing its progress as in AWS). The execution id is the
+    job's id; `started` keeps the last `KEPT_EXECUTIONS` for tests and tools that wait on them."""
 
-    def __init__(self, jobs: JobService) -> None:
-        self._jobs = jobs
+    def __init__(self, jobs: JobService, workflow: Workflow[S]) -> None:
+        if workflow.job_kind is None:
+            raise ValueError(f"workflow {workflow.name} does not run as a job of the job worker")
+        self._jobs, self._workflow, self._kind = jobs, workflow, workflow.job_kind
         self.started: OrderedDict[str, JobHandle] = OrderedDict()
 
-    def start(self, tenant: str, namespaces: Sequence[str]) -> str:
-        order = _system_order(tenant, "dream", {"namespaces": list(namespaces)})
-        job = self._jobs.submit(tenant, _SYSTEM_KEYS["dream"], "dream", namespaces, order)
-        self.started[job.id] = JobHandle(self._jobs, tenant, _SYSTEM_KEYS["dream"], job.id)
+    def start(self, tenant: str, subject: S) -> str:
+        request = self._workflow.start_input(tenant, subject)
+        namespaces = [str(namespace) for namespace in request.get("namespaces", [])]
+        key_id = _system_key(self._kind)
+        job = self._jobs.submit(
+            tenant, key_id, self._kind, namespaces, _system_order(tenant, self._kind, request)
+        )
+        self.started[job.id] = JobHandle(self._jobs, tenant, key_id, job.id)
         while len(self.started) > KEPT_EXECUTIONS:  # a long-running server does not keep every run
             self.started.popitem(last=False)
         return job.id
-
-
-class JobPurgeLauncher:
-    """`PurgeLauncher` of the local server: an executed purge's steps run as a job (kind `purge`) in the job
-    worker process, not in the request; GET /v1/admin/purges/{id} shows its progress as in AWS."""
-
-    def __init__(self, jobs: JobService) -> None:
-        self._jobs = jobs
-
-    def start(self, tenant: str, plan_id: str) -> str:
-        order = _system_order(tenant, "purge", {"plan_id": plan_id})
-        return self._jobs.submit(tenant, _SYSTEM_KEYS["purge"], "purge", [], order).id
 
 
 def job_failure(jobs: JobService, tenant: str, kind: str, job_id: str) -> None:
@@ -214,7 +216,7 @@ def job_failure(jobs: JobService, tenant: str, kind: str, job_id: str) -> None:
     RuntimeError (500) for an unexpected one. Nothing when it has not failed (or is gone: a tenant purge
     erases its own job)."""
     try:
-        job = jobs.get(tenant, _SYSTEM_KEYS[kind], job_id)
+        job = jobs.get(tenant, _system_key(kind), job_id)
     except NotFound:
         return
     if job.status is not JobStatus.FAILED or job.error is None:

@@ -70,7 +70,7 @@ def curate_task(event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-CURATOR_TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "curator_targets": curator_targets_task,
     "curate": curate_task,
 }

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib import import_module
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -42,9 +43,9 @@ with initialization():  # the service's own modules: see initialization()
     from ..domain.records import is_valid_tenant
     from ..settings.dreaming import DreamingSettings, get_dreaming_settings
     from ..settings.handlers import get_handler_settings
+    from ..settings.workflows import hosted_by
     from ..wiring import process
     from ._runtime import Lazy, powertools, targets_input, targets_page
-    from .curator import CURATOR_TASKS
     from .paging import PAGE_TARGETS
     from .payloads import (
         LightEvent,
@@ -55,7 +56,6 @@ with initialization():  # the service's own modules: see initialization()
         TaskError,
         parse,
     )
-    from .purge import PURGE_TASKS
 
 logger, tracer, metrics = powertools("dreaming")
 
@@ -212,9 +212,13 @@ TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "rem": rem_task,
     "deep": deep_task,
     "record_failure": record_failure_task,
-    # The skills curator's state machine (workflows/curator_asl.py) runs on this function: it mounts the files.
-    **CURATOR_TASKS,
-    **PURGE_TASKS,  # the purge workflow's steps (workflows/purge_asl.py) run in this function too
+    # The task tables of the other workflows this function runs (agent_memory.workflows: the curator and the
+    # purge, whose state machines run here because it mounts the files and holds the tenant role).
+    **{
+        name: task
+        for workflow in hosted_by("dreaming")
+        for name, task in import_module(f"{__package__}.{workflow.tasks}").TASKS.items()
+    },
 }
 
 

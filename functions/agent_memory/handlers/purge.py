@@ -31,4 +31,4 @@ def purge_step(event: dict[str, Any]) -> dict[str, Any]:
     return {"state": plan.state.value, "done": list(plan.done), "remaining": remaining}
 
 
-PURGE_TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"purge_step": purge_step}
+TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"purge_step": purge_step}

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..adapters.clock import SystemClock
 from ..domain import safety
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, IndexBackfill, RecordStore
+from ..settings.workflows import DREAMING, MIGRATION, PURGE, Workflow
 from . import parts
 from .config import RuntimeSettings
 from .parts import AwsClients, NamespaceLister
@@ -23,11 +24,14 @@ from .parts import AwsClients, NamespaceLister
 if TYPE_CHECKING:
     from ..adapters.aws.credentials import ClientFactory, TenantCredentials
     from ..adapters.aws.s3vectors_index import S3VectorsIndex
+    from ..adapters.aws.stepfunctions import StepFunctionsLauncher
     from ..adapters.idempotency import IdempotentRunner
     from ..domain.erasure.service import ErasureService
     from ..domain.migration.routing import VectorRouting
     from ..domain.migration.service import MigrationService
     from ..domain.versioning.ports import SnapshotStore
+
+S = TypeVar("S")
 
 
 @dataclass
@@ -122,7 +126,6 @@ def _migration(
         titan_embedders,
     )
     from ..adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG, S3VectorsIndex
-    from ..adapters.aws.stepfunctions import StepFunctionsBackfillLauncher
     from ..adapters.local.migration import SystemPacer
     from ..domain.migration.routing import VectorRouting
     from ..domain.migration.service import MigrationService
@@ -147,10 +150,7 @@ def _migration(
         on_drift=drift_metric(config.handlers.metrics_namespace),
         route_ttl_seconds=1.0,
     )
-    launcher = None
-    if settings.migration_state_machine_arn:
-        stepfunctions = parts.client(config, base.clients.stepfunctions, "stepfunctions")
-        launcher = StepFunctionsBackfillLauncher(stepfunctions, settings.migration_state_machine_arn)
+    launcher = workflow_launcher(config, base.clients, MIGRATION)
     return routing, MigrationService(base.store, routing, SystemPacer(), launcher=launcher)
 
 
@@ -204,13 +204,21 @@ def content_screen(config: RuntimeSettings, clients: AwsClients) -> safety.Conte
 
 def dream_launcher(config: RuntimeSettings, clients: AwsClients) -> DreamLauncher | None:
     """On-demand dreaming in AWS starts the state machine (the schedules start it nightly)."""
-    settings = config.service
-    if not settings.dreaming_state_machine_arn:
-        return None
-    from ..adapters.aws.stepfunctions import StepFunctionsDreamLauncher
+    return workflow_launcher(config, clients, DREAMING)
 
+
+def workflow_launcher(
+    config: RuntimeSettings, clients: AwsClients, workflow: Workflow[S]
+) -> StepFunctionsLauncher[S] | None:
+    """Starts `workflow`'s state machine, when the stack told this function its ARN (the settings field the
+    declaration names, set by the stack's start grant); None otherwise. Runs with the function's own role."""
+    from ..adapters.aws.stepfunctions import StepFunctionsLauncher
+
+    arn = getattr(config.service, workflow.arn_setting or "", "")
+    if not arn:
+        return None
     client = parts.client(config, clients.stepfunctions, "stepfunctions")
-    return StepFunctionsDreamLauncher(client, settings.dreaming_state_machine_arn)
+    return StepFunctionsLauncher(client, arn, workflow.start_input, workflow.execution_name)
 
 
 def idempotency(config: RuntimeSettings, clients: AwsClients) -> IdempotentRunner | None:
@@ -283,10 +291,7 @@ def erasure(
         deleter = aws.DynamoSnapshotDeleter(table, dynamodb)
         stores.append(SnapshotBundles(snapshots, deleter, record_eraser.namespaces))
     eraser: FileEraser = files if hasattr(files, "purge_file") else PosixFileEraser(files)  # type: ignore[assignment]
-    launcher = None
-    if settings.purge_state_machine_arn:
-        stepfunctions = parts.client(config, base.clients.stepfunctions, "stepfunctions")
-        launcher = aws.StepFunctionsPurgeLauncher(stepfunctions, settings.purge_state_machine_arn)
+    launcher = workflow_launcher(config, base.clients, PURGE)
     vectors = base.tenant_client("s3vectors", S3VECTORS_CLIENT_CONFIG)
     return ErasureService(
         records=base.store,

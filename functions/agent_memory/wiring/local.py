@@ -98,7 +98,8 @@ def build_local(
     versioning = parts.versioning(
         config, memory, store, file_store, versions, versions, clock, sessions, namespaces
     )
-    from ..api.jobs import JobDreamLauncher
+    from ..api.jobs import JobLauncher
+    from ..settings.workflows import DREAMING
 
     jobs = local_jobs(config, data_dir, clock, in_process=in_process)
     erasure = local_erasure(
@@ -119,7 +120,7 @@ def build_local(
         sessions=sessions,
         chat=chat,
         dreaming=dreaming,
-        dream_launcher=JobDreamLauncher(jobs),
+        dream_launcher=JobLauncher(jobs, DREAMING),
         skills=skills,
         curator=curator,
         migration=migration,

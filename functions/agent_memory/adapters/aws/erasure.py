@@ -491,24 +491,6 @@ class S3VectorArchives:
                 )
 
 
-class StepFunctionsPurgeLauncher:
-    """Starts the purge workflow; the execution is named after the plan, so a second start of the same plan
-    finds the running execution instead of starting another (Step Functions' idempotent StartExecution)."""
-
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
-        self._client = client
-        self._arn = state_machine_arn
-
-    def start(self, tenant: str, plan_id: str) -> str:
-        with upstream_errors("Step Functions", "StartExecution"):
-            response = self._client.start_execution(
-                stateMachineArn=self._arn,
-                name=plan_id,
-                input=json.dumps({"tenant": tenant, "plan_id": plan_id}),
-            )
-        return str(response["executionArn"])
-
-
 def dynamo_purge_ledger(table: str, dynamodb: ClientFor) -> Any:
     """The purge ledger on the memory table (tenant credentials), read through this module's table helper."""
     from .purge_ledger import DynamoPurgeLedger  # it reads the table through `_Table` (defined above)

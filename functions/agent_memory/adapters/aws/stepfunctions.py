@@ -1,45 +1,38 @@
-"""Starts the dreaming state machine on demand (the nightly schedules start it too), and the embedding
-backfill state machine (workflows/migration_asl.py) for a migration."""
+"""Starts a workflow's state machine: one launcher class for every workflow, given the state machine's ARN and
+what the workflow's declaration (`agent_memory.settings.workflows`) says of a start: its execution input and name."""
 
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from ._errors import upstream_errors
 
+S = TypeVar("S")
 
-class StepFunctionsDreamLauncher:
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
+
+class StepFunctionsLauncher(Generic[S]):
+    """`start(tenant, subject)` starts an execution of `state_machine_arn` with the workflow's input and
+    execution name for them (the `DreamLauncher`, `PurgeLauncher` and `BackfillLauncher` ports) and returns
+    the execution's ARN."""
+
+    def __init__(
+        self,
+        client: Any,
+        state_machine_arn: str,
+        start_input: Callable[[str, S], dict[str, Any]],
+        execution_name: Callable[[str, S], str],
+    ) -> None:
         self._client = client
         self._arn = state_machine_arn
+        self._input, self._name = start_input, execution_name
 
-    def start(self, tenant: str, namespaces: Sequence[str]) -> str:
-        name = f"ondemand-{tenant}-{uuid.uuid4().hex[:12]}"  # execution names: at most 80 characters
-        payload: dict[str, Any] = {"tenants": [tenant]}
-        if namespaces:
-            payload["namespaces"] = list(namespaces)
-        with upstream_errors("Step Functions", "StartExecution"):
-            response = self._client.start_execution(
-                stateMachineArn=self._arn, name=name, input=json.dumps(payload)
-            )
-        return str(response["executionArn"])
-
-
-class StepFunctionsBackfillLauncher:
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
-        self._client = client
-        self._arn = state_machine_arn
-
-    def start(self, tenant: str, migration_id: str) -> str:
-        # One execution per migration and start: a repeated start gets a new name (executions are unique).
-        name = f"backfill-{tenant}-{uuid.uuid4().hex[:12]}"[:80]
+    def start(self, tenant: str, subject: S) -> str:
         with upstream_errors("Step Functions", "StartExecution"):
             response = self._client.start_execution(
                 stateMachineArn=self._arn,
-                name=name,
-                input=json.dumps({"tenant": tenant, "migration_id": migration_id}),
+                name=self._name(tenant, subject),
+                input=json.dumps(self._input(tenant, subject)),
             )
         return str(response["executionArn"])

@@ -27,8 +27,9 @@ from ...domain.errors import Forbidden, Misconfigured, NotFound
 from ...domain.identity import Scope
 from ...domain.model import Model
 from ...domain.safety import fields as safety_fields
+from ...settings.workflows import PURGE
 from ..context import current
-from ..jobs import JobPurgeLauncher
+from ..jobs import JobLauncher
 from ..models import Strict
 
 router = Router()
@@ -159,7 +160,7 @@ def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
     safety_fields.require_clean({"reason": body.reason}, "purge reason")
     jobs = current().services.jobs
     # Local server: the steps run in the job worker process, not in this request (AWS: inline or the workflow)
-    background = JobPurgeLauncher(jobs) if jobs is not None else None
+    background = JobLauncher(jobs, PURGE) if jobs is not None else None
     plan = service.execute(
         tenant, _checked_id(plan_id), reason=body.reason, actor=actor, background=background
     )

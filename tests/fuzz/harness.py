@@ -267,7 +267,7 @@ def run_case(target: Target, case: Any) -> None:
 
 
 def local_target(app: Any, api_key: str, dream_launcher: Any = None, jobs: Any = None) -> Target:
-    """`dream_launcher`: the runtime's LocalDreamLauncher; each case waits for the sweeps it started, so a
+    """`dream_launcher`: the runtime's dream launcher (`api/jobs.py` JobLauncher); each case waits for the sweeps it started, so a
     background sweep never changes a namespace between another case's before and after snapshots. `jobs`:
     the runtime's JobService; likewise each case waits until no job (a 202 import or batch) is running."""
     auth = {"Authorization": f"Bearer {api_key}"}

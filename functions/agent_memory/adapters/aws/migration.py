@@ -19,7 +19,7 @@
   archive bucket (`<tenant>/<migration>/vectors-NNNNN.jsonl`, tagged for the Glacier lifecycle rule, each put
   with a SHA-256 checksum S3 verifies) and a `manifest.json`; the read-back re-reads the manifest and every
   part, comparing each part's SHA-256 and line count with the manifest's. `drop` is DeleteIndex.
-- The backfill is started by `stepfunctions.StepFunctionsBackfillLauncher` (with the API function's own role).
+- The backfill is started by `stepfunctions.StepFunctionsLauncher` (with the API function's own role).
 """
 
 from __future__ import annotations

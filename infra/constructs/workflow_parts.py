@@ -1,4 +1,4 @@
-"""The parts the workflow constructs (dreaming, curator, migration, purge) share: a STANDARD state machine from an
+"""The parts of the generic `Workflow` construct (infra/constructs/workflow.py): a STANDARD state machine from an
 ASL string with its own log group, and per-tenant EventBridge schedules with their dead-letter queue and
 scheduler role.
 

@@ -73,7 +73,7 @@ def test_the_reranker_orders_the_top_candidates_and_scores_are_reported(tmp_path
     assert not reranker.calls, "no reranker call unless the recall asks for one"
 
     result = recall(service, k=3, rerank="bedrock")
-    (query, sent), = reranker.calls
+    ((query, sent),) = reranker.calls
     assert query == "which garden bed grows tomatoes"
     assert sent == hybrid, "the hybrid ranking's top rerank_depth candidates, in hybrid order"
     contents = [item.record.content for item in result.results]
@@ -127,7 +127,9 @@ def test_an_answer_that_does_not_fit_the_candidates_keeps_the_hybrid_order(tmp_p
 
 
 def test_a_partial_answer_puts_the_unscored_candidates_after_in_hybrid_order(tmp_path, clock):
-    service = make_service(tmp_path, clock, ScriptedReranker(answer=[RerankedDocument(2, 0.5)]), rerank_depth=4)
+    service = make_service(
+        tmp_path, clock, ScriptedReranker(answer=[RerankedDocument(2, 0.5)]), rerank_depth=4
+    )
     hybrid = [item.record.id for item in recall(service, k=4).results]
     result = recall(service, k=4, rerank="bedrock")
     assert [item.record.id for item in result.results] == [hybrid[2], hybrid[0], hybrid[1], hybrid[3]]

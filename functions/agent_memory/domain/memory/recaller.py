@@ -17,7 +17,6 @@ from .focus import focus_for
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
-from .reranking import chosen_reranker, rerank_top
 from .recall import (
     ScoredRecord,
     newer_first,
@@ -28,6 +27,7 @@ from .recall import (
     search_halves,
     select_top,
 )
+from .reranking import chosen_reranker, rerank_top
 
 MAX_QUERY_CHARS = 2000
 

@@ -74,7 +74,9 @@ def rerank_top(
     head, tail = list(ranked[:depth]), list(ranked[depth:])
     started = timer()
 
-    def outcome(applied: bool, fallback: str | None = None, scores: dict[str, float] | None = None):
+    def outcome(
+        applied: bool, fallback: str | None = None, scores: dict[str, float] | None = None
+    ) -> RerankOutcome:
         elapsed = round((timer() - started) * 1000, 3)
         return RerankOutcome(
             reranker.name, reranker.model, applied, len(head), elapsed, fallback, scores or {}

@@ -69,7 +69,16 @@ class MemoryService:
         rerankers a recall may name (`RecallInput.rerank`; the AWS wiring gives Bedrock's when enabled)."""
         self.policy = policy or MemoryPolicy()
         self.parts = MemoryParts(
-            store, index, embedder, clock, self.policy, scan, read_embedder, overlap_halves, lexicon, rerankers
+            store,
+            index,
+            embedder,
+            clock,
+            self.policy,
+            scan,
+            read_embedder,
+            overlap_halves,
+            lexicon,
+            rerankers,
         )
         self._judge = write_judge.required(self.policy.write_judge_tenants, judge)
         self.writer = Writer(self.parts, self._judge)

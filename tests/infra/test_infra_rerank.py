@@ -93,3 +93,51 @@ def test_a_served_region_names_the_alternative_when_the_model_is_not_served() ->
         DeploymentConfig.from_context(raw)
     ok = _deployment(model_id="amazon.rerank-v1:0") | {"region": "us-west-2", "account": "123456789012"}
     assert DeploymentConfig.from_context(ok).rerank.model_id == "amazon.rerank-v1:0"
+
+
+def _rerank_call(function: str, model_id: str) -> dict[str, Any]:
+    """A recorded Rerank call as tests/iam/recorder.py writes it (bedrock-agent-runtime signs as `bedrock`)."""
+    return {
+        "service": "bedrock",
+        "endpoint": "bedrock-agent-runtime",
+        "operation": "Rerank",
+        "params": {
+            "queries": [{"type": "TEXT", "textQuery": {"text": "q"}}],
+            "sources": [
+                {"type": "INLINE", "inlineDocumentSource": {"type": "TEXT", "textDocument": {"text": "d"}}}
+            ],
+            "rerankingConfiguration": {
+                "type": "BEDROCK_RERANKING_MODEL",
+                "bedrockRerankingConfiguration": {
+                    "numberOfResults": 1,
+                    "modelConfiguration": {
+                        "modelArn": f"arn:aws:bedrock:us-east-1::foundation-model/{model_id}"
+                    },
+                },
+            },
+        },
+        "region": "us-east-1",
+        "principal": {"kind": "function", "function": function, "where": "adapters/aws/bedrock_rerank.py:1"},
+        "test": "t",
+    }
+
+
+def test_the_iam_contract_allows_the_api_functions_rerank_and_nothing_beside_it(
+    profile_synthesized: Synthesized,
+) -> None:
+    """The contract judges Rerank as bedrock:Rerank on `*` plus bedrock:InvokeModel on the model the request
+    names, through the bedrock-agent-runtime endpoint with `isolated` (tests/iam/reference.py)."""
+    from tests.iam.contract import check
+
+    template, model = profile_synthesized.template, TEST_RERANK["model_id"]
+    assert check([_rerank_call("api", model)], template, "us-east-1") == []
+    other_model = check([_rerank_call("api", "amazon.rerank-v1:0")], template, "us-east-1")
+    assert _denied(other_model) == {"bedrock:InvokeModel"}  # only the one model; Rerank itself is granted
+    assert all("foundation-model/amazon.rerank-v1:0" in line for line in other_model)
+    chat = check([_rerank_call("chat", model)], template, "us-east-1")
+    assert _denied(chat) == {"bedrock:Rerank", "bedrock:InvokeModel"}  # no other function may rerank
+
+
+def _denied(lines: list[str]) -> set[str]:
+    """The actions of the DENY lines (`DENY <role>: <action> on <resource> — ...`)."""
+    return {line.split(" on ")[0].split(": ")[-1] for line in lines if line.startswith("DENY")}

@@ -15,8 +15,10 @@ from .api import ApiConfig
 from .base import ACCOUNT_RE, MODEL_ID_RE, REGION_RE, STACK_NAME_RE, ConfigError, ConfigModel
 from .models import (
     INFERENCE_PROFILE_GEOGRAPHIES,
+    RERANK_MODEL_REGIONS,
     EmbeddingConfig,
     GuardrailConfig,
+    RerankConfig,
     WriteJudgeConfig,
     inference_profile_prefix,
     profile_prefixes_for,
@@ -56,6 +58,7 @@ class DeploymentConfig(ConfigModel):
     alarms: AlarmsConfig = AlarmsConfig()
     guardrail: GuardrailConfig = GuardrailConfig()
     write_judge: WriteJudgeConfig = WriteJudgeConfig()
+    rerank: RerankConfig = RerankConfig()
 
     @field_validator("stack_name")
     @classmethod
@@ -120,6 +123,19 @@ class DeploymentConfig(ConfigModel):
             )
         if problems:
             raise ValueError("\n  - ".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _rerank_model_in_the_region(self, info: ValidationInfo) -> DeploymentConfig:
+        """Bedrock serves each rerank model in a few Regions only; a known Region must be one of them."""
+        target = (info.context or {}).get("target_region") if info.context else None
+        region, model = self.region or target, self.rerank.model_id
+        if region and model and region not in RERANK_MODEL_REGIONS[model]:
+            serving = [m for m, regions in RERANK_MODEL_REGIONS.items() if region in regions]
+            raise ValueError(
+                f"rerank.model_id: Bedrock does not serve {model!r} in {region}; it does in "
+                f"{sorted(RERANK_MODEL_REGIONS[model])}" + (f"; in {region} use {serving}" if serving else "")
+            )
         return self
 
     @model_validator(mode="after")

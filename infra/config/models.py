@@ -204,3 +204,33 @@ class WriteJudgeConfig(ConfigModel):
                 'set both `model_id` and `tenants` (tenant ids, or "*" for all) to judge writes, or neither'
             )
         return self
+
+
+RERANK_MODEL_REGIONS = {
+    "amazon.rerank-v1:0": frozenset({"ap-northeast-1", "ca-central-1", "eu-central-1", "us-west-2"}),
+    "cohere.rerank-v3-5:0": frozenset(
+        {"ap-northeast-1", "ca-central-1", "eu-central-1", "us-east-1", "us-west-2"}
+    ),
+}
+"""Bedrock's reranker models and the Regions that serve them on demand (the Bedrock User Guide, "Supported
+Regions and models for reranking": https://docs.aws.amazon.com/bedrock/latest/userguide/rerank-supported.html)."""
+
+
+class RerankConfig(ConfigModel):
+    """Recall's optional Bedrock reranker (`"rerank": "bedrock"` on POST /v1/recall). Off by default: each
+    reranked recall is one billed Rerank call (docs/reference/recall.md states its price and latency)."""
+
+    model_id: str | None = None
+    """`amazon.rerank-v1:0` or `cohere.rerank-v3-5:0`: the API function (the only one that serves recall) gets
+    AGENT_MEMORY_RERANK_MODEL_ID and bedrock:Rerank + bedrock:InvokeModel on this one model. Cohere's model is a
+    Marketplace product: an operator enables it once for the account (the function gets no Marketplace
+    permission)."""
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str | None) -> str | None:
+        if value is not None and value not in RERANK_MODEL_REGIONS:
+            raise ValueError(
+                f"{value!r} is not a Bedrock rerank model; use one of {sorted(RERANK_MODEL_REGIONS)}"
+            )
+        return value

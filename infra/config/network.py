@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from .base import ConfigModel
 
-INTERFACE_ENDPOINTS = frozenset({"bedrock-runtime", "s3vectors", "sts", "states"})
+INTERFACE_ENDPOINTS = frozenset({"bedrock-runtime", "bedrock-agent-runtime", "s3vectors", "sts", "states"})
 """Interface endpoints the network construct knows how to create (names as in the AWS service name): the
 services the functions call. Each gets an endpoint policy allowing only those calls."""
 
@@ -32,7 +32,8 @@ PROFILES = ("lean", "isolated")
   `network.interface_endpoints` is not used.
 - `isolated`: every function in the VPC (API, chat and dreaming mount S3 Files themselves, no file function),
   every interface endpoint of `network.interface_endpoints` (plus `states`, always added: the API function
-  starts the migration backfill) in every AZ, DynamoDB and S3 gateway endpoints."""
+  starts the migration backfill; and `bedrock-agent-runtime` when `rerank` is enabled: the API function's
+  Rerank calls) in every AZ, DynamoDB and S3 gateway endpoints."""
 
 INTERFACE_ENDPOINT_AZS: dict[str, int | None] = {"lean": 0, "isolated": None}
 """AZs each interface endpoint is placed in, per profile (0: no interface endpoint at all; None: every AZ of

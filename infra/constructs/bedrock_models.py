@@ -1,6 +1,7 @@
 """BedrockModels: the Bedrock calls the functions make with their own roles (never the tenant role: model
-calls carry no tenant data access) — the embedding model, and Converse on the configured text models — each
-granted in IAM and, for a function in the VPC, in the bedrock-runtime endpoint's policy."""
+calls carry no tenant data access) — the embedding model, Converse on the configured text models, and recall's
+optional reranker — each granted in IAM and, for a function in the VPC, in the policy of the endpoint it goes
+through (bedrock-runtime; bedrock-agent-runtime for Rerank)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .network import Network
 from .service_function import ServiceFunction
 
 BEDROCK_RUNTIME = "bedrock-runtime"
+BEDROCK_AGENT_RUNTIME = "bedrock-agent-runtime"
 
 
 class BedrockModels:
@@ -40,6 +42,36 @@ class BedrockModels:
                 actions=["bedrock:InvokeModel"],
                 resources=[self._embedding_model],
             )
+
+    def grant_rerank(self, function: ServiceFunction, model_id: str | None) -> None:
+        """Recall's optional reranker (bedrock-agent-runtime Rerank) on one model: bedrock:Rerank, which the
+        Service Authorization Reference gives no resource type (so `*`, acknowledged below), and
+        bedrock:InvokeModel on that model's ARN only: Rerank invokes it, so the model ARN is what bounds the
+        grant. Nothing when reranking is off. Only for functions that serve recall."""
+        if not model_id:
+            return
+        self._network.grant(
+            BEDROCK_AGENT_RUNTIME,
+            function,
+            sid="RerankApi",
+            actions=["bedrock:Rerank"],
+            resources=["*"],
+        )
+        self._network.grant(
+            BEDROCK_AGENT_RUNTIME,
+            function,
+            sid="RerankModel",
+            actions=["bedrock:InvokeModel"],
+            resources=[self.foundation_model_arn(model_id, self._stack.region)],
+        )
+        Validations.of(function.role).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason="bedrock:Rerank has no resource type in the Service Authorization Reference, so it can "
+                "only be granted on `*`; the reranker model it may call is bounded by bedrock:InvokeModel on "
+                "that one foundation-model ARN.",
+            )
+        )
 
     def grant_optional(self, function: ServiceFunction, model_id: str | None, *, sid: str) -> None:
         """Converse on one optional model (no token counting); nothing when the model is not configured."""

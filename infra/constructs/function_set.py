@@ -161,6 +161,9 @@ class FunctionSet:
             environment["AGENT_MEMORY_POLICY"] = json.dumps(
                 {"write_judge_tenants": list(config.write_judge.tenants)}
             )
+        if config.rerank.model_id:
+            # Recall's optional reranker: only this function serves POST /v1/recall.
+            environment["AGENT_MEMORY_RERANK_MODEL_ID"] = config.rerank.model_id
         if config.api.iam_principals:
             environment["AGENT_MEMORY_IAM_PRINCIPALS"] = json.dumps(
                 {

@@ -19,6 +19,7 @@ VPC_CIDR = "10.40.0.0/16"
 
 _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "bedrock-runtime": ec2.InterfaceVpcEndpointAwsService.BEDROCK_RUNTIME,
+    "bedrock-agent-runtime": ec2.InterfaceVpcEndpointAwsService.BEDROCK_AGENT_RUNTIME,
     "s3vectors": ec2.InterfaceVpcEndpointAwsService.S3_VECTORS,
     "sts": ec2.InterfaceVpcEndpointAwsService.STS,
     "states": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
@@ -163,15 +164,19 @@ class Network(Construct):
         """The network of a deployment's profile. `lean`: the file function is the only function in the VPC
         and calls no AWS API, so the VPC gets no endpoint at all (interface endpoints are what a deployment at
         rest pays for). `isolated`: every function is in the VPC; the API function starts the migration
-        backfill (and on-demand dreaming), so Step Functions gets an endpoint, and the migration function
+        backfill (and on-demand dreaming), so Step Functions gets an endpoint (and, with `rerank`, Bedrock's agent
+        runtime: the API function's Rerank calls), and the migration function
         archives old vectors to S3 objects, so S3 gets its (free) gateway endpoint."""
         network_config = config.network
         lean = config.profile in FILE_FUNCTION_PROFILES
         if lean:
             network_config = network_config.model_copy(update={"interface_endpoints": ()})
-        elif "states" not in network_config.interface_endpoints:
+        else:
+            # Always Step Functions; Bedrock's agent runtime when recall may rerank (the API function's calls).
+            needed = ("states", *(("bedrock-agent-runtime",) if config.rerank.model_id else ()))
+            missing = tuple(name for name in needed if name not in network_config.interface_endpoints)
             network_config = network_config.model_copy(
-                update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
+                update={"interface_endpoints": (*network_config.interface_endpoints, *missing)}
             )
         return cls(
             scope,

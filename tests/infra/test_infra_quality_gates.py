@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from infra_support import Synthesized, as_list, render
+from infra_support import TEST_RERANK, Synthesized, as_list, render
 
 LINT_REGIONS = ["us-east-1", "eu-central-1"]
 
@@ -173,7 +173,16 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     if synthesized.profile == "lean":
         assert policies == {}  # no endpoint (test_functions_reach_aws_through_vpc_endpoints)
         return
-    assert set(policies) == {"dynamodb", "s3", "bedrock-runtime", "s3vectors", "sts", "states"}
+    # (bedrock-agent-runtime: the test deployment enables recall's Bedrock reranker)
+    assert set(policies) == {
+        "dynamodb",
+        "s3",
+        "bedrock-runtime",
+        "bedrock-agent-runtime",
+        "s3vectors",
+        "sts",
+        "states",
+    }
     roles = {f"<{logical_id}.Arn>" for logical_id in synthesized.of_type("AWS::IAM::Role")}
 
     def role(fragment: str) -> str:
@@ -183,14 +192,16 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
         return set(as_list(statement["Condition"]["ArnEquals"]["aws:PrincipalArn"]))
 
     # Then each endpoint has a policy whose statements allow this stack's roles only, and name their actions
-    # (of that service) and resources: never `*`
+    # (of that service) and resources: never `*`, except bedrock:Rerank's, which has no resource type (the
+    # Service Authorization Reference), its model bounded by InvokeModel on one ARN (asserted below)
     for service, statements in policies.items():
         assert statements, service
         for statement in statements:
             assert statement["Effect"] == "Allow" and statement["Principal"] == "*", statement
             assert callers(statement) and callers(statement) <= roles, statement
-            assert "*" not in as_list(statement["Resource"]), statement
-            prefix = service.removesuffix("-runtime")
+            if as_list(statement["Action"]) != ["bedrock:Rerank"]:
+                assert "*" not in as_list(statement["Resource"]), statement
+            prefix = "bedrock" if service == "bedrock-agent-runtime" else service.removesuffix("-runtime")
             assert all(a.startswith(f"{prefix}:") and "*" not in a for a in as_list(statement["Action"]))
     by_sid = {service: {s["Sid"]: s for s in statements} for service, statements in policies.items()}
 
@@ -262,6 +273,14 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
         assert all(
             "foundation-model/" in r or "inference-profile/" in r for r in as_list(statement["Resource"])
         )
+    # Bedrock's agent runtime: recall's reranker, the API function's only (it alone serves recall): Rerank, and
+    # InvokeModel on the configured rerank model and nothing else
+    rerank = by_sid["bedrock-agent-runtime"]
+    assert set(rerank) == {"RerankApi", "RerankModel"}
+    assert callers(rerank["RerankApi"]) == callers(rerank["RerankModel"]) == {role("ApiFunctionRole")}
+    assert (rerank["RerankApi"]["Action"], rerank["RerankApi"]["Resource"]) == ("bedrock:Rerank", "*")
+    assert rerank["RerankModel"]["Action"] == "bedrock:InvokeModel"
+    assert rerank["RerankModel"]["Resource"].endswith(f"::foundation-model/{TEST_RERANK['model_id']}")
     # Step Functions (on-demand dreaming): the API function may start the dreaming state machine, nothing else
     (machine,) = [
         m for m in synthesized.of_type("AWS::StepFunctions::StateMachine") if m.startswith("Dreaming")

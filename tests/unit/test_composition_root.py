@@ -197,6 +197,35 @@ def test_each_function_builds_only_what_it_uses(aws_settings: Any) -> None:
     }
 
 
+def test_only_the_functions_that_serve_recall_get_the_reranker(aws_settings: Any) -> None:
+    """Recall's Bedrock reranker is granted to the API function only (infra BedrockModels.grant_rerank): the
+    builders of the other functions must not wire it even when the setting is present."""
+    import dataclasses
+
+    import boto3
+
+    from agent_memory.wiring import aws
+    from agent_memory.wiring.parts import AwsClients
+
+    settings = dataclasses.replace(
+        aws_settings,
+        service=aws_settings.service.model_copy(update={"rerank_model_id": "amazon.rerank-v1:0"}),
+    )
+    rerank = boto3.client(
+        "bedrock-agent-runtime", region_name="eu-central-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
+    clients = AwsClients(
+        sts=object(), bedrock_runtime=object(), stepfunctions=object(), bedrock_agent_runtime=rerank
+    )
+    (reranker,) = aws.build_api(settings, clients).memory.parts.rerankers.values()
+    assert (reranker.name, reranker.model) == ("bedrock", "amazon.rerank-v1:0")
+    assert reranker.model_arn == "arn:aws:bedrock:eu-central-1::foundation-model/amazon.rerank-v1:0"
+    assert aws.build_chat(settings, clients).memory.parts.rerankers == {}
+    assert aws.build_jobs(settings, clients).memory.parts.rerankers == {}
+    assert aws.build_worker(settings, clients).dreaming._memory.parts.rerankers == {}
+    assert aws.build_api(aws_settings, clients).memory.parts.rerankers == {}  # off without the setting
+
+
 def test_the_backfill_function_without_the_migration_wired_says_which_settings_are_missing(aws_settings: Any):
     from agent_memory.domain.errors import Misconfigured
     from agent_memory.wiring import aws

@@ -262,6 +262,31 @@ def test_the_cost_at_rest_the_readme_quotes_is_bench_cost_at_rests() -> None:
     ), "the default profile has no interface endpoint: the README must not say the cost is theirs"
 
 
+def test_the_rerank_prices_the_docs_quote_are_bench_rerank_costs() -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench import rerank_cost
+
+    prices = rerank_cost.PRICE_PER_1000_QUERIES
+    quoted = re.search(
+        r"adds \$([\d.]+) per 1,000 with Amazon Rerank 1\.0 or \$([\d.]+) with\s+Cohere Rerank 3\.5", README
+    )
+    assert quoted, "README.md no longer quotes the reranker's price"
+    assert (float(quoted[1]), float(quoted[2])) == (
+        prices["amazon.rerank-v1:0"],
+        prices["cohere.rerank-v3-5:0"],
+    )
+    recall_md = (ROOT / "docs" / "reference" / "recall.md").read_text()
+    table = re.search(r"Amazon Rerank 1\.0\s+\$([\d.]+), Cohere Rerank 3\.5 \$([\d.]+)", recall_md)
+    assert table, "docs/reference/recall.md no longer states the reranker's price"
+    assert (float(table[1]), float(table[2])) == (
+        prices["amazon.rerank-v1:0"],
+        prices["cohere.rerank-v3-5:0"],
+    )
+    from agent_memory.domain.memory.policy import MemoryPolicy
+
+    assert rerank_cost.queries_per_recall(MemoryPolicy().rerank_depth) == 1, "a reranked recall is one query"
+
+
 def test_the_shipped_context_is_what_the_cost_bench_synthesizes() -> None:
     sys.path.insert(0, str(ROOT))
     from bench import cost_at_rest

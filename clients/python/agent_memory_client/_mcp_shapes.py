@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ._operations import FileKind, MemoryType, SkillOutcome, Status, Tier
+from ._operations import FileKind, MemoryType, Reranker, SkillOutcome, Status, Tier
 
 NAMESPACE_PATTERN = r"^(?:/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){1,8}$"
 """The API's namespace pattern (1-8 segments of letters, digits, '.', '_', '-')."""
@@ -100,6 +100,14 @@ Namespaces = Annotated[
 Types = Annotated[
     list[MemoryType] | None,
     Field(min_length=1, max_length=10, description="Only memories of these types; omit for every type"),
+]
+Rerank = Annotated[
+    Reranker | None,
+    Field(
+        description="'bedrock': reorder the best candidates with Amazon Bedrock's reranker (only where the "
+        "deployment enables it, else refused; a billed call, ~0.1-0.5 s more). Omit it (default) for the usual "
+        "ranking"
+    ),
 ]
 Date = Annotated[
     str, Field(pattern=DATE_PATTERN, description="The day, as YYYY-MM-DD (UTC), e.g. 2026-03-31")
@@ -235,7 +243,13 @@ def hit(result: dict[str, Any], with_namespace: bool) -> dict[str, Any]:
 
 def recall(answer: dict[str, Any], with_namespace: bool) -> dict[str, Any]:
     hits = [hit(result, with_namespace) for result in answer.get("results", [])]
-    return {"results": hits} if hits else {"results": [], "note": "no memory matched; try other words"}
+    out: dict[str, Any] = (
+        {"results": hits} if hits else {"results": [], "note": "no memory matched; try other words"}
+    )
+    rerank = answer.get("rerank")
+    if rerank:  # asked for: say whether the reranker's order came back (false: the usual order, it failed)
+        out["reranked"] = bool(rerank.get("applied"))
+    return out
 
 
 def remembered(answer: dict[str, Any]) -> dict[str, Any]:

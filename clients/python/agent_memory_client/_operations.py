@@ -31,6 +31,7 @@ Status = Literal["active", "pending", "archived", "superseded", "quarantined"]
 SourceKind = Literal["api", "conversation", "tool", "file", "dreaming", "import"]
 FileKind = Literal["memory", "user"]
 RecallMode = Literal["hybrid", "vector", "keyword"]
+Reranker = Literal["bedrock"]
 SkillStatus = Literal["active", "stale", "archived"]
 SkillOutcome = Literal["helped", "failed", "misled"]
 PurgeKind = Literal["memory", "namespace", "subject", "tenant"]
@@ -291,8 +292,11 @@ class Operations(Generic[R]):
         statuses: Sequence[Status] | None = None,
         min_score: float | None = None,
         as_of: str | None = None,
+        rerank: Reranker | None = None,
     ) -> R:
-        """Hybrid recall (vector + keyword, fused and re-ranked): `hits`."""
+        """Hybrid recall (vector + keyword, fused and re-ranked): `results`. `rerank="bedrock"` reorders the top
+        candidates with Amazon Bedrock's Rerank API (AWS deployments that enable it; a billed call per recall;
+        `rerank` in the answer says whether it applied)."""
         body = _body(
             query=query,
             namespaces=list(namespaces),
@@ -302,6 +306,7 @@ class Operations(Generic[R]):
             statuses=list(statuses) if statuses is not None else None,
             min_score=min_score,
             as_of=as_of,
+            rerank=rerank,
         )
         return self._send(Call("POST", "/v1/recall", json=body))
 

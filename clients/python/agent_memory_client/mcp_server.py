@@ -48,6 +48,7 @@ from ._mcp_shapes import (
     PageLimit,
     Query,
     Reason,
+    Rerank,
     SkillName,
     StatusArg,
     StrictArguments,
@@ -184,13 +185,14 @@ def _memory_tools(tool: Any, client: AsyncClient, ns: Any, call: Any) -> None:
         namespaces: Namespaces = None,
         k: K = 8,
         types: Types = None,
+        rerank: Rerank = None,
         verbose: Verbose = False,
     ) -> dict[str, Any]:
         """Find the memories most relevant to `query` (hybrid vector + keyword search), best first. Each hit
         is {id, content, score 0-1, time: when the fact became true, UTC}, at most 300 bytes: longer content is cut with '…' (verbose=true
         gives whole records)."""
         chosen = namespaces or [await ns(None)]
-        answer = await call(client.recall(query, chosen, k=k, types=types))
+        answer = await call(client.recall(query, chosen, k=k, types=types, rerank=rerank))
         return answer if verbose else shape.recall(answer, with_namespace=len(chosen) > 1)
 
     @tool(_READ)

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     then refused at start). The CDK stack sets it with the `write_judge` config; locally it uses the machine's
     AWS credentials, as the dreaming model does (there is no offline text model)."""
 
+    rerank_model_id: str = ""
+    """Bedrock rerank model (`amazon.rerank-v1:0`, `cohere.rerank-v3-5:0`) behind recall's per-request
+    `"rerank": "bedrock"` (domain/memory/reranking.py), in the functions that serve recall (the API function);
+    empty: such a recall is refused (422). The CDK stack sets it with the `rerank` config."""
+
     chat_provider: Literal["none", "bedrock"] = "none"
     """Which model answers chat turns: `bedrock` (Converse) or `none` (sessions still return the cache-stable
     prompt blocks for a caller that brings its own model)."""

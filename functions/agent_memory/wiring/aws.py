@@ -97,11 +97,14 @@ class _Core:
     skills: SkillsService
 
 
-def _core(base: AwsBase) -> _Core:
+def _core(base: AwsBase, *, serves_recall: bool = False) -> _Core:
+    """`serves_recall`: the function serves POST /v1/recall (the API function), so its memory service gets
+    recall's optional reranker (a Bedrock grant only that function has)."""
     file_store, namespaces = aws_parts.file_store(base.config, base.clients)
     scan = aws_parts.scanner(base.config, base.clients)
+    rerankers = aws_parts.rerankers(base.config, base.clients) if serves_recall else None
     return _Core(
-        memory=aws_parts.memory(base),
+        memory=aws_parts.memory(base, rerankers),
         file_store=file_store,
         namespaces=namespaces,
         files=parts.memory_files(base.config, file_store, base.clock, scan),
@@ -134,7 +137,7 @@ def _with_sessions(base: AwsBase, core: _Core) -> tuple[Services, Any]:
 
 def _services(base: AwsBase, *, sweep: bool) -> Services:
     config, clients, clock = base.config, base.clients, base.clock
-    core = _core(base)
+    core = _core(base, serves_recall=True)
     services, versions = _with_sessions(base, core)
     memory, files, skills, namespaces = core.memory, core.files, core.skills, core.namespaces
     return replace(

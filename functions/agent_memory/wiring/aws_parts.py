@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..adapters.clock import SystemClock
 from ..domain import safety
+from ..domain.memory.ports import Reranker
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, IndexBackfill, RecordStore
 from ..settings.workflows import DREAMING, MIGRATION, PURGE, Workflow
@@ -154,7 +155,21 @@ def _migration(
     return routing, MigrationService(base.store, routing, SystemPacer(), launcher=launcher)
 
 
-def memory(base: AwsBase) -> MemoryService:
+def rerankers(config: RuntimeSettings, clients: AwsClients) -> dict[str, Reranker]:
+    """Recall's second-stage rerankers, for the functions that serve recall: Bedrock's Rerank API on the model
+    AGENT_MEMORY_RERANK_MODEL_ID names (the stack grants it to the API function only); none without it."""
+    model_id = config.service.rerank_model_id
+    if not model_id:
+        return {}
+    from ..adapters.aws.bedrock_rerank import RERANK_CLIENT_CONFIG, BedrockReranker
+
+    client = parts.client(
+        config, clients.bedrock_agent_runtime, "bedrock-agent-runtime", RERANK_CLIENT_CONFIG
+    )
+    return {BedrockReranker.name: BedrockReranker(client, model_id)}
+
+
+def memory(base: AwsBase, rerankers: dict[str, Reranker] | None = None) -> MemoryService:
     return MemoryService(
         store=base.store,
         index=base.routing.index if base.routing else base.index,
@@ -165,6 +180,7 @@ def memory(base: AwsBase) -> MemoryService:
         read_embedder=base.routing.read_embedder if base.routing else None,
         overlap_halves=True,  # the query embedding is a Bedrock call: the keyword half runs beside it
         lexicon=parts.lexicon(),
+        rerankers=rerankers,
     )
 
 

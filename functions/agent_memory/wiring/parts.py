@@ -48,6 +48,8 @@ class AwsClients:
     stepfunctions: object | None = None
     lambda_: object | None = None
     """Invokes the file function (the `lean` profile's memory files)."""
+    bedrock_agent_runtime: object | None = None
+    """Bedrock's Rerank API (recall's optional reranker, in the functions that serve recall)."""
 
 
 def client(config: RuntimeSettings, given: object | None, service: str, client_config: Any = None) -> Any:

@@ -34,6 +34,7 @@ from ..models import (
     RememberBatchResponse,
     RememberRequest,
     RememberResponse,
+    RerankReport,
     ResolveRequest,
     ResolveResponse,
     UpdateRequest,
@@ -230,6 +231,7 @@ def recall(body: RecallRequest) -> RecallResponse:
             as_of=body.as_of,
             min_score=body.min_score,
             mode=body.mode,
+            rerank=body.rerank,
         ),
     )
     if ctx.services.recall_latency is not None:
@@ -237,8 +239,20 @@ def recall(body: RecallRequest) -> RecallResponse:
         ctx.services.recall_latency.record(
             ctx.principal.tenant, tuple(dict.fromkeys(body.namespaces)), elapsed_ms
         )
+    outcome = result.rerank
+    scores = outcome.scores if outcome is not None else {}
     return RecallResponse(
         query_hash=result.query_hash,
+        rerank=None
+        if outcome is None
+        else RerankReport(
+            reranker=outcome.reranker,
+            model=outcome.model,
+            applied=outcome.applied,
+            candidates=outcome.candidates,
+            latency_ms=outcome.latency_ms,
+            fallback=outcome.fallback,
+        ),
         results=[
             RecallHit(
                 memory=item.record,
@@ -251,6 +265,7 @@ def recall(body: RecallRequest) -> RecallResponse:
                 keyword_score=item.fused.keyword_score,
                 vector_rank=item.fused.vector_rank,
                 keyword_rank=item.fused.keyword_rank,
+                rerank_score=scores.get(item.record.id),
             )
             for item in result.results
         ],

@@ -9,6 +9,7 @@ from enum import StrEnum
 from .. import safety
 from ..records import MemoryRecord, MemoryType, Metadata, Source, Status, Tier
 from .recall import ScoredRecord
+from .reranking import RerankOutcome
 
 
 class Decision(StrEnum):
@@ -66,12 +67,17 @@ class RecallInput:
     min_score: float | None = None
     mode: str = "hybrid"
     """hybrid | vector | keyword: the single-method modes exist for evaluation and debugging."""
+    rerank: str | None = None
+    """A second-stage reranker to reorder the top candidates (`reranking.RERANKERS`); None: the hybrid ranking
+    alone (the default)."""
 
 
 @dataclass(frozen=True)
 class RecallResult:
     results: list[ScoredRecord]
     query_hash: str
+    rerank: RerankOutcome | None = None
+    """What the reranker did, when the recall asked for one."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +15,7 @@ from ..safety.fields import FieldFinding, decide, memory_write_fields, require_c
 from . import limits, transitions
 from .inputs import RememberInput
 from .policy import MemoryPolicy
-from .ports import Lexicon
+from .ports import Lexicon, Reranker
 
 ScanFn = Callable[[str], list[safety.SafetyFinding]]
 
@@ -32,6 +32,7 @@ class MemoryParts:
         read_embedder: Callable[[str], Embedder] | None,
         overlap_halves: bool,
         lexicon: Lexicon | None = None,
+        rerankers: Mapping[str, Reranker] | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -43,6 +44,8 @@ class MemoryParts:
         self.overlap_halves = overlap_halves
         self.lexicon = lexicon
         """What words mean, for the merge guard (adapters/lexicon); None: the guard's own tables only."""
+        self.rerankers: Mapping[str, Reranker] = dict(rerankers or {})
+        """The second-stage rerankers a recall may ask for, by name (domain/memory/reranking.py)."""
         self.thresholds = policy.similarity_thresholds(embedder.identity.name)
         self._ready_tenants: set[str] = set()
 

@@ -138,6 +138,10 @@ class MemoryPolicy(Model):
     0.768 → 0.786; 3 gave 0.800 / 0.781 (bench/README.md)."""
     over_fetch: Annotated[int, Field(ge=1, le=20)] = 10
     default_min_score: Unit = 0.0
+    rerank_depth: Annotated[int, Field(ge=1, le=100)] = 50
+    """A recall that asks for a second-stage reranker (`rerank`, domain/memory/reranking.py) sends the hybrid
+    ranking's top this-many candidates to it, in one call (Bedrock bills a call of up to 100 documents as one
+    query); the rest keep their hybrid order after them."""
 
     # optional LLM write judge (domain/memory/write_judge.py); off unless tenants are named here
     write_judge_tenants: tuple[str, ...] = ()

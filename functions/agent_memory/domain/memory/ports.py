@@ -1,9 +1,12 @@
-"""The memory wing's own port: lexical knowledge for the write discipline's merge guard (issue 27).
+"""The memory wing's own ports: lexical knowledge for the write discipline's merge guard (issue 27), and the
+optional second-stage reranker of recall (issue 34).
 
 The wing's other ports (records, index, embedder, clock) are the shared ones in `domain/ports.py`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -23,4 +26,28 @@ class Lexicon(Protocol):
 
     def base_forms(self, word: str) -> frozenset[str]:
         """The word's dictionary forms ("replies" → "reply"); empty when the lexicon does not know it."""
+        ...
+
+
+@dataclass(frozen=True)
+class RerankedDocument:
+    """One document of a reranker's answer: its position in the list it was given, and its relevance."""
+
+    index: int
+    score: float
+
+
+class Reranker(Protocol):
+    """A second-stage reranker (a cross-encoder behind an API): reads the question with each candidate's text
+    and scores how well the text answers it. Optional and per request (`RecallInput.rerank`)."""
+
+    name: str
+    """What a recall names to use it (`"bedrock"`)."""
+    model: str
+    """The model it calls, reported with every reranked recall."""
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[RerankedDocument]:
+        """Every document's index and score, most relevant first. Raises `UpstreamUnavailable` (throttled,
+        timed out, the service down) or `UpstreamFailed` (refused: access, model, request): recall then keeps its
+        own order (domain/memory/reranking.py)."""
         ...

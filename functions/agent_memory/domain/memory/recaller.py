@@ -27,6 +27,7 @@ from .recall import (
     search_halves,
     select_top,
 )
+from .reranking import chosen_reranker, rerank_top
 
 MAX_QUERY_CHARS = 2000
 
@@ -38,27 +39,13 @@ class Recaller:
         """A retried or re-cased query costs no second embedding (issue 34)."""
 
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
-        text = query.query.strip()
-        if not text:
-            raise ValidationFailed("query must not be empty")
-        if len(text) > MAX_QUERY_CHARS:
-            raise TooLarge(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
-        if not 1 <= query.k <= self.parts.policy.max_top_k:
-            raise ValidationFailed(f"k must be between 1 and {self.parts.policy.max_top_k}; got {query.k}")
-        if query.mode not in ("hybrid", "vector", "keyword"):
-            raise ValidationFailed(f"mode must be hybrid, vector or keyword; got {query.mode!r}")
-        for namespace in query.namespaces:
-            limits.check_namespace(namespace)
-        if not query.namespaces:
-            raise ValidationFailed("name at least one namespace to recall from")
+        text, statuses = self._checked(query)
         now = self.parts.now()
-        statuses = query.statuses or (
-            (Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED) if query.as_of else (Status.ACTIVE,)
-        )
-        if Status.QUARANTINED in statuses:
-            raise ValidationFailed("quarantined memories are never recalled; list them instead")
+        reranker = chosen_reranker(query.rerank, self.parts.rerankers)
+        # With a reranker, the hybrid ranking's top `rerank_depth` are its candidates: fetch and hydrate them all.
+        depth = max(query.k, self.parts.policy.rerank_depth) if reranker else query.k
         where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
-        fetch = min(self.parts.policy.max_top_k, query.k * self.parts.policy.over_fetch)
+        fetch = min(self.parts.policy.max_top_k, depth * self.parts.policy.over_fetch)
 
         def vector_half() -> list[Hit]:
             self.parts.ensure_tenant(tenant)
@@ -92,11 +79,37 @@ class Recaller:
         # with no time, and for a question naming a date memories dated elsewhere keep a share of their relevance.
         focus = focus_for(text, p)
         factor = focus.factor if focus.active else None
-        results = newer_first(select_top(fused, load, p, now, k=query.k, threshold=threshold, focus=factor))
+        ranked = select_top(fused, load, p, now, k=depth, threshold=threshold, focus=factor)
+        outcome = None
+        if reranker is not None:
+            ranked, outcome = rerank_top(reranker, text, ranked, p.rerank_depth)
+        results = newer_first(ranked[: query.k])
         query_hash = hashlib.sha256(normalize_content(text).encode()).hexdigest()
         if results:
             self._log_recall(tenant, text, query_hash, results, now)
-        return RecallResult(results=results, query_hash=query_hash)
+        return RecallResult(results=results, query_hash=query_hash, rerank=outcome)
+
+    def _checked(self, query: RecallInput) -> tuple[str, tuple[Status, ...]]:
+        """The query text and the statuses to search, or the error naming what is wrong with the request."""
+        text = query.query.strip()
+        if not text:
+            raise ValidationFailed("query must not be empty")
+        if len(text) > MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        if not 1 <= query.k <= self.parts.policy.max_top_k:
+            raise ValidationFailed(f"k must be between 1 and {self.parts.policy.max_top_k}; got {query.k}")
+        if query.mode not in ("hybrid", "vector", "keyword"):
+            raise ValidationFailed(f"mode must be hybrid, vector or keyword; got {query.mode!r}")
+        for namespace in query.namespaces:
+            limits.check_namespace(namespace)
+        if not query.namespaces:
+            raise ValidationFailed("name at least one namespace to recall from")
+        statuses = tuple(query.statuses) or (
+            (Status.ACTIVE, Status.SUPERSEDED, Status.ARCHIVED) if query.as_of else (Status.ACTIVE,)
+        )
+        if Status.QUARANTINED in statuses:
+            raise ValidationFailed("quarantined memories are never recalled; list them instead")
+        return text, statuses
 
     def _matches(self, record: MemoryRecord, query: RecallInput, statuses: Sequence[Status]) -> bool:
         """The store is the source of truth: re-check what the index filtered (its status may lag)."""

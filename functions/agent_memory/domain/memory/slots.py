@@ -440,10 +440,13 @@ def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
     come in the same order ("Maria hired Bob" is not "Bob hired Maria"); with a passive on one side only
     ("The billing service is owned by Maria" / "Maria owns the billing service") the statements must start
     with different participants, so "Maria was hired by Bob" is not "Maria hired Bob"."""
-    new_keys = [t.key for t in terms(new) if t.kind in ("word", "entity") and t.key not in SOFT]
-    old_keys = [t.key for t in terms(old) if t.kind in ("word", "entity") and t.key not in SOFT]
-    new_order = [k for k in dict.fromkeys(new_keys) if k in names]
-    old_order = [k for k in dict.fromkeys(old_keys) if k in names]
+    new_terms = [t for t in terms(new) if t.kind in ("word", "entity") and t.key not in SOFT]
+    old_terms = [t for t in terms(old) if t.kind in ("word", "entity") and t.key not in SOFT]
+    new_keys, old_keys = [t.key for t in new_terms], [t.key for t in old_terms]
+    # A name is found by how it is written, not by its stem alone ("meeting" is no mention of "Google Meet")
+    written = {t.surface for t in (*new_terms, *old_terms) if t.kind == "entity"}
+    new_order = [k for k in dict.fromkeys(t.key for t in new_terms if t.surface in written) if k in names]
+    old_order = [k for k in dict.fromkeys(t.key for t in old_terms if t.surface in written) if k in names]
     new_passive, old_passive = _PASSIVE_RE.search(normalize(new)), _PASSIVE_RE.search(normalize(old))
     if bool(new_passive) == bool(old_passive):
         return new_order == old_order

@@ -39,6 +39,9 @@ levels up)."""
 _GENUS_MIN_DEPTH = 5
 """A kind named that near the top of the noun hierarchy ("act", "person", "thing": depth 3-4 from "entity")
 names nothing in particular: no word is of that kind for the bridge."""
+_PEOPLE = ("noun", "18")
+"""WordNet's lexicographer file noun.person: a person's noun is derived from a verb with a role in it
+("employee", "employer", "trainee"), so a derivation to or from it is no paraphrase."""
 _KIND_DEPTH = 2
 """Two senses with a common hypernym at most this far up from each are two things of one kind."""
 _DEFINITION_WORD_RE = re.compile(r"[a-z][a-z'-]*")
@@ -171,11 +174,14 @@ class WordNetLexicon:
         being "a motor *vehicle* ..."). Within one part of speech only the sense's own kind counts ("prefer":
         "*like* better"), and between nouns a sense of another lexicographer file ("cycling", an act: "the
         sport of traveling on a *bicycle*", an artifact); "mother" / "child", "host" / "guest" (two people),
-        "kitten" / "cat" (two animals), "read" / "write" (two verbs) are two things."""
+        "kitten" / "cat" (two animals), "read" / "write" (two verbs) are two things, and a person is never
+        defined through what is done to or by them ("trainee" / "train", "employee" / "employ")."""
         if self._derivations(first) & (self.base_forms(second) | {second.casefold()}):
             return True
         named = self._named(second)
         for part, offset in self._first_senses(first):
+            if (part, self._lexfile(part, offset)) == _PEOPLE:
+                continue  # "trainee": "someone who is being *trained*": a role, not the act
             words = self._definition_of(part, offset)
             found = [(p, t, own) for p, t, own in named if set(self._synset(p, t)[0]) & words]
             same = [(t, own) for p, t, own in found if p == part]
@@ -322,16 +328,20 @@ class WordNetLexicon:
 
     @functools.lru_cache(maxsize=16384)  # noqa: B019
     def _derivations(self, word: str) -> frozenset[str]:
-        """Forms derivationally related to the word itself in any of its senses ("flight" → "fly")."""
+        """Forms derivationally related to the word itself in any of its senses ("flight" → "fly"), except
+        a person's ("employee" / "employ": "Alice is Bob's employee" is not "Alice employs Bob")."""
         found: set[str] = set()
         for part, lemma in self._lemmas(word):
             for offset in self._offsets(part, lemma):
+                if (part, self._lexfile(part, offset)) == _PEOPLE:
+                    continue
                 words, pointers = self._synset(part, offset)
                 for symbol, target, target_part, link in pointers:
                     source = int(link[:2], 16)
                     if symbol != "+" or not source or words[source - 1] != lemma.replace("_", " "):
                         continue
-                    found.add(self._synset(target_part, target)[0][int(link[2:], 16) - 1])
+                    if (target_part, self._lexfile(target_part, target)) != _PEOPLE:
+                        found.add(self._synset(target_part, target)[0][int(link[2:], 16) - 1])
         return frozenset(found)
 
     # ------------------------------------------------------------------ files

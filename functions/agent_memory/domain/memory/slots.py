@@ -115,7 +115,19 @@ _TIME_RE = lazy(
 )
 _ISO_DATE_RE = lazy(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
-_NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|k\b|m\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°c|°f|k\b|m\b|kb\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_UNIT_WORDS = (
+    (lazy(r"(?<=\d)\s*(?:°\s*c|degrees?\s+(?:c|celsius|centigrade))\b"), "°c"),
+    (lazy(r"(?<=\d)\s*(?:°\s*f|degrees?\s+(?:f|fahrenheit))\b"), "°f"),
+    (lazy(r"(?<=\d)\s*(?:kilobytes?|kbs?)\b"), " kb"),
+    (lazy(r"(?<=\d)\s*(?:megabytes?|megs?|mbs)\b"), " mb"),
+    (lazy(r"(?<=\d)\s*(?:gigabytes?|gigs?|gbs)\b"), " gb"),
+    (lazy(r"(?<=\d)\s*(?:terabytes?|tbs)\b"), " tb"),
+    (lazy(r"(?<=\d)\s*(?:milliseconds?|msecs?)\b"), " ms"),
+    (lazy(r"(?<=\d)\s*(?:seconds?|secs?)\b"), " s"),
+)
+"""A unit after a number spelled out or abbreviated is one unit: "20 megabytes" = "20 MB", "30 seconds" = "30 s",
+"21 degrees Celsius" = "21°C" (and is not "21°F"; "21 degrees" without a scale stays a bare number)."""
 _CURRENCIES = {
     "€": "eur", "euro": "eur", "eur": "eur", "$": "usd", "dollar": "usd", "usd": "usd", "£": "gbp",
     "gbp": "gbp", "¥": "jpy", "yen": "jpy", "jpy": "jpy", "chf": "chf",
@@ -252,6 +264,8 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
     text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
     text = _CURRENCY_RE.sub(lambda m: keep(f"cur:{_CURRENCIES[m[0].rstrip('s')]}"), text)
     text = _ORDINAL_RE.sub(lambda m: keep(f"n{int(m[1])}"), text)
+    for pattern, unit in _UNIT_WORDS:
+        text = pattern.sub(unit, text)
     text = _NUMBER_RE.sub(lambda m: keep(f"n{m[1].replace(',', '')}{m[2] or ''}"), text)
     return text, values
 

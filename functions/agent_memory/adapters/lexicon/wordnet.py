@@ -45,8 +45,7 @@ _PEOPLE = ("noun", "18")
 _KIND_DEPTH = 2
 """Two senses with a common hypernym at most this far up from each are two things of one kind."""
 _DEFINITION_WORD_RE = re.compile(r"[a-z][a-z'-]*")
-_DEFINITION_STOP = frozenset(
-    """
+_DEFINITION_STOP_TEXT = """
     a an the of or and to in on for with by as at from into onto that which who whom whose what when where
     is are be been being was were it its this these those one ones someone something somebody anything
     not no more most less least very usually especially often sometimes also etc such other another any
@@ -54,12 +53,13 @@ _DEFINITION_STOP = frozenset(
     relating relate related make makes made having have has given give
     i me my you your he him his she her we us our they them their one's through within during across along
     around between after before until while via
-    """.split()
-)
+"""
+_DEFINITION_STOP = frozenset(_DEFINITION_STOP_TEXT.split())
 """Words of WordNet's definitions that carry no content of their own ("of or relating to", "used to")."""
-_DEFINITION_NEGATIVE = frozenset(
-    "not no without lack lacking lacks devoid deficient absence absent opposite never non".split()
+_DEFINITION_NEGATIVE_TEXT = (
+    "not no without lack lacking lacks devoid deficient absence absent opposite never non"
 )
+_DEFINITION_NEGATIVE = frozenset(_DEFINITION_NEGATIVE_TEXT.split())
 """A definition by what the word is not ("dark": "devoid of or deficient in *light*") names its opposite."""
 
 
@@ -193,9 +193,8 @@ class WordNetLexicon:
                 if symbol in ("@", "@i")
                 for lemma in self._synset(target_part, target)[0]
             }
-            if (
-                same
-                and kinds & self.base_forms(second)
+            if same and (
+                kinds & self.base_forms(second)
                 or any(
                     part == "noun"
                     and target == own

@@ -19,15 +19,12 @@ from .ports import Lexicon
 
 
 def bridged(lexicon: Lexicon, first: str, second: str) -> bool:
-    """Whether the definition of one word names the other (or its kind), and they are not two things of one
-    kind."""
-    if (
-        lexicon.one_kind(first, second)
-        or second in lexicon.antonyms(first)
-        or first in lexicon.antonyms(second)
-    ):
+    """Whether the definition of one word names the other (or its kind), and they are neither two things of
+    one kind nor antonyms. The definitions are read first: most pairs end there."""
+    if not (lexicon.defines(first, second) or lexicon.defines(second, first)):
         return False
-    return lexicon.defines(first, second) or lexicon.defines(second, first)
+    opposite = second in lexicon.antonyms(first) or first in lexicon.antonyms(second)
+    return not (opposite or lexicon.one_kind(first, second))
 
 
 def one_thing(lexicon: Lexicon, first: str, second: str) -> bool:

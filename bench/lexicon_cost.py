@@ -5,6 +5,11 @@ which parses every synset when it is built (the reason the adapter reads the fil
 
     .venv/bin/python bench/lexicon_cost.py [--eager]
 
+`--decide` also measures the write decision itself (`domain/memory/decide.decide`: relation, merge guard,
+bridges) for every step of tests/data/write_discipline_cases.json against the case's earlier steps as
+neighbours, with the lexicon (its caches cold: a fresh interpreter) and without it: the merge guard's share
+of a remember's latency.
+
 Each figure comes from a fresh interpreter, so nothing is warm. Prints figures; there is no target."""
 
 from __future__ import annotations
@@ -99,6 +104,48 @@ _WORDS = [
 ]
 
 
+_DECIDE = r"""
+import json, statistics, sys, time
+from datetime import UTC, datetime, timedelta
+sys.path.insert(0, %(functions)r)
+from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
+from agent_memory.domain.memory.decide import decide
+from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.records import MemoryRecord, MemoryType, Status
+now = datetime(2026, 3, 1, tzinfo=UTC)
+thresholds = MemoryPolicy().similarity_thresholds("multilingual-e5-small-q4")
+lexicon = WordNetLexicon() if %(lexicon)r else None
+cases = json.load(open(%(cases)r))
+cases = cases["cases"] if isinstance(cases, dict) else cases
+times = []
+for case in cases:
+    earlier = []
+    for step in case["steps"]:
+        text = step if isinstance(step, str) else step["content"]
+        started = time.perf_counter()
+        decide(text, now + timedelta(hours=len(earlier)), MemoryType.DOMAIN_KNOWLEDGE,
+               [(record, 0.9) for record in earlier], thresholds, lexicon=lexicon)
+        times.append(time.perf_counter() - started)
+        earlier.append(MemoryRecord(id=f"mem_{len(earlier)}", tenant="acme", namespace="/p",
+            type=MemoryType.DOMAIN_KNOWLEDGE, content=text, created_at=now, updated_at=now, last_access_at=now,
+            valid_from=now, recorded_at=now, status=Status.ACTIVE))
+times.sort()
+print(json.dumps({"remembers": len(times), "mean_ms": statistics.fmean(times) * 1e3,
+                  "p50_ms": times[len(times) // 2] * 1e3, "p95_ms": times[int(len(times) * 0.95)] * 1e3}))
+"""
+
+
+def _decide_cost() -> None:
+    cases = str(ROOT / "tests" / "data" / "write_discipline_cases.json")
+    for lexicon in (False, True):
+        figures = _run(_DECIDE % {"functions": str(ROOT / "functions"), "lexicon": lexicon, "cases": cases})
+        print(
+            f"write decision per remember, {'with' if lexicon else 'without'} the lexicon (cold): "
+            f"mean {figures['mean_ms']:.2f} ms, p50 {figures['p50_ms']:.2f} ms, p95 {figures['p95_ms']:.2f} ms "
+            f"({figures['remembers']:.0f} remembers)"
+        )
+
+
 def _run(code: str) -> dict[str, float]:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
@@ -108,6 +155,7 @@ def _run(code: str) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eager", action="store_true", help="also measure wn.WordNet() (~10 s)")
+    parser.add_argument("--decide", action="store_true", help="also measure the write decision per remember")
     args = parser.parse_args(argv)
     from agent_memory.adapters.lexicon.wordnet import wordnet_directory
 
@@ -121,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"resident memory growth: {figures['rss_growth_kib'] / 1024:.1f} MiB ({figures['pairs']:.0f} pairs)"
     )
+    if args.decide:
+        _decide_cost()
     if args.eager:
         eager = _run(_EAGER)
         print(

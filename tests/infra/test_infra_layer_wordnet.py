@@ -61,6 +61,19 @@ def test_the_trimmed_wordnet_answers_as_the_whole_one(tmp_path: Path) -> None:
     assert not differing
 
 
+def test_the_trimmed_wordnet_has_no_definitions_so_it_bridges_nothing(tmp_path: Path) -> None:
+    # Given the layer's trimmed copy (no definitions, hypernyms or derivations: over the layer's budget)
+    trimmed = tmp_path / "wordnet-3.0"
+    shutil.copytree(wordnet_directory(), trimmed)
+    trim_wordnet(trimmed)
+    full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
+    pairs = [("pediatric", "children"), ("drives", "car"), ("prefers", "likes"), ("afternoon", "evening")]
+    # Then the whole one bridges or separates them, and the trimmed one answers "no" without failing: a
+    # deployed function merges no more than the rules without the bridges do
+    assert full.defines("pediatric", "children") and full.one_kind("afternoon", "evening")
+    assert not any(small.defines(a, b) or small.defines(b, a) or small.one_kind(a, b) for a, b in pairs)
+
+
 _PIP = """
 target = pathlib.Path(args[args.index("--target") + 1]) if "--target" in args else None
 if args[2] == "wheel":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 import threading
 from pathlib import Path
 from typing import BinaryIO
@@ -32,6 +33,34 @@ _ENDINGS = {
     "adv": (),
 }  # fmt: skip
 _MAX_WORD = 80
+_GENUS_DEPTH = 4
+"""How far up the hypernyms a word's own definition may name its kind ("car": "a motor *vehicle* ...", four
+levels up)."""
+_GENUS_MIN_DEPTH = 5
+"""A kind named that near the top of the noun hierarchy ("act", "person", "thing": depth 3-4 from "entity")
+names nothing in particular: no word is of that kind for the bridge."""
+_PEOPLE = ("noun", "18")
+"""WordNet's lexicographer file noun.person: a person's noun is derived from a verb with a role in it
+("employee", "employer", "trainee"), so a derivation to or from it is no paraphrase."""
+_KIND_DEPTH = 2
+"""Two senses with a common hypernym at most this far up from each are two things of one kind."""
+_DEFINITION_WORD_RE = re.compile(r"[a-z][a-z'-]*")
+_DEFINITION_STOP_TEXT = """
+    a an the of or and to in on for with by as at from into onto that which who whom whose what when where
+    is are be been being was were it its this these those one ones someone something somebody anything
+    not no more most less least very usually especially often sometimes also etc such other another any
+    some all each every either neither both than then so if but out up off over under about used use
+    relating relate related make makes made having have has given give
+    i me my you your he him his she her we us our they them their one's through within during across along
+    around between after before until while via
+"""
+_DEFINITION_STOP = frozenset(_DEFINITION_STOP_TEXT.split())
+"""Words of WordNet's definitions that carry no content of their own ("of or relating to", "used to")."""
+_DEFINITION_NEGATIVE_TEXT = (
+    "not no without lack lacking lacks devoid deficient absence absent opposite never non"
+)
+_DEFINITION_NEGATIVE = frozenset(_DEFINITION_NEGATIVE_TEXT.split())
+"""A definition by what the word is not ("dark": "devoid of or deficient in *light*") names its opposite."""
 
 
 def wordnet_directory() -> Path:
@@ -135,6 +164,184 @@ class WordNetLexicon:
     def base_forms(self, word: str) -> frozenset[str]:
         """The word's dictionary forms in WordNet ("replies" → "reply", "went" → "go"); empty if unknown."""
         return frozenset(lemma.replace("_", " ") for _, lemma in self._lemmas(word))
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def defines(self, first: str, second: str) -> bool:
+        """Whether the first word is defined through the second: derived from it ("flight" / "fly", "seat" /
+        "sit"), or the definition of its first sense in a part of speech (examples left out) names a first
+        sense of the second word or the specific kind that sense's own definition gives it ("pediatric": "of
+        or relating to the medical care of *children*"; "drive": "operate or control a *vehicle*", a car
+        being "a motor *vehicle* ..."). Within one part of speech only the sense's own kind counts ("prefer":
+        "*like* better"), and between nouns a sense of another lexicographer file ("cycling", an act: "the
+        sport of traveling on a *bicycle*", an artifact); "mother" / "child", "host" / "guest" (two people),
+        "kitten" / "cat" (two animals), "read" / "write" (two verbs) are two things, and a person is never
+        defined through what is done to or by them ("trainee" / "train", "employee" / "employ")."""
+        if self._derivations(first) & (self.base_forms(second) | {second.casefold()}):
+            return True
+        named = self._named(second)
+        for part, offset in self._first_senses(first):
+            if (part, self._lexfile(part, offset)) == _PEOPLE:
+                continue  # "trainee": "someone who is being *trained*": a role, not the act
+            words = self._definition_of(part, offset)
+            found = [(p, t, own) for p, t, own in named if set(self._synset(p, t)[0]) & words]
+            same = [(t, own) for p, t, own in found if p == part]
+            if found and not same:
+                return True  # another part of speech: "drive" a vehicle, a car
+            kinds = {
+                lemma
+                for symbol, target, target_part, _ in self._synset(part, offset)[1]
+                if symbol in ("@", "@i")
+                for lemma in self._synset(target_part, target)[0]
+            }
+            if same and (
+                kinds & self.base_forms(second)
+                or any(
+                    part == "noun"
+                    and target == own
+                    and self._lexfile(part, offset) != self._lexfile(part, own)
+                    for target, own in same
+                )
+            ):
+                return True
+        return False
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def one_kind(self, first: str, second: str) -> bool:
+        """Whether the two words name two different things of one kind: in one part of speech, their first
+        senses differ and share a hypernym at most two levels up from each ("afternoon" / "evening",
+        "cat" / "dog"; a sense within two levels of the other counts too), or their definitions give them
+        the same specific kind ("car" / "bus": a *vehicle*)."""
+        mine, theirs = self._first_senses(first), self._first_senses(second)
+        if mine & theirs:
+            return False
+        if self._kind_closure(mine) & self._kind_closure(theirs):
+            return True
+        return self._defined_as_kind_of(first, second) or self._defined_as_kind_of(second, first)
+
+    def _defined_as_kind_of(self, first: str, second: str) -> bool:
+        """Whether a noun sense of the first word is defined through the kind the second's definition gives
+        it ("bus": "a *vehicle* carrying many passengers", "car": "a motor *vehicle*")."""
+        genus = [(t, own) for part, t, own in self._named(second) if part == "noun" and t != own]
+        return any(
+            set(self._synset("noun", target)[0]) & self._definition("noun", offset)
+            for part, offset in self._first_senses(first)
+            if part == "noun"
+            for target, _ in genus
+        )
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _named(self, word: str) -> frozenset[tuple[str, str, str]]:
+        """(part of speech, synset, the word's own sense) of what the word can stand for in a definition: its
+        first senses, and for a noun the hypernyms up to four levels up that its definition names, unless
+        near the top of the hierarchy ("car" → "vehicle"; "kid", "a young *person*", gives no kind)."""
+        found: set[tuple[str, str, str]] = set()
+        for part, offset in self._first_senses(word):
+            found.add((part, offset, offset))
+            if part != "noun":
+                continue
+            own = self._definition(part, offset)
+            for lemma, target in self._hypernym_lemmas(part, offset, _GENUS_DEPTH):
+                if lemma in own and self._depth(part, target) >= _GENUS_MIN_DEPTH:
+                    found.add((part, target, offset))
+        return frozenset(found)
+
+    def _definition_of(self, part: str, offset: str) -> frozenset[str]:
+        """The sense's definition words and, when it names its own hypernym ("mom": "informal terms for a
+        *mother*"), the hypernym's (one level)."""
+        own = self._definition(part, offset)
+        found = set(own)
+        for lemma, target in self._hypernym_lemmas(part, offset, 1):
+            if lemma in own:
+                found |= self._definition(part, target)
+        return frozenset(found)
+
+    def _kind_closure(self, senses: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
+        closure: set[tuple[str, str]] = set(senses)
+        layer = set(senses)
+        for _ in range(_KIND_DEPTH):
+            layer = {
+                (target_part, target)
+                for part, offset in layer
+                for symbol, target, target_part, _ in self._synset(part, offset)[1]
+                if symbol in ("@", "@i")
+            }
+            closure |= layer
+        return closure
+
+    def _hypernym_lemmas(self, part: str, offset: str, depth: int) -> list[tuple[str, str]]:
+        """(lemma, synset offset) of the hypernyms up to `depth` levels up of one synset."""
+        found: list[tuple[str, str]] = []
+        layer = {offset}
+        for _ in range(depth):
+            layer = {
+                target
+                for current in layer
+                for symbol, target, target_part, _ in self._synset(part, current)[1]
+                if symbol in ("@", "@i") and target_part == part
+            }
+            found += [(lemma, target) for target in layer for lemma in self._synset(part, target)[0]]
+        return found
+
+    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    def _depth(self, part: str, offset: str) -> int:
+        """The fewest hypernym links from the synset up to a root of its hierarchy."""
+        seen, layer, depth = {offset}, {offset}, 0
+        while layer:
+            if any(not {s for s, *_ in self._synset(part, c)[1]} & {"@", "@i"} for c in layer):
+                return depth
+            upper = {
+                target
+                for current in layer
+                for symbol, target, target_part, _ in self._synset(part, current)[1]
+                if symbol in ("@", "@i") and target_part == part
+            }
+            layer = upper - seen
+            seen |= upper
+            depth += 1
+        return depth
+
+    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    def _definition(self, part: str, offset: str) -> frozenset[str]:
+        """Base forms of the content words of one synset's definition, its quoted examples left out; nothing
+        for a definition by what the word is not."""
+        line = self._data[part].line(offset.encode("ascii"))
+        if line is None or b" | " not in line:
+            return frozenset()
+        text = line.decode("utf-8").split(" | ", 1)[1].split('"', 1)[0].casefold()
+        words = _DEFINITION_WORD_RE.findall(text)
+        if _DEFINITION_NEGATIVE.intersection(words):
+            return frozenset()
+        found: set[str] = set()
+        for word in words:
+            if word not in _DEFINITION_STOP:
+                found.add(word)
+                # a noun's or a verb's base form ("children", "sitting"); not the adjective rule's ("owner")
+                found |= {lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj"}
+        return frozenset(found - _DEFINITION_STOP)
+
+    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    def _lexfile(self, part: str, offset: str) -> str:
+        """The lexicographer file of a synset (its second field: "18" is noun.person)."""
+        line = self._data[part].line(offset.encode("ascii"))
+        return line.decode("utf-8").split(" ", 2)[1] if line else ""
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _derivations(self, word: str) -> frozenset[str]:
+        """Forms derivationally related to the word itself in any of its senses ("flight" → "fly"), except
+        a person's ("employee" / "employ": "Alice is Bob's employee" is not "Alice employs Bob")."""
+        found: set[str] = set()
+        for part, lemma in self._lemmas(word):
+            for offset in self._offsets(part, lemma):
+                if (part, self._lexfile(part, offset)) == _PEOPLE:
+                    continue
+                words, pointers = self._synset(part, offset)
+                for symbol, target, target_part, link in pointers:
+                    source = int(link[:2], 16)
+                    if symbol != "+" or not source or words[source - 1] != lemma.replace("_", " "):
+                        continue
+                    if (target_part, self._lexfile(target_part, target)) != _PEOPLE:
+                        found.add(self._synset(target_part, target)[0][int(link[2:], 16) - 1])
+        return frozenset(found)
 
     # ------------------------------------------------------------------ files
 

@@ -27,6 +27,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
+from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
     PERMISSIONS,
@@ -78,13 +79,15 @@ _FAMILIES = {
 }
 
 _USE = _FAMILIES[_fold("use")]
+_WORK = _fold("works")
 _PREFER = _FAMILIES[_fold("prefer")]
 _FRAME_WORDS_TEXT = """
-    happen happens occur occurs take takes place where there go goes have
+    happen happens occur occurs take takes place where there go goes have when while
 """
 _FRAME_WORDS = frozenset(_fold(word) for word in _FRAME_WORDS_TEXT.split())
 """Verbs and adverbs that only frame a statement: "deploys happen on Fridays" = "we deploy every Friday". Not
-"get" ("gets paid" is not "pays") nor "going" ("going to Paris" is a plan)."""
+"get" ("gets paid" is not "pays") nor "going" ("going to Paris" is a plan). "When" and "while" only join a
+circumstance ("when flying, likes to sit by the window" = "prefers window seats on flights")."""
 
 _EVERY = frozenset(_fold(word) for word in ["each", "every", "per", "whenever"])
 _HABIT_RE = lazy(
@@ -101,6 +104,8 @@ _CATEGORY_NOUNS = frozenset(_fold(word) for word in _CATEGORY_NOUNS_TEXT.split()
 """Nouns that name the kind of the term beside them ("the eu-west-1 region", "the main branch", "yoga class")."""
 
 _COPULA_RE = lazy(r"\b(?:is|are|am|was|were|be)\b|:")
+_WORKS_AS_RE = lazy(r"\b(?:work|works|working|worked|serves?|serving|served)\s+as\b")
+"""A role told by its work: "Jana works as a nurse" says what "Jana is a nurse" does."""
 """A statement of what something is: "the main database is X" says what "we use X as the main database" does."""
 
 
@@ -171,6 +176,8 @@ def _absorbed(new: str, old: str, other: str) -> frozenset[str]:
     keys: set[str] = set()
     if _COPULA_RE.search(normalize(other)):
         keys.add(_USE)
+        if _WORKS_AS_RE.search(normalize(new)):
+            keys.add(_WORK)
     if _HABIT_RE.search(normalize(other)):
         keys |= _EVERY
     if ordered_pairs(new):  # equal on both sides (`_hard_difference`)
@@ -208,10 +215,16 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     shared = set(new_content) & set(old_content)
     new_left = _leftover(new_content, shared, _absorbed(new, old, old))
     old_left = _leftover(old_content, shared, _absorbed(new, old, new))
+    paired = False
+    if lexicon is not None:
+        new_left = _inflections_dropped(new, old, new_left, lexicon)
+        old_left = _inflections_dropped(old, new, old_left, lexicon)
     if lexicon is not None and new_left and old_left:
+        before = len(new_left)
         new_left, old_left = _synonyms_paired(new, old, new_left, old_left, lexicon)
+        paired = len(new_left) < before
     left = new_left + old_left
-    if left or not shared:
+    if left or not (shared or paired):
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")
     return MergeCheck(True, "the same values, names and polarity in other words")
 
@@ -223,6 +236,16 @@ def _surfaces(text: str) -> dict[str, list[str]]:
         if term.kind in ("word", "entity"):
             found.setdefault(_key(term), []).append(term.surface)
     return found
+
+
+def _inflections_dropped(text: str, other: str, left: list[str], lexicon: Lexicon) -> list[str]:
+    """The leftover keys of `text` less those written as another form of a word of `other` (the light stemmer
+    folds "meetings" to "meeting" but "meeting" to "meet"; the lexicon's base forms agree)."""
+    theirs = {
+        form for surfaces in _surfaces(other).values() for s in surfaces for form in lexicon.base_forms(s)
+    }
+    mine = _surfaces(text)
+    return [key for key in left if not any(lexicon.base_forms(s) & theirs for s in mine.get(key, [key]))]
 
 
 def _synonyms_paired(
@@ -239,7 +262,7 @@ def _synonyms_paired(
                 other
                 for other in unpaired
                 if any(
-                    lexicon.same_sense(mine, theirs)
+                    one_thing(lexicon, mine, theirs)
                     for mine in new_words.get(key, [key])
                     for theirs in old_words.get(other, [other])
                 )

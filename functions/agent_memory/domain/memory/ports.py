@@ -28,6 +28,19 @@ class Lexicon(Protocol):
         """The word's dictionary forms ("replies" → "reply"); empty when the lexicon does not know it."""
         ...
 
+    def defines(self, first: str, second: str) -> bool:
+        """Whether the first word is defined through the second, so that a statement using one says what one
+        using the other does: derived from it ("flight" / "fly"), or its definition names the second word or
+        the specific kind of thing the second is ("pediatric": "of or relating to the medical care of
+        *children*"; "drive": "operate or control a *vehicle*", a car being a vehicle). Never two things of
+        one domain defined through each other ("mother" / "child", "host" / "guest", "kitten" / "cat")."""
+        ...
+
+    def one_kind(self, first: str, second: str) -> bool:
+        """Whether the two words name two different things of one close kind ("afternoon" / "evening",
+        "car" / "bus", "cat" / "dog"): values of one attribute, never a paraphrase of each other."""
+        ...
+
 
 @dataclass(frozen=True)
 class RerankedDocument:
@@ -50,4 +63,3 @@ class Reranker(Protocol):
         """Every document's index and score, most relevant first. Raises `UpstreamUnavailable` (throttled,
         timed out, the service down) or `UpstreamFailed` (refused: access, model, request): recall then keeps its
         own order (domain/memory/reranking.py)."""
-        ...

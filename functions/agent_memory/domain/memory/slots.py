@@ -115,7 +115,19 @@ _TIME_RE = lazy(
 )
 _ISO_DATE_RE = lazy(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
-_NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|k\b|m\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°c|°f|k\b|m\b|kb\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
+_UNIT_WORDS = (
+    (lazy(r"(?<=\d)\s*(?:°\s*c|degrees?\s+(?:c|celsius|centigrade))\b"), "°c"),
+    (lazy(r"(?<=\d)\s*(?:°\s*f|degrees?\s+(?:f|fahrenheit))\b"), "°f"),
+    (lazy(r"(?<=\d)\s*(?:kilobytes?|kbs?)\b"), " kb"),
+    (lazy(r"(?<=\d)\s*(?:megabytes?|megs?|mbs)\b"), " mb"),
+    (lazy(r"(?<=\d)\s*(?:gigabytes?|gigs?|gbs)\b"), " gb"),
+    (lazy(r"(?<=\d)\s*(?:terabytes?|tbs)\b"), " tb"),
+    (lazy(r"(?<=\d)\s*(?:milliseconds?|msecs?)\b"), " ms"),
+    (lazy(r"(?<=\d)\s*(?:seconds?|secs?)\b"), " s"),
+)
+"""A unit after a number spelled out or abbreviated is one unit: "20 megabytes" = "20 MB", "30 seconds" = "30 s",
+"21 degrees Celsius" = "21°C" (and is not "21°F"; "21 degrees" without a scale stays a bare number)."""
 _CURRENCIES = {
     "€": "eur", "euro": "eur", "eur": "eur", "$": "usd", "dollar": "usd", "usd": "usd", "£": "gbp",
     "gbp": "gbp", "¥": "jpy", "yen": "jpy", "jpy": "jpy", "chf": "chf",
@@ -252,6 +264,8 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
     text = _VERSION_RE.sub(lambda m: keep(f"v{m[1]}"), text)
     text = _CURRENCY_RE.sub(lambda m: keep(f"cur:{_CURRENCIES[m[0].rstrip('s')]}"), text)
     text = _ORDINAL_RE.sub(lambda m: keep(f"n{int(m[1])}"), text)
+    for pattern, unit in _UNIT_WORDS:
+        text = pattern.sub(unit, text)
     text = _NUMBER_RE.sub(lambda m: keep(f"n{m[1].replace(',', '')}{m[2] or ''}"), text)
     return text, values
 
@@ -440,10 +454,13 @@ def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
     come in the same order ("Maria hired Bob" is not "Bob hired Maria"); with a passive on one side only
     ("The billing service is owned by Maria" / "Maria owns the billing service") the statements must start
     with different participants, so "Maria was hired by Bob" is not "Maria hired Bob"."""
-    new_keys = [t.key for t in terms(new) if t.kind in ("word", "entity") and t.key not in SOFT]
-    old_keys = [t.key for t in terms(old) if t.kind in ("word", "entity") and t.key not in SOFT]
-    new_order = [k for k in dict.fromkeys(new_keys) if k in names]
-    old_order = [k for k in dict.fromkeys(old_keys) if k in names]
+    new_terms = [t for t in terms(new) if t.kind in ("word", "entity") and t.key not in SOFT]
+    old_terms = [t for t in terms(old) if t.kind in ("word", "entity") and t.key not in SOFT]
+    new_keys, old_keys = [t.key for t in new_terms], [t.key for t in old_terms]
+    # A name is found by how it is written, not by its stem alone ("meeting" is no mention of "Google Meet")
+    written = {t.surface for t in (*new_terms, *old_terms) if t.kind == "entity"}
+    new_order = [k for k in dict.fromkeys(t.key for t in new_terms if t.surface in written) if k in names]
+    old_order = [k for k in dict.fromkeys(t.key for t in old_terms if t.surface in written) if k in names]
     new_passive, old_passive = _PASSIVE_RE.search(normalize(new)), _PASSIVE_RE.search(normalize(old))
     if bool(new_passive) == bool(old_passive):
         return new_order == old_order

@@ -195,9 +195,10 @@ MAX_CLAIM_WORDS = 12
 
 
 def speaker(text: str) -> tuple[str | None, str]:
-    """(speaker, utterance) of a transcript line "Name: utterance" (every word of the name capitalised, at least
-    four words said, or fewer that are addressed or exclaimed) or "[Name] utterance", else (None, text).
-    "Release date: June 5" and "Deadline: March 3" are not utterances."""
+    """(speaker, utterance) of a transcript line "Name: utterance" (every word of the name capitalised, or one
+    word in lower case as typed in a chat, "jon: ..."; at least four words said, or fewer that are addressed or
+    exclaimed) or "[Name] utterance", else (None, text). "Release date: June 5" and "Deadline: March 3" are
+    not utterances."""
     bracket = _BRACKET_SPEAKER_RE.match(text)
     if bracket is not None:
         return bracket.group("name").strip().casefold(), bracket.group("body")
@@ -205,8 +206,8 @@ def speaker(text: str) -> tuple[str | None, str]:
     if match is None:
         return None, text
     name, body = match.group("name"), match.group("body")
-    if not all(word[0].isupper() for word in name.split()):
-        return None, text
+    if not all(word[0].isupper() for word in name.split()) and not (" " not in name and name.islower()):
+        return None, text  # "Release date: June 5"; a one-word name may be written in lower case ("jon: ...")
     if len(body.split()) < _MIN_UTTERANCE_WORDS and not _UTTERANCE_CUE_RE.search(body):
         return None, text
     return name.casefold(), body

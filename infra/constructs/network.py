@@ -22,6 +22,7 @@ _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "s3vectors": ec2.InterfaceVpcEndpointAwsService.S3_VECTORS,
     "sts": ec2.InterfaceVpcEndpointAwsService.STS,
     "states": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
+    "lambda": ec2.InterfaceVpcEndpointAwsService.LAMBDA_,
 }
 """One per name in config.INTERFACE_ENDPOINTS: the services the functions call."""
 
@@ -163,15 +164,19 @@ class Network(Construct):
         """The network of a deployment's profile. `lean`: the file function is the only function in the VPC
         and calls no AWS API, so the VPC gets no endpoint at all (interface endpoints are what a deployment at
         rest pays for). `isolated`: every function is in the VPC; the API function starts the migration
-        backfill (and on-demand dreaming), so Step Functions gets an endpoint, and the migration function
+        backfill (and on-demand dreaming), so Step Functions gets an endpoint, and it invokes the job function
+        (imports, large batches), so Lambda gets one, and the migration function
         archives old vectors to S3 objects, so S3 gets its (free) gateway endpoint."""
         network_config = config.network
         lean = config.profile in FILE_FUNCTION_PROFILES
         if lean:
             network_config = network_config.model_copy(update={"interface_endpoints": ()})
-        elif "states" not in network_config.interface_endpoints:
+        else:
+            # Always: Step Functions (the API starts the migration backfill) and Lambda (the API hands each
+            # job, an import or a large batch, to the job function: infra/constructs/job_worker.py).
+            added = tuple(n for n in ("states", "lambda") if n not in network_config.interface_endpoints)
             network_config = network_config.model_copy(
-                update={"interface_endpoints": (*network_config.interface_endpoints, "states")}
+                update={"interface_endpoints": (*network_config.interface_endpoints, *added)}
             )
         return cls(
             scope,

@@ -18,6 +18,7 @@ from ..constructs import (
     CuratorWorkflow,
     DreamingWorkflow,
     FunctionSet,
+    JobWorker,
     MemoryApi,
     MemoryFiles,
     MemoryTables,
@@ -66,6 +67,10 @@ class MemoryStack(Stack):
         self.console_function = console = functions.console()
         self.decay_job_function = decay_job = functions.decay_job()
         self.chat_function = chat = functions.chat()
+        # Imports and large batches answer 202; the job function runs them (its staging bucket, its grants).
+        self.jobs = jobs = JobWorker.for_deployment(
+            self, "Jobs", config, functions=functions, key=key, logs=logs
+        )
 
         # Workflows: dreaming, curator and purge run their tasks on the dreaming function.
         self.schedule_group = group = job_schedule_group(self)
@@ -82,13 +87,14 @@ class MemoryStack(Stack):
         )
 
         # Tenant data: these functions assume the tenant role (records, vectors, archives of one tenant).
-        tenant_functions = (api, decay_job, dreaming, self.migration.function, chat)
+        tenant_functions = (api, jobs.function, decay_job, dreaming, self.migration.function, chat)
         self.tenant_functions = tuple(f for f in tenant_functions if f is not None)
         self.vectors = TenantVectors.for_deployment(
             self, "Vectors", config, key=key, tables=self.tables, trusted=self.tenant_functions, network=net
         )
         self.vectors.point_at(authorizer)
         self.migration.grant_tenant(self.vectors, net)
+        jobs.grant_tenant(self.vectors, net)
         for function in self.tenant_functions:
             self.migration.route_writes(function)
             self.models.grant_embedding(function)
@@ -99,17 +105,19 @@ class MemoryStack(Stack):
         self.tables.grant_idempotency_purge(api)
         self.tables.grant_idempotency_purge(dreaming)
         self.purge.grant_start(api, net)
+        jobs.grant_submit(api, net)
         self.migration.grant_start(api, net)
         if config.schedules.dreaming.on_demand:
             self.dreaming.grant_start(api, net)
-        self.models.grant_optional(api, config.write_judge.model_id, sid="WriteJudge")
+        for writer in (api, jobs.function):
+            self.models.grant_optional(writer, config.write_judge.model_id, sid="WriteJudge")
         self.models.grant_optional(dreaming, config.schedules.dreaming.model_id, sid="DreamingExtraction")
         self.models.grant_optional(dreaming, config.schedules.curator.model_id, sid="CuratorReview")
         if chat is not None:
             self.models.grant_converse(chat, config.chat_model_ids)
             self.tables.grant_idempotency(chat)
         self.guardrail = ContentGuardrail.for_deployment(
-            self, "ContentGuardrail", config, writers=(api, chat, dreaming), network=net
+            self, "ContentGuardrail", config, writers=(api, jobs.function, chat, dreaming), network=net
         )
 
         # The API in front, the decay job's schedule, and the alarms over all of it.
@@ -124,6 +132,7 @@ class MemoryStack(Stack):
             "Authorizer": authorizer,
             "Console": console,
             "DecayJob": decay_job,
+            "Jobs": jobs.function,
         }
         watched |= {"Dreaming": dreaming, "Chat": chat, "Files": self.file_function}
         self.observability = Observability.for_deployment(

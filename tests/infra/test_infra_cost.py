@@ -45,8 +45,9 @@ def test_the_default_deployment_has_the_endpoint_services_the_doc_prices() -> No
     assert INTERFACE_ENDPOINT_AZS["lean"] == 0
     assert table["lean"] == (0, 0, 0.0)
     services, azs, _ = table["isolated"]
-    # `isolated`: the configured ones plus Step Functions, which it always adds (the migration backfill's start)
-    assert len({*config.network.interface_endpoints, "states"}) == services
+    # `isolated`: the configured ones plus Step Functions (the migration backfill's start) and Lambda (the job
+    # function's invoke), which it always adds
+    assert len({*config.network.interface_endpoints, "states", "lambda"}) == services
     assert (INTERFACE_ENDPOINT_AZS["isolated"] or config.network.max_azs) == azs
 
 

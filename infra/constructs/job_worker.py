@@ -59,7 +59,7 @@ class JobWorker(Construct):
             retain=False,  # requests in flight only: nothing here outlives its job by more than a day
         )
         self.function = functions.add(
-            "JobFunction",
+            "JobWorkerFunction",
             handler=JOB_HANDLER,
             description="Jobs accepted with 202 (imports, large memory batches), one per asynchronous invoke",
             sizing=config.functions.job_worker,

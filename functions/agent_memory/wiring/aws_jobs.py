@@ -52,6 +52,7 @@ def job_service(base: AwsBase) -> JobService | None:
         base.clock,
         batch_threshold=settings.jobs.batch_threshold,
         max_queued_per_tenant=settings.jobs.max_queued_per_tenant,
+        kinds=frozenset({"import", "memory_batch"}),  # dreams and purges: their Step Functions workflows
     )
 
 

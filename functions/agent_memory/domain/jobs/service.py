@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, get_args
 
 from ..errors import DomainError, Misconfigured, NotFound, RateLimited
 from ..ports import Clock
@@ -58,6 +58,7 @@ class JobService:
         max_queued_per_tenant: int = 64,
         retry_after_seconds: int = 5,
         new_id: Callable[[], str] | None = None,
+        kinds: frozenset[JobKind] = frozenset(get_args(JobKind)),
     ) -> None:
         self._store = store
         self._runner = runner
@@ -67,6 +68,9 @@ class JobService:
         self._max_queued = max_queued_per_tenant
         self._retry_after = retry_after_seconds
         self._new_id = new_id or (lambda: "job_" + uuid.uuid4().hex[:24])
+        self.kinds = kinds
+        """The kinds this runtime runs as jobs (AWS: imports and batches; dream runs and purges have their
+        Step Functions workflows there)."""
         self._lock = threading.Lock()
         self._executor: Executor | None = None
         self._turns: dict[str, int] = {}  # tenant -> when it was last served (worker side)
@@ -97,6 +101,8 @@ class JobService:
     ) -> Job:
         """Queue a job (its `payload`: what the worker's executor needs, JSON); `JobsBusy` when the tenant
         already has `max_queued_per_tenant` jobs waiting."""
+        if kind not in self.kinds:
+            raise Misconfigured(f"jobs of kind {kind!r} do not run as jobs on this runtime")
         job = Job(
             id=self._new_id(),
             tenant=tenant,

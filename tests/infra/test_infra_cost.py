@@ -52,8 +52,9 @@ def test_the_default_deployment_has_the_endpoint_services_the_doc_prices() -> No
 
 
 def test_the_synthesized_interface_endpoints_match_the_doc(profile_synthesized: Synthesized) -> None:
-    # `isolated`: the default three and Step Functions (always added: the migration backfill's start; on-demand
-    # dreaming, which the test deployment turns on, uses the same one). `lean` has none.
+    # `isolated`: the default three, Step Functions (always added: the migration backfill's start; on-demand
+    # dreaming, which the test deployment turns on, uses the same one) and Lambda (always added: the job
+    # function's invoke). `lean` has none.
     services, azs, _ = _doc_table()[profile_synthesized.profile]
     interface = [
         e["Properties"]
@@ -113,6 +114,6 @@ def test_the_at_rest_total_of_the_template_meets_the_target(profile_synthesized:
         assert counts["interface_endpoints"] == counts["endpoint_azs"] == counts["nat_gateways"] == 0
         assert total <= bench.TARGET["lean"], total
     else:
-        # 3 default endpoints + Step Functions (on-demand dreaming), each in both AZs
-        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (4, 8)
+        # 3 default endpoints + Step Functions (on-demand dreaming) + Lambda (the job function), in both AZs
+        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (5, 10)
         assert total > bench.TARGET["lean"]

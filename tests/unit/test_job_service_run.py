@@ -26,7 +26,9 @@ class Runner:
 
     def submit(self, job: Job) -> None:
         if self.fail:
-            raise UpstreamUnavailable("Lambda is unavailable or throttling during Invoke; retry in a few seconds")
+            raise UpstreamUnavailable(
+                "Lambda is unavailable or throttling during Invoke; retry in a few seconds"
+            )
         self.submitted.append(job.id)
 
     def idle(self) -> bool:
@@ -36,7 +38,9 @@ class Runner:
         return None
 
 
-def _service(tmp_path: Path, runner: Runner, clock: FixedClock, **kwargs: Any) -> tuple[JobService, list[str]]:
+def _service(
+    tmp_path: Path, runner: Runner, clock: FixedClock, **kwargs: Any
+) -> tuple[JobService, list[str]]:
     runs: list[str] = []
     service = JobService(SqliteJobStore(tmp_path / "jobs.db"), runner, clock, **kwargs)
 

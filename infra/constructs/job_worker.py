@@ -91,6 +91,11 @@ class JobWorker(Construct):
         function.add_environment("AGENT_MEMORY_JOB_FUNCTION", self.function.function.function_name)
         function.add_environment("AGENT_MEMORY_JOB_STAGING_BUCKET", self.staging_bucket.bucket_name)
 
+    def purged_by(self, function: ServiceFunction) -> None:
+        """`function` runs purge steps (the dreaming function, for the purge workflow): it erases jobs'
+        staged requests too (with the tenant's session, as the API does)."""
+        function.add_environment("AGENT_MEMORY_JOB_STAGING_BUCKET", self.staging_bucket.bucket_name)
+
     def grant_tenant(self, vectors: TenantVectors, network: Network) -> None:
         """Staged requests are written (API) and read and deleted (job function) with the tenant's session:
         only objects under its own `<tenant>/jobs/` prefix. The key is the stack's data key, which the tenant

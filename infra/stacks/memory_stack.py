@@ -82,6 +82,7 @@ class MemoryStack(Stack):
             self, "CuratorWorkflow", config, function=dreaming, schedule_group=group
         )
         self.purge = PurgeWorkflow.for_deployment(self, "PurgeWorkflow", config, function=dreaming)
+        jobs.purged_by(dreaming)
         self.migration = MigrationWorkflow.for_deployment(
             self, "MigrationWorkflow", config, functions=functions, key=key, logs=logs
         )

@@ -335,3 +335,22 @@ def test_a_job_lambda_did_not_queue_fails_at_once_with_the_reason(aws: Runtime) 
     assert "job function" in answer.json()["message"]
     failed = [j for j in _job_store(aws).queued("alpha") if j.namespaces == ["/projects/lost"]]
     assert failed == []  # not left queued with no event to run it
+
+
+def test_a_purge_of_a_jobs_namespace_erases_the_job_and_its_request(aws: Runtime) -> None:
+    ns = "/projects/purged-job"
+    purger = LambdaClient("alpha-purger")
+    done = purger.post("/v1/memories/batch", json={"items": _items(ns, 26, "grebe")}).json()
+    aws.run_all()
+    body = {"namespace": ns, "archive": _archive(3, padding=200_000), "format": "openclaw"}
+    waiting = purger.post("/v1/imports", json=body).json()  # not run yet: its request is staged
+    aws.events.clear()
+    assert _get("alpha-purger", done["location"]).json()["status"] == "succeeded"
+    assert _staged(staged_key("alpha", waiting["id"]))
+    planned = purger.post("/v1/admin/purges", json={"kind": "namespace", "namespace": ns}).json()
+    assert any(s["store"] == "jobs" and s["items"] == 2 for s in planned["plan"]), planned["plan"]
+    executed = purger.post(f"/v1/admin/purges/{planned['id']}/execute", json={"reason": "test erasure"})
+    assert executed.json()["state"] == "completed", executed.text
+    for job in (done, waiting):
+        assert _get("alpha-purger", job["location"]).status_code == 404
+    assert not _staged(staged_key("alpha", waiting["id"]))

@@ -23,7 +23,9 @@ from .parts import AwsClients
 from .process import Lazy
 
 if TYPE_CHECKING:
+    from ..adapters.aws.job_store import DynamoJobStore
     from ..api.context import Services
+    from ..domain.erasure.ports import ContentStore
     from ..domain.jobs.service import JobService
     from .aws_parts import AwsBase
 
@@ -34,17 +36,10 @@ def job_service(base: AwsBase) -> JobService | None:
     if not settings.job_function:
         return None
     from ..adapters.aws.job_runner import LambdaJobRunner
-    from ..adapters.aws.job_store import DynamoJobStore
     from ..adapters.aws.remote_file_store import LAMBDA_CLIENT_CONFIG
     from ..domain.jobs.service import JobService
 
-    bucket = settings.job_staging_bucket
-    store = DynamoJobStore(
-        settings.table,
-        base.tenant_client("dynamodb"),
-        bucket,
-        base.tenant_client("s3") if bucket else None,
-    )
+    store = job_store(base)
     invoker = parts.client(base.config, base.clients.lambda_, "lambda", LAMBDA_CLIENT_CONFIG)
     return JobService(
         store,
@@ -54,6 +49,27 @@ def job_service(base: AwsBase) -> JobService | None:
         max_queued_per_tenant=settings.jobs.max_queued_per_tenant,
         kinds=frozenset({"import", "memory_batch"}),  # dreams and purges: their Step Functions workflows
     )
+
+
+def job_store(base: AwsBase) -> DynamoJobStore:
+    """The jobs in the MemoryTable (and their large requests in the staging bucket, when this function knows
+    it), on the tenant's credentials."""
+    from ..adapters.aws.job_store import DynamoJobStore
+
+    bucket = base.config.service.job_staging_bucket
+    return DynamoJobStore(
+        base.config.service.table,
+        base.tenant_client("dynamodb"),
+        bucket,
+        base.tenant_client("s3") if bucket else None,
+    )
+
+
+def job_eraser(base: AwsBase) -> ContentStore:
+    """The purge's view of the jobs (every function that purges: the API and the purge workflow's steps)."""
+    from ..adapters.aws.job_store import DynamoJobEraser
+
+    return DynamoJobEraser(job_store(base))
 
 
 def with_jobs(base: AwsBase, services: Services) -> Services:

@@ -25,6 +25,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ...domain.erasure.model import EraseScope, StoreFinding
 from ...domain.errors import Misconfigured
 from ...domain.jobs.model import Job, JobStatus
 from ...domain.jobs.service import RETENTION
@@ -195,22 +196,38 @@ class DynamoJobStore:
         """The tenant's queued jobs, oldest first (Query GSI2 `<t>#JOB`, eventually consistent)."""
         if tenant is None:
             raise Misconfigured("the AWS job store lists one tenant's jobs at a time (no scan)")
+        jobs = [Job.model_validate_json(read_text(item, "doc")) for item in self.items(tenant, queued=True)]
+        return sorted((j for j in jobs if j.tenant == tenant), key=lambda j: (j.created_at, j.id))
+
+    def items(self, tenant: str, *, queued: bool = False) -> list[dict[str, Any]]:
+        """The tenant's job items (Query GSI2 `<t>#JOB`, eventually consistent), only the queued ones if
+        asked."""
         request: dict[str, Any] = {
             "TableName": self._table,
             "IndexName": "gsi2",
             "KeyConditionExpression": "gsi2pk = :pk",
-            "FilterExpression": "#status = :queued",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": expr_values(pk=f"{tenant}#JOB", queued=JobStatus.QUEUED.value),
+            "ExpressionAttributeValues": expr_values(pk=f"{tenant}#JOB"),
         }
-        jobs: list[Job] = []
+        if queued:
+            request["FilterExpression"] = "#status = :queued"
+            request["ExpressionAttributeNames"] = {"#status": "status"}
+            request["ExpressionAttributeValues"] |= expr_values(queued=JobStatus.QUEUED.value)
+        items: list[dict[str, Any]] = []
         while True:
             with upstream_errors("DynamoDB", "Query"):
                 response = self._db(tenant).query(**request)
-            jobs += [Job.model_validate_json(read_text(item, "doc")) for item in response.get("Items", [])]
+            items += [i for i in response.get("Items", []) if read_text(i, "pk", "").startswith(f"{tenant}#")]
             if not response.get("LastEvaluatedKey"):
-                return sorted((j for j in jobs if j.tenant == tenant), key=lambda j: (j.created_at, j.id))
+                return items
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def content(self, tenant: str, job_id: str) -> str | None:
+        """What a job of `tenant` holds (its body, with its result, and its request), as stored now
+        (consistent read by key); None once it is gone."""
+        item = self._read(tenant, job_id)
+        if item is None:
+            return None
+        return read_text(item, "doc", "") + (self.payload(tenant, job_id) or "")
 
     def unfinished(self) -> list[Job]:
         raise Misconfigured(
@@ -230,3 +247,35 @@ def _when(moment: datetime) -> str:
 
 def _lease(job: Job) -> str:
     return _when(job.lease_until) if job.lease_until else ""
+
+
+class DynamoJobEraser:
+    """The purge's view of the jobs (domain/erasure `ContentStore`), as `SqliteJobEraser` locally: a finished
+    job's `result` is the route's answer (the memories a batch wrote, an import's report) and an unfinished
+    one's request is what it is to write, so both hold content. A job of the tenant whose body or request
+    names the purge is deleted with its staged request (GET /v1/jobs/{id} then answers 404; a job function
+    still running it never writes it back: `JobService._save`)."""
+
+    name = "jobs"
+
+    def __init__(self, store: DynamoJobStore) -> None:
+        self._store = store
+
+    def _matching(self, scope: EraseScope) -> list[str]:
+        found = []
+        for item in self._store.items(scope.tenant):
+            job_id = read_text(item, "pk").rpartition("#JOB#")[2]
+            held = self._store.content(scope.tenant, job_id)  # the index may lag behind a deletion
+            if held is not None and scope.names_response(held):
+                found.append(job_id)
+        return sorted(found)
+
+    def find(self, scope: EraseScope) -> StoreFinding:
+        found = self._matching(scope)
+        return StoreFinding(store=self.name, items=len(found), refs=[f"job:{j}" for j in found])
+
+    def erase(self, scope: EraseScope, *, actor: str, reason: str, plan_id: str) -> int:
+        found = self._matching(scope)
+        for job_id in found:
+            self._store.delete(scope.tenant, job_id)
+        return len(found)

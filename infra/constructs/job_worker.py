@@ -19,6 +19,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ..config import DeploymentConfig
+from .bedrock_models import BedrockModels
 from .buckets import data_bucket
 from .function_set import FunctionSet, erasure_retention
 from .network import S3, Network
@@ -74,9 +75,12 @@ class JobWorker(Construct):
     @classmethod
     def for_deployment(
         cls, scope: Construct, construct_id: str, config: DeploymentConfig, *, functions: FunctionSet,
-        key: kms.IKey, logs: s3.IBucket,
+        key: kms.IKey, logs: s3.IBucket, models: BedrockModels,
     ) -> JobWorker:  # fmt: skip
-        return cls(scope, construct_id, config=config, functions=functions, key=key, access_logs_bucket=logs)
+        """The job function decides writes as the API does: with the optional LLM write judge, its grant too."""
+        jobs = cls(scope, construct_id, config=config, functions=functions, key=key, access_logs_bucket=logs)
+        models.grant_optional(jobs.function, config.write_judge.model_id, sid="WriteJudge")
+        return jobs
 
     def grant_submit(self, function: ServiceFunction, network: Network) -> None:
         """`function` (the API) queues jobs: it invokes the job function, only its unqualified ARN, with its

@@ -67,9 +67,8 @@ class MemoryStack(Stack):
         self.console_function = console = functions.console()
         self.decay_job_function = decay_job = functions.decay_job()
         self.chat_function = chat = functions.chat()
-        # Imports and large batches answer 202; the job function runs them (its staging bucket, its grants).
-        self.jobs = jobs = JobWorker.for_deployment(
-            self, "Jobs", config, functions=functions, key=key, logs=logs
+        self.jobs = jobs = JobWorker.for_deployment(  # imports and large batches: 202, run there
+            self, "Jobs", config, functions=functions, key=key, logs=logs, models=self.models
         )
 
         # Workflows: dreaming, curator and purge run their tasks on the dreaming function.
@@ -110,8 +109,7 @@ class MemoryStack(Stack):
         self.migration.grant_start(api, net)
         if config.schedules.dreaming.on_demand:
             self.dreaming.grant_start(api, net)
-        for writer in (api, jobs.function):
-            self.models.grant_optional(writer, config.write_judge.model_id, sid="WriteJudge")
+        self.models.grant_optional(api, config.write_judge.model_id, sid="WriteJudge")
         self.models.grant_optional(dreaming, config.schedules.dreaming.model_id, sid="DreamingExtraction")
         self.models.grant_optional(dreaming, config.schedules.curator.model_id, sid="CuratorReview")
         if chat is not None:

@@ -8,7 +8,9 @@ from pydantic import Field, field_validator
 
 from .base import ConfigModel
 
-INTERFACE_ENDPOINTS = frozenset({"bedrock-runtime", "bedrock-agent-runtime", "s3vectors", "sts", "states"})
+INTERFACE_ENDPOINTS = frozenset(
+    {"bedrock-runtime", "bedrock-agent-runtime", "s3vectors", "sts", "states", "lambda"}
+)
 """Interface endpoints the network construct knows how to create (names as in the AWS service name): the
 services the functions call. Each gets an endpoint policy allowing only those calls."""
 

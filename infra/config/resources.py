@@ -40,6 +40,9 @@ class FunctionsConfig(ConfigModel):
     decay_job: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=600)
     chat: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=29)
     dreaming: FunctionSizing = FunctionSizing(memory_mb=2048, timeout_seconds=900)
+    job_worker: FunctionSizing = FunctionSizing(memory_mb=1024, timeout_seconds=900)
+    """The job function (imports and large batches accepted with 202): sized like the API, whose routes it
+    runs, with Lambda's longest timeout instead of API Gateway's 29 s."""
     files: FunctionSizing = FunctionSizing(memory_mb=512, timeout_seconds=20)
     """The `lean` profile's file function: small NFS reads and writes; its file-lock wait (10 s) and timeout
     stay under the API function's 29 s, so a busy file comes back as 409, not as a timeout."""

@@ -7,6 +7,7 @@ from .data_key import data_key
 from .dreaming_workflow import dreaming_function
 from .function_set import FunctionSet
 from .job_schedules import decay_job_schedule, job_schedule_group
+from .job_worker import JobWorker
 from .memory_api import MemoryApi
 from .memory_files import MEMORY_MOUNT_PATH, MemoryFiles
 from .memory_tables import MemoryTables
@@ -23,6 +24,7 @@ __all__ = [
     "BedrockModels",
     "ContentGuardrail",
     "FunctionSet",
+    "JobWorker",
     "MemoryApi",
     "MemoryFiles",
     "MemoryTables",

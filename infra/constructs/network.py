@@ -23,6 +23,7 @@ _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "s3vectors": ec2.InterfaceVpcEndpointAwsService.S3_VECTORS,
     "sts": ec2.InterfaceVpcEndpointAwsService.STS,
     "states": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
+    "lambda": ec2.InterfaceVpcEndpointAwsService.LAMBDA_,
 }
 """One per name in config.INTERFACE_ENDPOINTS: the services the functions call."""
 
@@ -164,16 +165,19 @@ class Network(Construct):
         """The network of a deployment's profile. `lean`: the file function is the only function in the VPC
         and calls no AWS API, so the VPC gets no endpoint at all (interface endpoints are what a deployment at
         rest pays for). `isolated`: every function is in the VPC; the API function starts the migration
-        backfill (and on-demand dreaming), so Step Functions gets an endpoint (and, with `rerank`, Bedrock's agent
-        runtime: the API function's Rerank calls), and the migration function
+        backfill (and on-demand dreaming), so Step Functions gets an endpoint, and it invokes the job function
+        (imports, large batches), so Lambda gets one (and, with `rerank`, Bedrock's agent runtime: the API
+        function's Rerank calls), and the migration function
         archives old vectors to S3 objects, so S3 gets its (free) gateway endpoint."""
         network_config = config.network
         lean = config.profile in FILE_FUNCTION_PROFILES
         if lean:
             network_config = network_config.model_copy(update={"interface_endpoints": ()})
         else:
-            # Always Step Functions; Bedrock's agent runtime when recall may rerank (the API function's calls).
-            needed = ("states", *(("bedrock-agent-runtime",) if config.rerank.model_id else ()))
+            # Always: Step Functions (the API starts the migration backfill) and Lambda (the API hands each
+            # job, an import or a large batch, to the job function: infra/constructs/job_worker.py); Bedrock's
+            # agent runtime when recall may rerank (the API function's calls).
+            needed = ("states", "lambda", *(("bedrock-agent-runtime",) if config.rerank.model_id else ()))
             missing = tuple(name for name in needed if name not in network_config.interface_endpoints)
             network_config = network_config.model_copy(
                 update={"interface_endpoints": (*network_config.interface_endpoints, *missing)}

@@ -16,6 +16,7 @@ from ..constructs import (
     BedrockModels,
     ContentGuardrail,
     FunctionSet,
+    JobWorker,
     MemoryApi,
     MemoryFiles,
     MemoryTables,
@@ -66,6 +67,9 @@ class MemoryStack(Stack):
         self.console_function = console = functions.console()
         self.decay_job_function = decay_job = functions.decay_job()
         self.chat_function = chat = functions.chat()
+        self.jobs = jobs = JobWorker.for_deployment(  # imports and large batches: 202, run there
+            self, "Jobs", config, functions=functions, key=key, logs=logs, models=self.models
+        )
 
         # Workflows (agent_memory.settings.workflows; infra/workflows/<name>_asl.py): dreaming, curator and purge run
         # their tasks on the dreaming function, built inside the dreaming workflow; the backfill on its own.
@@ -85,15 +89,17 @@ class MemoryStack(Stack):
         )
         self.dreaming_function = dreaming = self.workflows["dreaming"].function
         self.migration = cast(MigrationWorkflow, self.workflows["migration"])
+        jobs.purged_by(dreaming)
 
         # Tenant data: these functions assume the tenant role (records, vectors, archives of one tenant).
-        tenant_functions = (api, decay_job, dreaming, self.migration.function, chat)
+        tenant_functions = (api, jobs.function, decay_job, dreaming, self.migration.function, chat)
         self.tenant_functions = tuple(f for f in tenant_functions if f is not None)
         self.vectors = TenantVectors.for_deployment(
             self, "Vectors", config, key=key, tables=self.tables, trusted=self.tenant_functions, network=net
         )
         self.vectors.point_at(authorizer)
         self.migration.grant_tenant(self.vectors, net)
+        jobs.grant_tenant(self.vectors, net)
         for function in self.tenant_functions:
             self.migration.route_writes(function)
             self.models.grant_embedding(function)
@@ -106,6 +112,7 @@ class MemoryStack(Stack):
         for workflow in self.workflows.values():
             if workflow.started_on_demand:
                 workflow.grant_start(api, net)
+        jobs.grant_submit(api, net)
         self.models.grant_optional(api, config.write_judge.model_id, sid="WriteJudge")
         self.models.grant_rerank(api, config.rerank.model_id)  # recall's reranker: the API serves recall
         self.models.grant_optional(dreaming, config.schedules.dreaming.model_id, sid="DreamingExtraction")
@@ -114,7 +121,7 @@ class MemoryStack(Stack):
             self.models.grant_converse(chat, config.chat_model_ids)
             self.tables.grant_idempotency(chat)
         self.guardrail = ContentGuardrail.for_deployment(
-            self, "ContentGuardrail", config, writers=(api, chat, dreaming), network=net
+            self, "ContentGuardrail", config, writers=(api, jobs.function, chat, dreaming), network=net
         )
 
         # The API in front, the decay job's schedule, and the alarms over all of it.
@@ -129,6 +136,7 @@ class MemoryStack(Stack):
             "Authorizer": authorizer,
             "Console": console,
             "DecayJob": decay_job,
+            "Jobs": jobs.function,
         }
         watched |= {"Dreaming": dreaming, "Chat": chat, "Files": self.file_function}
         self.observability = Observability.for_deployment(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import json
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,16 @@ class InvokeLog:
         the payload size."""
 
 
-def in_process_lambda_client(log: InvokeLog | None = None) -> Any:
+JOB_FUNCTION = "job-function"
+"""The physical name the suites give the job function (`bound_name("AGENT_MEMORY_JOB_FUNCTION")`)."""
+
+
+def in_process_lambda_client(
+    log: InvokeLog | None = None, jobs: Callable[[dict[str, Any]], None] | None = None
+) -> Any:
+    """`jobs`: what receives the events of asynchronous invokes of the job function (`JOB_FUNCTION`), which
+    Lambda would queue and answer 202 to; without it such an invoke is answered 404, as for a function the
+    account does not have."""
     client = boto3.client(
         "lambda",
         region_name=REGION,
@@ -79,6 +88,8 @@ def in_process_lambda_client(log: InvokeLog | None = None) -> Any:
                 }
             )
         headers = {"Content-Type": "application/json", "X-Amz-Executed-Version": "$LATEST"}
+        if url.split("/functions/", 1)[1].split("/", 1)[0] == JOB_FUNCTION:
+            return _queued_job(url, request, body, jobs)
         try:
             result = handler(json.loads(body), FileFunctionContext())
             payload = json.dumps(result).encode("utf-8")
@@ -96,6 +107,22 @@ def in_process_lambda_client(log: InvokeLog | None = None) -> Any:
     # First, so that moto (when active) never sees the call: its Lambda would need Docker.
     client.meta.events.register_first("before-send.lambda.Invoke", answer)
     return client
+
+
+def _queued_job(
+    url: str, request: Any, body: bytes, jobs: Callable[[dict[str, Any]], None] | None
+) -> AWSResponse:
+    """An asynchronous invoke of the job function: Lambda answers 202 with no payload once it has queued the
+    event (only `Event` invocations are queued; the job function is never invoked synchronously)."""
+    headers = {"Content-Type": "application/json"}
+    if jobs is None:
+        missing = {"Type": "User", "Message": f"Function not found: {JOB_FUNCTION}"}
+        headers["x-amzn-ErrorType"] = "ResourceNotFoundException"
+        return AWSResponse(url, 404, headers, _Raw(json.dumps(missing).encode("utf-8")))
+    if request.headers.get("X-Amz-Invocation-Type") not in (b"Event", "Event"):
+        raise AssertionError("the job function is invoked asynchronously only (InvocationType=Event)")
+    jobs(json.loads(body))
+    return AWSResponse(url, 202, headers, _Raw(b""))
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -39,7 +40,12 @@ from agent_memory.wiring.aws import build_aws
 from agent_memory.wiring.local import build_local
 from agent_memory.wiring.parts import AwsClients
 from tests.aws import moto_s3vectors
-from tests.aws.file_function import FILE_FUNCTION, file_function_serving, in_process_lambda_client
+from tests.aws.file_function import (
+    FILE_FUNCTION,
+    JOB_FUNCTION,
+    file_function_serving,
+    in_process_lambda_client,
+)
 from tests.aws.support import REGION, RERANK_MODEL, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.integration.conftest import start_server
 
@@ -66,7 +72,9 @@ class Api:
     judge_prompts: list[str]
     """What the LLM write judge was asked (serve_api's `write_judge`)."""
 
-    def client(self, who: str | None = "alpha") -> Any:
+    def client(self, who: str | None = "alpha", *, follow_jobs: bool = True) -> Any:
+        """`follow_jobs`: a 202 job comes back as the synchronous route's answer once it is done (the default);
+        off: the 202 and the job resource themselves."""
         raise NotImplementedError
 
 
@@ -160,9 +168,16 @@ class LambdaClient:
     a bearer-key call carries the token authorizer's context; an IAM (SigV4) call comes in on /iam/v1/... with
     the verified caller ARN in requestContext.identity."""
 
-    def __init__(self, who: str | None, iam_arn: str | None = None) -> None:
+    def __init__(self, who: str | None, iam_arn: str | None = None, *, follow_jobs: bool = False) -> None:
         self._who = who
         self._iam_arn = iam_arn
+        self._follow_jobs = follow_jobs
+
+    def __enter__(self) -> LambdaClient:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        return None
 
     def _event(self, method: str, path: str, body: Any, params: dict | None, headers: dict | None) -> dict:
         authorizer = None
@@ -217,7 +232,24 @@ class LambdaClient:
         headers = result.get("headers") or {
             name: values[-1] for name, values in (result.get("multiValueHeaders") or {}).items() if values
         }  # the REST proxy answer carries its headers in multiValueHeaders
-        return LambdaResponse(result["statusCode"], result.get("body") or "", headers)
+        response = LambdaResponse(result["statusCode"], result.get("body") or "", headers)
+        return self._followed(response) if self._follow_jobs else response
+
+    def _followed(self, response: LambdaResponse) -> LambdaResponse:
+        """As `FollowJobs` locally: a 202 job (imports, large batches; the job function ran its event before
+        the API answered, see `_run_job_event`) comes back as the synchronous route's answer."""
+        if response.status_code != 202:
+            return response
+        location = response.json().get("location")
+        while isinstance(location, str):
+            job = self.request("GET", location).json()
+            if job.get("status") == "succeeded":
+                return LambdaResponse(200, json.dumps(job["result"]), {})
+            if job.get("status") == "failed":
+                status = JOB_ERROR_STATUS.get(job["error"]["error"], 500)
+                return LambdaResponse(status, json.dumps(job["error"]), {})
+            time.sleep(0.02)
+        return response
 
     def get(self, path: str, *, params: dict | None = None, headers: dict | None = None) -> LambdaResponse:
         return self.request("GET", path, params=params, headers=headers)
@@ -260,8 +292,8 @@ class AwsApi(Api):
     def judge_prompts(self) -> list[str]:  # type: ignore[override]
         return [r["messages"][0]["content"][0]["text"] for r in self.judge_requests or []]
 
-    def client(self, who: str | None = "alpha") -> LambdaClient:
-        return LambdaClient(who)
+    def client(self, who: str | None = "alpha", *, follow_jobs: bool = True) -> LambdaClient:
+        return LambdaClient(who, follow_jobs=follow_jobs)
 
     def iam_client(self, role_session_arn: str) -> LambdaClient:
         return LambdaClient(None, iam_arn=role_session_arn)
@@ -315,6 +347,41 @@ def serve_api(
             embedder,
             rerank_client,
         )
+
+
+JOB_STAGING_BUCKET = "job-staging-bucket"
+"""Where a large job request is staged (`bound_name("AGENT_MEMORY_JOB_STAGING_BUCKET")`)."""
+
+
+class JobFunctionContext:
+    function_name = JOB_FUNCTION
+    memory_limit_in_mb = 1024
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{JOB_FUNCTION}"
+    aws_request_id = "test-job-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+def _run_job_event(event: dict[str, Any]) -> None:
+    """The job function's invocation of an event the API queued (Lambda runs it soon after the 202): run
+    here, on a thread of its own (so the IAM contract sees the job function's calls as that function's), and
+    finished before the API answers, so a test that follows the job sees it done."""
+    from agent_memory.handlers.job_worker import handler
+
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            handler(event, JobFunctionContext())
+        except BaseException as error:  # the invocation failed: Lambda would retry it; the test should fail
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="job-function")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 MIGRATION_ARCHIVE_BUCKET = "agent-memory-migration-archive"
@@ -392,6 +459,7 @@ def _aws_api(
 ) -> Iterator[Api]:
     import agent_memory.handlers.api as api_handler
     from agent_memory.adapters.local.embedders import build_embedder
+    from agent_memory.handlers import job_worker
     from tests.contract.judge_fakes import scripted_converse
 
     with pytest.MonkeyPatch.context() as patch:
@@ -445,6 +513,7 @@ def _aws_api(
                 roleArn=role,
             )["stateMachineArn"]
             boto3.client("s3", region_name=REGION).create_bucket(Bucket=MIGRATION_ARCHIVE_BUCKET)
+            boto3.client("s3", region_name=REGION).create_bucket(Bucket=JOB_STAGING_BUCKET)
             settings = Settings(
                 dreaming_state_machine_arn=state_machine,
                 migration_state_machine_arn=migration_machine,
@@ -456,6 +525,8 @@ def _aws_api(
                 vector_bucket=VECTOR_BUCKET,
                 tenant_role_arn=role,
                 file_function=FILE_FUNCTION,  # the lean profile: files through the file function
+                job_function=JOB_FUNCTION,  # imports and large batches: 202, run by the job function
+                job_staging_bucket=JOB_STAGING_BUCKET,
                 region=REGION,
                 **overrides,
                 **({"write_judge_model_id": JUDGE_MODEL_ID} if write_judge is not None else {}),
@@ -468,7 +539,7 @@ def _aws_api(
                 idempotency_dynamodb=boto3.client("dynamodb", region_name=REGION),
                 stepfunctions=stepfunctions,
                 bedrock_runtime=judge_client,
-                lambda_=in_process_lambda_client(),
+                lambda_=in_process_lambda_client(jobs=_run_job_event),
                 bedrock_agent_runtime=rerank_client,
             )
             services = build_aws(
@@ -479,6 +550,7 @@ def _aws_api(
                 migration_embedders=build_embedder_spec,  # migration targets: hashing@<dims>, offline
             )
             api_handler.set_services(_with_review(_with_chat(services, settings, chat_model), curator_review))
+            job_worker.graph.set(services)  # the job function's graph: the same services as the API's
             get_settings.cache_clear()  # the IAM principal map is read from the environment on first use
             serving = file_function_serving(
                 tmp_path_factory.mktemp("mnt-memory")
@@ -492,6 +564,7 @@ def _aws_api(
             finally:
                 serving.__exit__(None, None, None)
                 api_handler.set_services(None)
+                job_worker.graph.set(None)
                 get_settings.cache_clear()
 
 

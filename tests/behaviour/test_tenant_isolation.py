@@ -80,7 +80,7 @@ class AlphaWorld:
     import_id: str = ""
     """Alpha's import of a Mem0 export into its namespace (domain/interop)."""
     job_id: str = "job_0123456789abcdef01234567"
-    """Alpha's job (a large batch, local server); in AWS, where batches are synchronous, an id of the shape."""
+    """Alpha's job (a large batch: the local job worker, or the AWS job function)."""
 
     @property
     def record_ids(self) -> list[str]:
@@ -217,14 +217,15 @@ def seed_alpha(api: Api) -> AlphaWorld:
     ok(alpha.post("/v1/imports", json=upload))
     kept = ok(alpha.get(f"/v1/skills/{SKILL_FOLDER}/file", params={"namespace": ns, "path": SKILL_FILE}))
     assert "BLUE HERON" in kept["text"]
-    if api.runtime == "local":  # a job of alpha's: beta's GET /v1/jobs/{id} must not reach it
-        items = [{"namespace": ns, "content": f"Alpha job fact {n}: heron queue {n}"} for n in range(26)]
-        with api.client("alpha", follow_jobs=False) as raw:
-            job = ok(raw.post("/v1/memories/batch", json={"items": items}), 202)
-            while job["status"] not in ("succeeded", "failed"):  # settled before alpha's view is taken
-                job = ok(raw.get(job["location"]))
-            assert job["status"] == "succeeded", job
-            world.job_id = job["id"]
+    # A job of alpha's (the local job worker; in AWS the job function): beta's GET /v1/jobs/{id} must not
+    # reach it.
+    items = [{"namespace": ns, "content": f"Alpha job fact {n}: heron queue {n}"} for n in range(26)]
+    with api.client("alpha", follow_jobs=False) as raw:
+        job = ok(raw.post("/v1/memories/batch", json={"items": items}), 202)
+        while job["status"] not in ("succeeded", "failed"):  # settled before alpha's view is taken
+            job = ok(raw.get(job["location"]))
+        assert job["status"] == "succeeded", job
+        world.job_id = job["id"]
     # A real sweep: its audit (run.json, with alpha's notes in it) is what beta's run listing must not reach.
     swept = ok(alpha.post("/v1/admin/dream", json={"namespace": ns}))["runs"][0]
     runs = ok(alpha.get("/v1/admin/dream/runs", params={"namespace": ns}))["runs"]

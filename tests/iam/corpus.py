@@ -22,7 +22,8 @@ TABLE = BINDING["AGENT_MEMORY_TABLE"]
 IDEMPOTENCY = BINDING["AGENT_MEMORY_IDEMPOTENCY_TABLE"]
 VECTOR_BUCKET = BINDING["AGENT_MEMORY_VECTOR_BUCKET"]
 ARCHIVE = BINDING["AGENT_MEMORY_MIGRATION_ARCHIVE_BUCKET"]
-TENANT_FUNCTIONS = ("api", "chat", "jobs", "dreaming", "migration")
+STAGING = BINDING["AGENT_MEMORY_JOB_STAGING_BUCKET"]
+TENANT_FUNCTIONS = ("api", "job_worker", "chat", "jobs", "dreaming", "migration")
 """The functions that take tenant credentials (the tenant role's trust must name exactly these)."""
 ENDPOINTS = {"bedrock": "bedrock-runtime", "s3vectors": "s3vectors", "states": "states"}
 
@@ -110,6 +111,20 @@ def tenant_calls(tenant: str = TENANT) -> list[dict[str, Any]]:
         vectors("CreateIndex", f"{index}.e1", "migration.create_target"),
         vectors("DeleteIndex", index, "migration.retire_source"),
         *archive_calls(tenant),
+        *staged_job_calls(tenant),
+    ]
+
+
+def staged_job_calls(tenant: str = TENANT) -> list[dict[str, Any]]:
+    """A large job request staged by the API, read and deleted by the job function (adapters/aws/job_store.py)."""
+    key = f"{tenant}/jobs/job_0123456789abcdef01234567.json"
+    return [
+        call("s3", operation, {"Bucket": STAGING, "Key": key}, where=where, function=function, tenant=tenant)
+        for operation, where, function in (
+            ("PutObject", "job_store.save", "api"),
+            ("GetObject", "job_store.payload", "job_worker"),
+            ("DeleteObject", "job_store.save", "job_worker"),
+        )
     ]
 
 
@@ -177,7 +192,10 @@ def function_calls(resolved: ResolvedTemplate) -> list[dict[str, Any]]:
                     function="api",
                 )
             )
-    for function in ("api", "chat", "dreaming"):
+    if "AGENT_MEMORY_JOB_FUNCTION" in environment(resolved, "api"):
+        invoke = {"FunctionName": BINDING["AGENT_MEMORY_JOB_FUNCTION"], "InvocationType": "Event"}
+        calls.append(call("lambda", "Invoke", invoke, where="job_runner", function="api"))
+    for function in ("api", "job_worker", "chat", "dreaming"):
         if "AGENT_MEMORY_FILE_FUNCTION" in environment(resolved, function):
             invoke = {"FunctionName": BINDING["AGENT_MEMORY_FILE_FUNCTION"]}
             calls.append(call("lambda", "Invoke", invoke, where="remote_file_store", function=function))
@@ -192,6 +210,7 @@ def model_ids(resolved: ResolvedTemplate) -> list[tuple[str, str]]:
         found.append(("chat", json.loads(chat)["model_id"]))
     for function, variable in (
         ("api", "AGENT_MEMORY_WRITE_JUDGE_MODEL_ID"),
+        ("job_worker", "AGENT_MEMORY_WRITE_JUDGE_MODEL_ID"),
         ("dreaming", "AGENT_MEMORY_DREAMING_MODEL_ID"),
         ("dreaming", "AGENT_MEMORY_CURATOR_MODEL_ID"),
     ):

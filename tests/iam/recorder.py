@@ -38,6 +38,7 @@ TENANT_DATA_ADAPTERS = {
     "migration",
     "versioning_store",
     "import_store",
+    "job_store",
 }
 ADAPTER_FUNCTIONS = {
     "api_keys": "authorizer",  # the authorizer reads keys; key creation is the operator's (onboarding)
@@ -48,6 +49,7 @@ ADAPTER_FUNCTIONS = {
     "bedrock_text": "dreaming",
     "bedrock_rerank": "api",  # recall's optional reranker: only the API function serves POST /v1/recall
     "credentials": "api",
+    "job_runner": "api",  # the API hands each job to the job function (Lambda Invoke, its own role)
     "remote_file_store": "api",  # the lean profile's file function, invoked with the caller's own role
 }
 CLASS_FUNCTIONS = {"BedrockTokenCounter": "chat"}

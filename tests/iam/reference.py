@@ -263,6 +263,8 @@ def s3_needs(operation: str, params: dict[str, Any]) -> list[Need]:
         return _need("s3", "PutObject", resource) + tagging
     if operation in ("GetObject", "HeadObject"):
         return _need("s3", "GetObject", resource)
+    if operation == "DeleteObject":
+        return _need("s3", "DeleteObject", resource)
     if operation in ("ListObjectsV2", "ListObjects"):
         # Authorized as s3:ListBucket on the bucket, with the requested prefix as `s3:prefix`.
         bucket = f"arn:{PARTITION}:s3:::{params.get('Bucket', '')}"

@@ -26,6 +26,7 @@ HANDLER_FUNCTIONS = {
     "files": "agent_memory.handlers.files.handler",
     "console": "agent_memory.handlers.console.handler",
     "migration": "agent_memory.handlers.migration.handler",
+    "job_worker": "agent_memory.handlers.job_worker.handler",
 }
 
 

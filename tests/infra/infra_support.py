@@ -78,7 +78,7 @@ class Synthesized:
 DEFAULT_PROFILE = "lean"
 """The profile cdk.json ships (and `infra.config.DeploymentConfig.profile` defaults to)."""
 
-FILE_WORKERS = ("ApiFunction", "ChatFunction", "DreamingFunction")
+FILE_WORKERS = ("ApiFunction", "JobWorkerFunction", "ChatFunction", "DreamingFunction")
 """The functions that work on memory files (logical id fragments)."""
 MOUNTING_FUNCTIONS = {"lean": ("FileFunction",), "isolated": FILE_WORKERS}
 """Per profile, the functions with the S3 Files mount: `lean` mounts it into the file function only, which the

@@ -45,8 +45,9 @@ def test_the_default_deployment_has_the_endpoint_services_the_doc_prices() -> No
     assert INTERFACE_ENDPOINT_AZS["lean"] == 0
     assert table["lean"] == (0, 0, 0.0)
     services, azs, _ = table["isolated"]
-    # `isolated`: the configured ones plus Step Functions, which it always adds (the migration backfill's start)
-    assert len({*config.network.interface_endpoints, "states"}) == services
+    # `isolated`: the configured ones plus Step Functions (the migration backfill's start) and Lambda (the job
+    # function's invoke), which it always adds
+    assert len({*config.network.interface_endpoints, "states", "lambda"}) == services
     assert (INTERFACE_ENDPOINT_AZS["isolated"] or config.network.max_azs) == azs
 
 
@@ -56,9 +57,10 @@ enables and docs/deploy.md prices as an addition to the default table."""
 
 
 def test_the_synthesized_interface_endpoints_match_the_doc(profile_synthesized: Synthesized) -> None:
-    # `isolated`: the default three and Step Functions (always added: the migration backfill's start; on-demand
-    # dreaming, which the test deployment turns on, uses the same one), plus Bedrock's agent runtime for the
-    # reranker the test deployment enables. `lean` has none.
+    # `isolated`: the default three, Step Functions (always added: the migration backfill's start; on-demand
+    # dreaming, which the test deployment turns on, uses the same one) and Lambda (always added: the job
+    # function's invoke), plus Bedrock's agent runtime for the reranker the test deployment enables. `lean`
+    # has none.
     services, azs, _ = _doc_table()[profile_synthesized.profile]
     if services:
         services += 1  # RERANK_ENDPOINT
@@ -122,7 +124,7 @@ def test_the_at_rest_total_of_the_template_meets_the_target(profile_synthesized:
         assert counts["interface_endpoints"] == counts["endpoint_azs"] == counts["nat_gateways"] == 0
         assert total <= bench.TARGET["lean"], total
     else:
-        # 3 default endpoints + Step Functions (on-demand dreaming) + Bedrock's agent runtime (the reranker the
-        # test deployment enables), each in both AZs
-        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (5, 10)
+        # 3 default endpoints + Step Functions (on-demand dreaming) + Lambda (the job function) + Bedrock's agent
+        # runtime (the reranker the test deployment enables), each in both AZs
+        assert (counts["interface_endpoints"], counts["endpoint_azs"]) == (6, 12)
         assert total > bench.TARGET["lean"]

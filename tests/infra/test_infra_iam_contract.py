@@ -196,9 +196,9 @@ def test_every_schedule_role_may_start_its_target_and_use_its_dead_letter_queue(
             assert evaluate(statements, Request("sqs:SendMessage", queue)).allowed, f"{role}: DLQ {queue}"
 
 
-MOUNTING = {"lean": {"files"}, "isolated": {"api", "chat", "dreaming"}}
+MOUNTING = {"lean": {"files"}, "isolated": {"api", "job_worker", "chat", "dreaming"}}
 """Functions that mount S3 Files, per profile: in the VPC with every profile; the others only with `isolated`."""
-FILE_WORKERS = {"api", "chat", "dreaming"}
+FILE_WORKERS = {"api", "job_worker", "chat", "dreaming"}
 
 
 def test_only_the_file_workers_may_invoke_the_file_function_and_only_its_latest_version(
@@ -207,7 +207,17 @@ def test_only_the_file_workers_may_invoke_the_file_function_and_only_its_latest_
     """`lean`: API, chat and dreaming reach the memory files by invoking the file function by name (its
     unqualified ARN, i.e. $LATEST); no other role may invoke it, and no role any version or alias of it."""
     roles = resolved.function_roles()
-    assert set(roles) == {"api", "authorizer", "chat", "console", "jobs", "dreaming", "files", "migration"}
+    assert set(roles) == {
+        "api",
+        "authorizer",
+        "chat",
+        "console",
+        "jobs",
+        "job_worker",
+        "dreaming",
+        "files",
+        "migration",
+    }
     file_function = BINDING["AGENT_MEMORY_FILE_FUNCTION"]
     for function, role in roles.items():
         statements = resolved.role_statements(role)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra_support import Synthesized, actions_of, as_list, policy_statements, render
+from infra_support import Synthesized, as_list, policy_statements, render
 
 from infra.workflows.migration_asl import build_definition
 
@@ -89,7 +89,11 @@ def test_the_tenant_role_reaches_a_second_index_and_the_archive_of_its_own_tenan
     archive = statements["OwnTenantArchive"]
     assert sorted(as_list(archive["Action"])) == ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"]
     assert as_list(archive["Resource"])[0].endswith("/${aws:PrincipalTag/tenant}/*")
-    assert "s3:DeleteObject" not in actions_of(list(statements.values()))  # an archive is never deleted here
+    # an archive is never deleted here (the tenant role deletes only staged job requests, in their own bucket)
+    archive_bucket = synthesized.logical_id("AWS::S3::Bucket", "MigrationWorkflowArchiveBucket")
+    deleting = [s for s in statements.values() if "s3:DeleteObject" in as_list(s["Action"])]
+    assert [s["Sid"] for s in deleting] == ["OwnTenantJobRequests"]
+    assert not any(archive_bucket in str(r) or r == "*" for s in deleting for r in as_list(s["Resource"]))
 
 
 def test_the_archive_moves_exported_vectors_to_glacier_and_is_private(synthesized: Synthesized) -> None:

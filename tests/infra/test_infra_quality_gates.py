@@ -144,9 +144,9 @@ def test_only_functions_that_mount_memory_files_are_in_the_vpc_with_lean(synthes
         for logical_id, f in synthesized.of_type("AWS::Lambda::Function").items()
         if f["Properties"].get("Handler", "").startswith("agent_memory.")
     }
-    # `lean` adds the file function, the only one in its VPC (both count the embedding backfill's function and
-    # the console's static page)
-    assert len(functions) == {"lean": 8, "isolated": 7}[synthesized.profile]
+    # `lean` adds the file function, the only one in its VPC (both count the embedding backfill's function,
+    # the console's static page and the job function)
+    assert len(functions) == {"lean": 9, "isolated": 8}[synthesized.profile]
     for logical_id, props in functions.items():
         mounts = "FileSystemConfigs" in props
         in_vpc = "VpcConfig" in props
@@ -182,6 +182,7 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
         "s3vectors",
         "sts",
         "states",
+        "lambda",
     }
     roles = {f"<{logical_id}.Arn>" for logical_id in synthesized.of_type("AWS::IAM::Role")}
 
@@ -239,7 +240,15 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     # S3: tenant sessions on the migration archive bucket's objects, and its listing (a purge's; the IAM
     # policy narrows it to the tenant's prefix)
     archive = by_sid["s3"]["TenantMigrationArchive"]
-    assert set(by_sid["s3"]) == {"TenantMigrationArchive", "TenantMigrationArchiveListing"}
+    assert set(by_sid["s3"]) == {
+        "TenantMigrationArchive",
+        "TenantMigrationArchiveListing",
+        "TenantJobRequests",
+    }
+    staged = by_sid["s3"]["TenantJobRequests"]  # requests of jobs too large for their item (the job path)
+    assert callers(staged) == {role("TenantAccessRole")} and staged["Resource"].startswith(
+        "<JobsStagingBucket"
+    )
     assert callers(archive) == {role("TenantAccessRole")}
     assert archive["Resource"].startswith("<MigrationWorkflowArchiveBucket") and archive["Resource"].endswith(
         "/*"
@@ -268,7 +277,7 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     }
     assert callers(bedrock["ChatModels"]) == {role("ChatFunctionRole")}
     assert callers(bedrock["DreamingExtractionModels"]) == {role("DreamingFunctionRole")}
-    assert callers(bedrock["WriteJudgeModels"]) == {role("ApiFunctionRole")}
+    assert callers(bedrock["WriteJudgeModels"]) == {role("ApiFunctionRole"), role("JobWorkerFunctionRole")}
     for statement in bedrock.values():
         assert all(
             "foundation-model/" in r or "inference-profile/" in r for r in as_list(statement["Resource"])
@@ -295,3 +304,9 @@ def test_every_vpc_endpoint_lets_through_only_the_calls_the_functions_make(synth
     start_purge = by_sid["states"]["StartPurge"]
     assert callers(start_purge) == {role("ApiFunctionRole")}
     assert (start_purge["Action"], start_purge["Resource"]) == ("states:StartExecution", f"<{purge_machine}>")
+    # Lambda: the API function hands jobs to the job function, nothing else goes through this endpoint
+    assert set(by_sid["lambda"]) == {"SubmitJob"}
+    submit = by_sid["lambda"]["SubmitJob"]
+    job_function = synthesized.logical_id("AWS::Lambda::Function", "JobWorkerFunction")
+    assert callers(submit) == {role("ApiFunctionRole")}
+    assert (submit["Action"], submit["Resource"]) == ("lambda:InvokeFunction", f"<{job_function}.Arn>")

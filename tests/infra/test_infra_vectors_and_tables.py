@@ -80,6 +80,7 @@ def test_tenant_role_is_assumable_only_by_request_functions_with_a_tenant_sessio
     principals = {p for s in statements for p in as_list(s["Principal"]["AWS"])}
     assert principals == {
         f"<{_role_of(synthesized, 'ApiFunction')}.Arn>",
+        f"<{_role_of(synthesized, 'JobWorkerFunction')}.Arn>",  # the jobs the API accepted with 202
         f"<{_role_of(synthesized, 'DecayJobFunction')}.Arn>",
         f"<{_role_of(synthesized, 'ChatFunction')}.Arn>",
         f"<{_role_of(synthesized, 'DreamingFunction')}.Arn>",

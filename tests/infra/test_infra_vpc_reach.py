@@ -91,4 +91,8 @@ def test_isolated_routes_the_migration_to_step_functions_and_s3(profile_synthesi
         return
     assert {"states", "s3", "dynamodb"} <= set(endpoints)
     s3 = [s for s in endpoints["s3"] if "s3:PutObject" in as_list(s["Action"])]
-    assert len(s3) == 1 and "MigrationWorkflowArchiveBucket" in str(s3[0]["Resource"]), s3
+    # the migration's archive, and the staged requests of jobs (infra/constructs/job_worker.py)
+    assert sorted(str(s["Resource"]).split("Bucket", 1)[0] for s in s3) == [
+        "<JobsStaging",
+        "<MigrationWorkflowArchive",
+    ]

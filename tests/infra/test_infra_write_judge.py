@@ -1,6 +1,6 @@
-"""The optional LLM write judge in the CDK app: configured, the API function (and only it) gets the model id,
-the judged tenants in its policy, and bedrock:InvokeModel on exactly that model; the config refuses half a
-setting and tenants it does not deploy."""
+"""The optional LLM write judge in the CDK app: configured, the API function (and only it, with the job function
+that runs its large batches) gets the model id, the judged tenants in its policy, and bedrock:InvokeModel on
+exactly that model; the config refuses half a setting and tenants it does not deploy."""
 
 from __future__ import annotations
 
@@ -49,9 +49,14 @@ def test_the_api_role_may_invoke_exactly_the_judge_model(synthesized: Synthesize
     assert len(resources) == 2
     assert resources[0].endswith(f":bedrock:*::foundation-model/{foundation}")
     assert resources[1].endswith(f":inference-profile/{TEST_WRITE_JUDGE_MODEL}")
-    # no other role holds the judge's grant
+    # no other role holds the judge's grant but the job function's, which runs the API's large batches and
+    # imports (infra/constructs/job_worker.py): the same statement
+    job_role = synthesized.logical_id("AWS::IAM::Role", "JobWorkerFunctionRole")
+    assert [
+        s for s in policy_statements(synthesized, job_role) if s.get("Sid") == "WriteJudgeModels"
+    ] == judge
     for logical_id in synthesized.of_type("AWS::IAM::Role"):
-        if logical_id != api_role:
+        if logical_id not in (api_role, job_role):
             assert not any(
                 s.get("Sid") == "WriteJudgeModels" for s in policy_statements(synthesized, logical_id)
             )

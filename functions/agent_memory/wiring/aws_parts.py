@@ -18,7 +18,7 @@ from ..domain.memory.ports import Reranker
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, IndexBackfill, RecordStore
 from ..settings.workflows import DREAMING, MIGRATION, PURGE, Workflow
-from . import parts
+from . import aws_jobs, parts
 from .config import RuntimeSettings
 from .parts import AwsClients, NamespaceLister
 
@@ -299,6 +299,7 @@ def erasure(
     if routing is not None:
         stores.append(aws.DynamoEmbeddingCacheEraser(table, dynamodb, _fingerprints(routing)))
     stores.append(ImportContent(import_store(base)))
+    stores.append(aws_jobs.job_eraser(base))  # jobs' results and requests (wiring/aws_jobs.py)
     if settings.migration_archive_bucket:
         archives = aws.S3VectorArchives(settings.migration_archive_bucket, base.tenant_client("s3"))
         stores.append(ArchivedVectors(archives))

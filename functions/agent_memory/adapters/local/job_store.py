@@ -52,13 +52,18 @@ class SqliteJobStore:
             if job.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
                 conn.execute("DELETE FROM job_payloads WHERE tenant = ? AND id = ?", (job.tenant, job.id))
 
-    def claim(self, job: Job) -> bool:
+    def claim(self, job: Job, *, lease_expired_at: datetime | None = None) -> bool:
         with self._db.transaction() as conn:
-            cursor = conn.execute(
-                "UPDATE jobs SET status = ?, body = ? WHERE tenant = ? AND id = ? AND status = ?",
-                (job.status.value, job.model_dump_json(), job.tenant, job.id, JobStatus.QUEUED.value),
+            row = conn.execute(
+                "SELECT body FROM jobs WHERE tenant = ? AND id = ?", (job.tenant, job.id)
+            ).fetchone()
+            if row is None or not _claimable(Job.model_validate_json(row[0]), lease_expired_at):
+                return False
+            conn.execute(
+                "UPDATE jobs SET status = ?, body = ? WHERE tenant = ? AND id = ?",
+                (job.status.value, job.model_dump_json(), job.tenant, job.id),
             )
-            return cursor.rowcount == 1
+            return True
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         row = (
@@ -112,3 +117,14 @@ class SqliteJobStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _claimable(stored: Job, lease_expired_at: datetime | None) -> bool:
+    if stored.status is JobStatus.QUEUED:
+        return True
+    return (
+        lease_expired_at is not None
+        and stored.status is JobStatus.RUNNING
+        and stored.lease_until is not None
+        and stored.lease_until < lease_expired_at
+    )

@@ -4,8 +4,9 @@ The archive (zip or tar.gz of an OpenClaw workspace, a Hermes home, a Claude Cod
 JSON exports or JSONL chat logs) travels base64-encoded in the JSON body. A Lambda function takes at most 6 MB
 per synchronous request (API Gateway 10 MB), and base64 adds a third: the archive may be at most
 `MAX_ARCHIVE_BYTES` (4 MiB) once decoded, refused with 413 above that. Larger sources: `agent-memory import`
-on the machine that holds them. On AWS the import runs within the request (API Gateway's 29 s) and answers its
-validation report; the local server accepts it as a job (202, GET /v1/jobs/{id}; a dry run stays synchronous)."""
+on the machine that holds them. The import is accepted as a job (202, GET /v1/jobs/{id}): locally the job
+worker process runs it, in AWS the job function (not the API function, whose requests API Gateway stops at
+29 s). A dry run stays synchronous, as does an import on a runtime that wires no jobs."""
 
 from __future__ import annotations
 
@@ -103,14 +104,14 @@ def _visible(ctx: RequestContext, import_id: str) -> tuple[ImportService, Import
 
 @router.post(
     "/imports",
-    summary="Import an uploaded archive of another tool's memory (admin; locally a job: 202)",
+    summary="Import an uploaded archive of another tool's memory (admin; a job: 202)",
     tags=["imports"],
     responses={
         200: {
-            "description": "The import's validation `report` and its `markdown` rendering (AWS, and a dry run)",
+            "description": "The import's validation `report` and its `markdown` rendering (a dry run)",
             "content": {"application/json": {"model": ImportResponse}},
         },
-        **accepted_response("an import (other than a dry run)"),
+        **accepted_response("An import (other than a dry run)"),
     },
 )
 def create_import(body: ImportRequest) -> Response[ImportResponse | JobResponse]:

@@ -1,4 +1,5 @@
-"""/v1/jobs: the state of long work accepted with 202 (imports and large memory batches on the local server).
+"""/v1/jobs: the state of long work accepted with 202 (imports and large memory batches): run by the local
+server's job worker process, or in AWS by the job function (handlers/job_worker.py).
 
 A job is visible only to the API key that submitted it, in its tenant: any other key, of this tenant or
 another, gets 404 as for a job that does not exist."""
@@ -31,7 +32,7 @@ class JobResponse(Model):
     id: str
     kind: JobKind
     """`import` (POST /v1/imports) or `memory_batch` (POST /v1/memories/batch above the synchronous size).
-    (`dream` and `purge` jobs are the server's own, run for POST /v1/admin/dream/start and a purge's execute:
+    (`dream` and `purge` jobs are the local server's own, run for POST /v1/admin/dream/start and a purge's execute:
     no API key sees them here; their progress shows in the dream runs and the purge's status.)"""
     status: JobStatus
     """`queued`, `running`, then `succeeded` (see `result`) or `failed` (see `error`)."""
@@ -74,7 +75,8 @@ def jobs_of(ctx: RequestContext) -> JobService | None:
 def accepted_response(what: str) -> dict[int, OpenAPIResponse]:
     return {
         202: {
-            "description": f"Local server: {what} runs as a job. `Location` (and the body's `location`) is "
+            "description": f"{what} runs as a job (the local job worker; in AWS the job function). "
+            "`Location` (and the body's `location`) is "
             "`/v1/jobs/{id}`: poll it (after `Retry-After` seconds) until `status` is `succeeded` (its `result` "
             "is the 200 body) or `failed` (its `error`)",
             "content": {"application/json": {"model": JobResponse}},

@@ -157,14 +157,14 @@ def remember(body: RememberRequest) -> Response[RememberResponse]:
 
 @router.post(
     "/memories/batch",
-    summary="Remember up to 100 memories, one decision each (locally, a large batch runs as a job: 202)",
+    summary="Remember up to 100 memories, one decision each (a large batch runs as a job: 202)",
     tags=["memories"],
     responses={
         200: {
             "description": "Every item's decision (`results`, in request order) and their `counts`",
             "content": {"application/json": {"model": RememberBatchResponse}},
         },
-        **accepted_response("a batch of more items than the server's `jobs.batch_threshold` (25 by default)"),
+        **accepted_response("A batch of more items than `jobs.batch_threshold` (25 by default)"),
     },
 )
 def remember_batch(body: RememberBatchRequest) -> Response[RememberBatchResponse | JobResponse]:

@@ -160,7 +160,7 @@ def execute(plan_id: str, body: ExecuteRequest) -> PurgeResponse:
     safety_fields.require_clean({"reason": body.reason}, "purge reason")
     jobs = current().services.jobs
     # Local server: the steps run in the job worker process, not in this request (AWS: inline or the workflow)
-    background = JobLauncher(jobs, PURGE) if jobs is not None else None
+    background = JobLauncher(jobs, PURGE) if jobs is not None and "purge" in jobs.kinds else None
     plan = service.execute(
         tenant, _checked_id(plan_id), reason=body.reason, actor=actor, background=background
     )

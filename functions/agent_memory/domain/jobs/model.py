@@ -57,3 +57,7 @@ class Job(Model):
     worker: int | None = None
     """The worker (process id) that claimed it: when that worker dies, its running jobs are failed. Internal,
     never part of an API answer."""
+    lease_until: datetime | None = None
+    """A runtime that runs each job in its own invocation (AWS: the job function): until when the invocation
+    that claimed it may still be running it. A retried invocation may claim it again only after that (the
+    first one timed out or crashed), so a duplicate event never runs a job twice at once. Internal."""

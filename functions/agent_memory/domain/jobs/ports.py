@@ -13,9 +13,10 @@ class JobStore(Protocol):
         """Insert or update the job; `payload` (what it is to do, JSON) is kept until it finishes."""
         ...
 
-    def claim(self, job: Job) -> bool:
-        """Save `job` (now `running`) only if its stored state is still `queued`: True when this caller got it
-        (another worker, a purge or a restart may have taken it first)."""
+    def claim(self, job: Job, *, lease_expired_at: datetime | None = None) -> bool:
+        """Save `job` (now `running`) only if its stored state is still `queued` (or, with `lease_expired_at`,
+        `running` under a lease that ended before that moment: its invocation is gone): True when this caller
+        got it (another worker, a purge or a restart may have taken it first)."""
         ...
 
     def get(self, tenant: str, job_id: str) -> Job | None: ...

@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, get_args
 
 from ..errors import DomainError, Misconfigured, NotFound, RateLimited
 from ..ports import Clock
@@ -58,6 +58,7 @@ class JobService:
         max_queued_per_tenant: int = 64,
         retry_after_seconds: int = 5,
         new_id: Callable[[], str] | None = None,
+        kinds: frozenset[JobKind] = frozenset(get_args(JobKind)),
     ) -> None:
         self._store = store
         self._runner = runner
@@ -67,6 +68,9 @@ class JobService:
         self._max_queued = max_queued_per_tenant
         self._retry_after = retry_after_seconds
         self._new_id = new_id or (lambda: "job_" + uuid.uuid4().hex[:24])
+        self.kinds = kinds
+        """The kinds this runtime runs as jobs (AWS: imports and batches; dream runs and purges have their
+        Step Functions workflows there)."""
         self._lock = threading.Lock()
         self._executor: Executor | None = None
         self._turns: dict[str, int] = {}  # tenant -> when it was last served (worker side)
@@ -97,6 +101,8 @@ class JobService:
     ) -> Job:
         """Queue a job (its `payload`: what the worker's executor needs, JSON); `JobsBusy` when the tenant
         already has `max_queued_per_tenant` jobs waiting."""
+        if kind not in self.kinds:
+            raise Misconfigured(f"jobs of kind {kind!r} do not run as jobs on this runtime")
         job = Job(
             id=self._new_id(),
             tenant=tenant,
@@ -110,7 +116,11 @@ class JobService:
             if len(self._store.queued(tenant)) >= self._max_queued:
                 raise self._busy()
             self._store.save(job, payload)
-        self._runner.submit(job)
+        try:
+            self._runner.submit(job)
+        except DomainError as error:  # no worker got it (AWS: the invoke failed): it must not wait forever
+            self._finish(job, error=_job_error(error))
+            raise
         return job
 
     def _busy(self) -> JobsBusy:
@@ -156,6 +166,30 @@ class JobService:
                 self._turns[job.tenant] = max(self._turns.values(), default=0) + 1
                 self._execute(job)
                 return job
+
+    def run(self, tenant: str, job_id: str, lease: timedelta) -> Job | None:
+        """Run one named job to its end (a runtime that hands each job its own invocation: the AWS job
+        function), holding it for `lease` (the invocation's time left). None when there is nothing to do: the
+        job is gone or finished, or another invocation holds it under a live lease (a duplicate event). A
+        retried invocation (the first timed out or crashed) claims it again once the lease is over and runs it
+        again: an import skips the items it already imported, a batch's repeated items merge."""
+        job = self._store.get(tenant, job_id)
+        if job is None or job.status in FINISHED:
+            return None
+        now = self._clock.now()
+        job.status, job.started_at, job.lease_until = JobStatus.RUNNING, now, now + lease
+        if not self._store.claim(job, lease_expired_at=now):
+            return None
+        self._execute(job)
+        return job
+
+    def release(self, tenant: str, job_id: str) -> None:
+        """The invocation running this job is failing on an error of its own (not the job's): end its lease
+        now, so Lambda's retry of the event may claim the job at once."""
+        job = self._store.get(tenant, job_id)
+        if job is not None and job.status is JobStatus.RUNNING:
+            job.lease_until = self._clock.now() - timedelta(microseconds=1)
+            self._save(job)
 
     def fail_running(self, worker: int, exit_code: int | None) -> int:
         """Worker `worker` died: its running jobs failed (`worker_lost`). Returns how many."""

@@ -138,7 +138,7 @@ class Observability(Construct):
         queues = [f.dead_letter_queue for f in watched.values() if f.dead_letter_queue is not None]
         dreaming, curator = workflows.get("dreaming"), workflows.get("curator")
         schedules = [w.dead_letter_queue for w in workflows.values() if w.dead_letter_queue is not None]
-        return cls(
+        observability = cls(
             scope,
             construct_id,
             key=key,
@@ -149,6 +149,8 @@ class Observability(Construct):
             dreaming_state_machine=dreaming.state_machine if dreaming else None,
             curator_state_machine=curator.state_machine if curator else None,
         )
+        observability.notify(*(alarm for w in workflows.values() for alarm in w.alarms))  # failed executions
+        return observability
 
     def notify(self, *alarms: cloudwatch.Alarm) -> None:
         """Send `alarms` (of other constructs: workflows, migration) to the alarm topic."""

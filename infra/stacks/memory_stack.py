@@ -140,14 +140,7 @@ class MemoryStack(Stack):
         }
         watched |= {"Dreaming": dreaming, "Chat": chat, "Files": self.file_function}
         self.observability = Observability.for_deployment(
-            self,
-            "Observability",
-            config,
-            key=key,
-            api=self.api,
-            functions=watched,
-            workflows=self.workflows,
+            self, "Observability", config, key=key, api=self.api, functions=watched, workflows=self.workflows
         )
-        self.observability.notify(*(alarm for w in self.workflows.values() for alarm in w.alarms))
         net.check_policies()
         add_outputs(self)

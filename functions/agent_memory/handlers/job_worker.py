@@ -1,7 +1,7 @@
 """The job function (AWS): runs one job per asynchronous invocation, `{"tenant", "job_id"}`, queued by the API
 function (`adapters/aws/job_runner.py`) for an import or a large memory batch that answered 202.
 
-It runs the job with the job service of its graph (`wiring/aws_jobs.py` `JOB_WORKER`: the API's services,
+It runs the job with the job service of its graph (`wiring/process.py` `JOB_WORKER`, built by `wiring/aws.py` `build_job_worker`: the API's services,
 their record store, vector index and job store on credentials of the tenant access role with the session tag
 `tenant=<tenant>`), holding it for the invocation's time left (`JobService.run`'s lease). The job's own
 failure is the job's outcome (`failed`, with its error) and the invocation succeeds; only an error of the
@@ -24,13 +24,13 @@ from . import initialization
 with initialization():  # the service's own modules: see initialization()
     from ..domain.errors import Misconfigured
     from ..domain.model import Model
-    from ..wiring.aws_jobs import JOB_WORKER
+    from ..wiring.process import JOB_WORKER
     from ._runtime import powertools
     from .payloads import parse
 
 logger, tracer, metrics = powertools()
 graph = JOB_WORKER
-"""The job function's services (`wiring.aws_jobs.build_job_worker`), built by the first job."""
+"""The job function's services (`wiring.aws.build_job_worker`), built by the first job."""
 LEASE_MARGIN = timedelta(seconds=30)
 """Beyond the invocation's time left: a retry never claims a job its first invocation may still be writing."""
 

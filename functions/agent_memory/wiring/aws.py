@@ -3,7 +3,7 @@
 | function (handler module) | builder | builds |
 |---|---|---|
 | api (`handlers/api.py`) | `build_api` | every service the /v1 routes use; no dreaming sweep |
-| job (`handlers/job_worker.py`) | `aws_jobs.build_job_worker` | the API's graph, whose job service runs the jobs |
+| job (`handlers/job_worker.py`) | `build_job_worker` | the API's graph, whose job service runs the jobs |
 | chat (`handlers/chat.py`) | `build_chat` | memory, files, skills, sessions, chat, versioning (session references) |
 | jobs (`handlers/jobs.py`) | `build_jobs` | the memory service (the decay job), the tree-index backfill |
 | dreaming (`handlers/dreaming.py`, `curator.py`, `purge.py`) | `build_worker` | dreaming sweep, curator, purge |
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..api.context import Services
+from ..domain.errors import Misconfigured
 from ..domain.files.memory_files import MemoryFilesService
 from ..domain.memory.index_upkeep import IndexUpkeep
 from ..domain.memory.service import MemoryService
@@ -186,6 +187,14 @@ class Worker:
     erasure: ErasureService
 
 
+def build_job_worker(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Services:
+    """The job function: the API function's graph (it runs the routes' synchronous paths), with the jobs."""
+    services = build_api(settings, clients)
+    if services.jobs is None:
+        raise Misconfigured("the job function needs AGENT_MEMORY_JOB_FUNCTION (its own name) and the table")
+    return services
+
+
 def build_worker(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Worker:
     """The dreaming function: the nightly sweep, the skills curator and the purge steps (it mounts the files)."""
     base = _base(settings, clients)
@@ -202,7 +211,6 @@ def build_backfill(
 ) -> MigrationService:
     """The migration function: backfill pages of an embedding migration. Raises Misconfigured when the stack
     did not deploy the migration (AGENT_MEMORY_MIGRATION_* unset)."""
-    from ..domain.errors import Misconfigured
 
     migration = _base(settings, clients).migration
     if migration is None:
@@ -230,7 +238,6 @@ def build_authorizer(settings: HandlerSettings) -> ApiKeyLookup:
     takes the handler settings only: its cold start loads no pydantic-settings model."""
     from ..adapters.aws.api_keys import DynamoApiKeyStore
     from ..adapters.aws.clients import default_client
-    from ..domain.errors import Misconfigured
 
     table = settings.api_keys_table
     if not table:

@@ -2,7 +2,7 @@
 
 | function (handler module) | builder | builds |
 |---|---|---|
-| job (`handlers/job_worker.py`) | `build_job_worker` | the API's graph (the routes' synchronous paths that the jobs run) with the job service |
+| job (`handlers/job_worker.py`) | `aws.build_job_worker` (slot `process.JOB_WORKER`) | the API's graph (the routes' synchronous paths that the jobs run) with the job service |
 
 The API function queues a job (`JobService.submit`: the job item and its payload in the MemoryTable, a large
 payload staged in S3, both with the tenant's credentials) and hands it to the job function by an asynchronous
@@ -16,11 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..settings.service import Settings
 from . import parts
-from .config import RuntimeSettings
-from .parts import AwsClients
-from .process import Lazy
 
 if TYPE_CHECKING:
     from ..adapters.aws.job_store import DynamoJobStore
@@ -82,31 +78,3 @@ def with_jobs(base: AwsBase, services: Services) -> Services:
     services = replace(services, jobs=jobs)
     jobs.bind(lambda job, payload: run_job(services, job, payload))
     return services
-
-
-def build_job_worker(settings: Settings | RuntimeSettings, clients: AwsClients | None = None) -> Services:
-    """The job function: the API function's graph (it runs the routes' synchronous paths), with the jobs."""
-    from .aws import build_api
-
-    services = build_api(settings, clients)
-    if services.jobs is None:
-        from ..domain.errors import Misconfigured
-
-        raise Misconfigured("the job function needs AGENT_MEMORY_JOB_FUNCTION (its own name) and the table")
-    return services
-
-
-def _job_worker() -> Services:
-    """The job function's own name is the one its job service would hand a job to (it never does: it only
-    runs them); Lambda sets AWS_LAMBDA_FUNCTION_NAME, and a function cannot name itself in its environment."""
-    import os
-
-    settings = RuntimeSettings.from_environment()
-    if not settings.service.job_function:
-        own = {"job_function": os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "")}
-        settings = replace(settings, service=settings.service.model_copy(update=own))
-    return build_job_worker(settings)
-
-
-JOB_WORKER: Lazy[Services] = Lazy(_job_worker)
-"""The job function's graph, built by its first invocation (`handlers/job_worker.py`)."""

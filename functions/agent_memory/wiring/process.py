@@ -82,6 +82,21 @@ def _worker() -> Worker:
     return build_worker(_settings())
 
 
+def _job_worker() -> Services:
+    """The job function's own name is the one its job service would hand a job to (it never does: it only
+    runs them); Lambda sets AWS_LAMBDA_FUNCTION_NAME, and a function cannot name itself in its environment."""
+    import os
+    from dataclasses import replace
+
+    from .aws import build_job_worker
+
+    settings = _settings()
+    if not settings.service.job_function:
+        own = {"job_function": os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "")}
+        settings = replace(settings, service=settings.service.model_copy(update=own))
+    return build_job_worker(settings)
+
+
 def _backfill() -> MigrationService:
     from .aws import build_backfill
 
@@ -106,6 +121,7 @@ API: Lazy[Services] = Lazy(_api)
 CHAT: Lazy[Services] = Lazy(_chat)
 JOBS: Lazy[Jobs] = Lazy(_jobs)
 WORKER: Lazy[Worker] = Lazy(_worker)
+JOB_WORKER: Lazy[Services] = Lazy(_job_worker)
 BACKFILL: Lazy[MigrationService] = Lazy(_backfill)
 AUTHORIZER: Lazy[ApiKeyLookup] = Lazy(_authorizer)
 FILE_SERVER: Lazy[FileServer] = Lazy(_file_server)

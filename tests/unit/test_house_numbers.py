@@ -15,7 +15,17 @@ _spec.loader.exec_module(numbers)
 
 def test_each_deployed_function_takes_its_graph_from_one_builder() -> None:
     sites = numbers.assembly_sites()
-    assert set(sites) >= {"api", "authorizer", "chat", "console", "dreaming", "files", "jobs", "migration"}
+    assert set(sites) >= {
+        "api",
+        "authorizer",
+        "chat",
+        "console",
+        "dreaming",
+        "files",
+        "jobs",
+        "job_worker",
+        "migration",
+    }
     assert sites["console"][1] == []  # the console builds nothing
     assert {module: builders for module, (_, builders) in sites.items() if module != "console"} == {
         "api": ["build_api"],
@@ -24,6 +34,7 @@ def test_each_deployed_function_takes_its_graph_from_one_builder() -> None:
         "dreaming": ["build_worker"],  # with the curator and purge task tables it gathers
         "files": ["build_file_server"],
         "jobs": ["build_jobs"],
+        "job_worker": ["build_job_worker"],
         "migration": ["build_backfill"],
     }
 

@@ -57,6 +57,18 @@ JOB_FUNCTION = "job-function"
 """The physical name the suites give the job function (`bound_name("AGENT_MEMORY_JOB_FUNCTION")`)."""
 
 
+class JobFunctionContext:
+    """The Lambda context the job function's handler reads (its time left bounds a job's lease)."""
+
+    function_name = JOB_FUNCTION
+    memory_limit_in_mb = 1024
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{JOB_FUNCTION}"
+    aws_request_id = "test-job-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
 def in_process_lambda_client(
     log: InvokeLog | None = None, jobs: Callable[[dict[str, Any]], None] | None = None
 ) -> Any:

@@ -6,11 +6,7 @@ between (queued, running, finished) can be looked at. The IAM contract judges ev
 
 from __future__ import annotations
 
-import base64
-import io
 import json
-import os
-import tarfile
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -26,10 +22,12 @@ from agent_memory.domain.errors import UpstreamUnavailable
 from agent_memory.settings.service import Settings
 from agent_memory.wiring.aws import build_aws
 from agent_memory.wiring.parts import AwsClients
+from tests.archives import memory_archive
 from tests.aws import moto_s3vectors
 from tests.aws.file_function import (
     FILE_FUNCTION,
     JOB_FUNCTION,
+    JobFunctionContext,
     file_function_serving,
     in_process_lambda_client,
 )
@@ -39,16 +37,6 @@ from tests.behaviour.conftest import LambdaClient
 STAGING_BUCKET = "job-staging-bucket"  # bound_name("AGENT_MEMORY_JOB_STAGING_BUCKET")
 
 
-class WorkerContext:
-    function_name = JOB_FUNCTION
-    memory_limit_in_mb = 1024
-    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{JOB_FUNCTION}"
-    aws_request_id = "test-job-request"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 900_000
-
-
 class Runtime:
     def __init__(self, services: Any, events: list[dict[str, Any]]) -> None:
         self.services, self.events = services, events
@@ -56,7 +44,7 @@ class Runtime:
     def run(self, event: dict[str, Any]) -> dict[str, Any]:
         from agent_memory.handlers.job_worker import handler
 
-        return handler(event, WorkerContext())
+        return handler(event, JobFunctionContext())
 
     def run_all(self) -> list[dict[str, Any]]:
         done = [self.run(event) for event in self.events]
@@ -123,24 +111,6 @@ def _items(namespace: str, count: int, word: str) -> list[dict[str, Any]]:
         {"namespace": namespace, "content": f"{word} fact number {n}: the {word} service owns queue {n}"}
         for n in range(count)
     ]
-
-
-def _archive(entries: int, padding: int = 0) -> str:
-    """An OpenClaw workspace; `padding` bytes of incompressible data in a file the importer does not read
-    make the request large enough to be staged in S3."""
-    memory = "# Memory\n\n" + "".join(
-        f"- Imported fact {n}: the gateway {n} routes invoices\n" for n in range(entries)
-    )
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in (
-            ("workspace/MEMORY.md", memory.encode()),
-            ("workspace/blob.bin", os.urandom(padding)),
-        ):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return base64.b64encode(buffer.getvalue()).decode()
 
 
 def _get(who: str, location: str) -> Any:
@@ -213,7 +183,11 @@ def test_a_small_batch_stays_synchronous(aws: Runtime) -> None:
 
 
 def test_a_large_import_is_staged_under_its_tenant_prefix_and_unstaged_when_done(aws: Runtime) -> None:
-    body = {"namespace": "/projects/imported", "archive": _archive(12, padding=200_000), "format": "openclaw"}
+    body = {
+        "namespace": "/projects/imported",
+        "archive": memory_archive(12, padding=200_000),
+        "format": "openclaw",
+    }
     answer = LambdaClient("alpha").post("/v1/imports", json=body)
     assert answer.status_code == 202, answer.text
     job = answer.json()
@@ -231,7 +205,11 @@ def test_a_large_import_is_staged_under_its_tenant_prefix_and_unstaged_when_done
 
 
 def test_another_tenant_or_key_never_reaches_a_job_or_its_staged_request(aws: Runtime) -> None:
-    body = {"namespace": "/projects/private", "archive": _archive(3, padding=200_000), "format": "openclaw"}
+    body = {
+        "namespace": "/projects/private",
+        "archive": memory_archive(3, padding=200_000),
+        "format": "openclaw",
+    }
     job = LambdaClient("alpha").post("/v1/imports", json=body).json()
     aws.events.clear()
     assert _get("beta", job["location"]).status_code == 404  # another tenant
@@ -342,7 +320,7 @@ def test_a_purge_of_a_jobs_namespace_erases_the_job_and_its_request(aws: Runtime
     purger = LambdaClient("alpha-purger")
     done = purger.post("/v1/memories/batch", json={"items": _items(ns, 26, "grebe")}).json()
     aws.run_all()
-    body = {"namespace": ns, "archive": _archive(3, padding=200_000), "format": "openclaw"}
+    body = {"namespace": ns, "archive": memory_archive(3, padding=200_000), "format": "openclaw"}
     waiting = purger.post("/v1/imports", json=body).json()  # not run yet: its request is staged
     aws.events.clear()
     assert _get("alpha-purger", done["location"]).json()["status"] == "succeeded"

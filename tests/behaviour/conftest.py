@@ -43,6 +43,7 @@ from tests.aws import moto_s3vectors
 from tests.aws.file_function import (
     FILE_FUNCTION,
     JOB_FUNCTION,
+    JobFunctionContext,
     file_function_serving,
     in_process_lambda_client,
 )
@@ -351,16 +352,6 @@ def serve_api(
 
 JOB_STAGING_BUCKET = "job-staging-bucket"
 """Where a large job request is staged (`bound_name("AGENT_MEMORY_JOB_STAGING_BUCKET")`)."""
-
-
-class JobFunctionContext:
-    function_name = JOB_FUNCTION
-    memory_limit_in_mb = 1024
-    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{JOB_FUNCTION}"
-    aws_request_id = "test-job-request"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 900_000
 
 
 def _run_job_event(event: dict[str, Any]) -> None:

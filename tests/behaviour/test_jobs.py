@@ -6,11 +6,10 @@ or a dry run stays synchronous (200)."""
 from __future__ import annotations
 
 import base64
-import io
-import tarfile
 import time
 from typing import Any
 
+from tests.archives import memory_archive
 from tests.behaviour.conftest import Api
 
 JOB_FIELDS = {
@@ -24,19 +23,6 @@ def _items(namespace: str, count: int, word: str) -> list[dict[str, Any]]:
         {"namespace": namespace, "content": f"{word} fact {n}: the {word} desk owns ticket {n}"}
         for n in range(count)
     ]
-
-
-def _archive(entries: int) -> str:
-    memory = "# Memory\n\n" + "".join(
-        f"- Imported fact {n}: the relay {n} carries parcels\n" for n in range(entries)
-    )
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        data = memory.encode()
-        info = tarfile.TarInfo("workspace/MEMORY.md")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return base64.b64encode(buffer.getvalue()).decode()
 
 
 def _accepted(answer: Any, kind: str) -> dict[str, Any]:
@@ -80,7 +66,11 @@ def test_a_large_batch_is_a_job_whose_result_is_the_synchronous_answer(api: Api)
 
 
 def test_an_import_is_a_job_and_a_dry_run_is_not(api: Api) -> None:
-    body = {"namespace": "/projects/jobs-import", "archive": _archive(8), "format": "openclaw"}
+    body = {
+        "namespace": "/projects/jobs-import",
+        "archive": memory_archive(8, fact="the relay {n} carries parcels"),
+        "format": "openclaw",
+    }
     with api.client("alpha", follow_jobs=False) as client:
         dry = client.post("/v1/imports", json={**body, "dry_run": True})
         assert dry.status_code == 200 and dry.json()["report"]["state"] == "dry_run"

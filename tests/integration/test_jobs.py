@@ -6,11 +6,9 @@ the job was accepted) fails with the purge's code and writes nothing more."""
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import signal
-import tarfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -32,6 +30,7 @@ from agent_memory.domain.jobs.service import JobsBusy, JobService
 from agent_memory.settings.service import Settings
 from agent_memory.wiring.local import build_local, job_executor
 from agent_memory_client import Client, errors
+from tests.archives import memory_archive
 from tests.integration.conftest import start_server
 
 RUNTIMES: dict[str, Any] = {}
@@ -119,21 +118,8 @@ def test_a_job_is_seen_only_by_its_key_in_its_tenant(server) -> None:
         assert client.get("/v1/jobs/not-a-job").status_code == 404
 
 
-def _archive(entries: int) -> str:
-    memory = "# Memory\n\n" + "".join(
-        f"- Imported fact {n}: the gateway {n} routes invoices\n" for n in range(entries)
-    )
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        data = memory.encode()
-        info = tarfile.TarInfo("workspace/MEMORY.md")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return base64.b64encode(buffer.getvalue()).decode()
-
-
 def test_import_is_a_job_and_a_dry_run_is_not(server) -> None:
-    body = {"namespace": "/projects/imported", "archive": _archive(40), "format": "openclaw"}
+    body = {"namespace": "/projects/imported", "archive": memory_archive(40), "format": "openclaw"}
     with _client(server, "alpha") as client:
         dry = client.post("/v1/imports", json={**body, "dry_run": True})
         assert dry.status_code == 200 and dry.json()["report"]["state"] == "dry_run"
@@ -155,7 +141,7 @@ def test_sdk_follows_the_job(server) -> None:
     with Client(url, keys["alpha"]) as sdk:
         answer = sdk.remember_batch(_items("/projects/sdk", 27, "harbor"))
         assert answer["counts"] == {"added": 27} and len(answer["results"]) == 27
-        report = sdk.import_archive("/projects/sdk-import", _archive(5), format="openclaw")["report"]
+        report = sdk.import_archive("/projects/sdk-import", memory_archive(5), format="openclaw")["report"]
         assert report["state"] == "completed"
         with pytest.raises(errors.NotFound):
             sdk.get_job("job_ffffffffffffffff")

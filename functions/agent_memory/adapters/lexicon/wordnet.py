@@ -189,8 +189,7 @@ class WordNetLexicon:
                 return True  # another part of speech: "drive" a vehicle, a car
             kinds = {
                 lemma
-                for symbol, target, target_part, _ in self._synset(part, offset)[1]
-                if symbol in ("@", "@i")
+                for target_part, target in self._hypernyms(part, offset)
                 for lemma in self._synset(target_part, target)[0]
             }
             if same and (
@@ -259,12 +258,7 @@ class WordNetLexicon:
         closure: set[tuple[str, str]] = set(senses)
         layer = set(senses)
         for _ in range(_KIND_DEPTH):
-            layer = {
-                (target_part, target)
-                for part, offset in layer
-                for symbol, target, target_part, _ in self._synset(part, offset)[1]
-                if symbol in ("@", "@i")
-            }
+            layer = {upper for part, offset in layer for upper in self._hypernyms(part, offset)}
             closure |= layer
         return closure
 
@@ -273,28 +267,37 @@ class WordNetLexicon:
         found: list[tuple[str, str]] = []
         layer = {offset}
         for _ in range(depth):
-            layer = {
-                target
-                for current in layer
-                for symbol, target, target_part, _ in self._synset(part, current)[1]
-                if symbol in ("@", "@i") and target_part == part
-            }
+            layer = self._upper(part, layer)
             found += [(lemma, target) for target in layer for lemma in self._synset(part, target)[0]]
         return found
+
+    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    def _hypernyms(self, part: str, offset: str) -> frozenset[tuple[str, str]]:
+        """(part of speech, synset) of one synset's direct hypernyms, instance hypernyms included: the one
+        walk up the hierarchy that kinds, closures, depths and definitions' kinds all take."""
+        return frozenset(
+            (target_part, target)
+            for symbol, target, target_part, _ in self._synset(part, offset)[1]
+            if symbol in ("@", "@i")
+        )
+
+    def _upper(self, part: str, layer: set[str]) -> set[str]:
+        """The synsets one level above `layer`, in the same part of speech."""
+        return {
+            target
+            for current in layer
+            for upper_part, target in self._hypernyms(part, current)
+            if upper_part == part
+        }
 
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _depth(self, part: str, offset: str) -> int:
         """The fewest hypernym links from the synset up to a root of its hierarchy."""
         seen, layer, depth = {offset}, {offset}, 0
         while layer:
-            if any(not {s for s, *_ in self._synset(part, c)[1]} & {"@", "@i"} for c in layer):
+            if any(not self._hypernyms(part, current) for current in layer):
                 return depth
-            upper = {
-                target
-                for current in layer
-                for symbol, target, target_part, _ in self._synset(part, current)[1]
-                if symbol in ("@", "@i") and target_part == part
-            }
+            upper = self._upper(part, layer)
             layer = upper - seen
             seen |= upper
             depth += 1

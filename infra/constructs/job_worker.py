@@ -23,12 +23,13 @@ from .bedrock_models import BedrockModels
 from .buckets import data_bucket
 from .function_set import FunctionSet, erasure_retention
 from .network import S3, Network
-from .service_function import ServiceFunction
+from .service_function import MAX_EVENT_AGE_HOURS, ServiceFunction
 from .tenant_vectors import TENANT_PRINCIPAL_TAG, TenantVectors
 
 JOB_HANDLER = "agent_memory.handlers.job_worker.handler"
 STAGED_OBJECT_ACTIONS = ("s3:PutObject", "s3:GetObject", "s3:DeleteObject")
 STAGED_DAYS = 1
+LOST_MARGIN_SECONDS = 300
 """A staged request is deleted when its job ends; what a lost job left expires after this."""
 
 
@@ -59,6 +60,7 @@ class JobWorker(Construct):
             ],
             retain=False,  # requests in flight only: nothing here outlives its job by more than a day
         )
+        self._jobs = _jobs_setting(config)
         self.function = functions.add(
             "JobWorkerFunction",
             handler=JOB_HANDLER,
@@ -66,6 +68,7 @@ class JobWorker(Construct):
             sizing=config.functions.job_worker,
             environment={
                 "AGENT_MEMORY_JOB_STAGING_BUCKET": self.staging_bucket.bucket_name,
+                "AGENT_MEMORY_JOBS": self._jobs,
                 **_api_behaviour(config),
             },
             files="jobs",
@@ -94,6 +97,7 @@ class JobWorker(Construct):
         )
         function.add_environment("AGENT_MEMORY_JOB_FUNCTION", self.function.function.function_name)
         function.add_environment("AGENT_MEMORY_JOB_STAGING_BUCKET", self.staging_bucket.bucket_name)
+        function.add_environment("AGENT_MEMORY_JOBS", self._jobs)
 
     def purged_by(self, function: ServiceFunction) -> None:
         """`function` runs purge steps (the dreaming function, for the purge workflow): it erases jobs'
@@ -125,6 +129,16 @@ class JobWorker(Construct):
                 reason="The staged job requests of the session's own tenant only (<tenant>/jobs/<job id>.json).",
             )
         )
+
+
+def _jobs_setting(config: DeploymentConfig) -> str:
+    """AGENT_MEMORY_JOBS of the functions that read jobs: a job unfinished after the job function's event could
+    have waited (its maximum age) plus one invocation's timeout is `lost` (Lambda gave up on it; the event is
+    in the dead-letter queue), so a poll answers `failed` instead of `running` forever."""
+    lost_after = (
+        MAX_EVENT_AGE_HOURS * 3600 + config.functions.job_worker.timeout_seconds + LOST_MARGIN_SECONDS
+    )
+    return json.dumps({"lost_after_seconds": lost_after})
 
 
 def _api_behaviour(config: DeploymentConfig) -> dict[str, str]:

@@ -29,6 +29,11 @@ POWERTOOLS_ENVIRONMENT = {
 _VPC_ACCESS_POLICY = "service-role/AWSLambdaVPCAccessExecutionRole"
 
 
+MAX_EVENT_AGE_HOURS = 6
+"""How long Lambda keeps an asynchronous event of ours (throttled or between retries) before it goes to the
+dead-letter queue: the service's maximum."""
+
+
 def dead_letter_queue(scope: Construct, construct_id: str, retention_days: int, of_what: str) -> sqs.Queue:
     """An encrypted, TLS-only SQS dead-letter queue (cdk-nag's SQS3 asks a queue for its own DLQ; this one
     is the DLQ)."""
@@ -105,7 +110,7 @@ class ServiceFunction(Construct):
             environment={**POWERTOOLS_ENVIRONMENT, **environment},
             dead_letter_queue=self.dead_letter_queue,
             retry_attempts=2 if asynchronous else None,
-            max_event_age=Duration.hours(6) if asynchronous else None,
+            max_event_age=Duration.hours(MAX_EVENT_AGE_HOURS) if asynchronous else None,
         )
 
         self._acknowledge(in_vpc=vpc is not None)

@@ -6,6 +6,7 @@ the API's invoke through."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from infra_support import TEST_WRITE_JUDGE_MODEL, Synthesized, as_list, policy_statements, render
@@ -47,6 +48,22 @@ def test_the_job_function_runs_jobs_asynchronously_with_retries_and_a_dead_lette
         assert environment[name] == api["Environment"]["Variables"][name], name
     assert environment["AGENT_MEMORY_WRITE_JUDGE_MODEL_ID"] == TEST_WRITE_JUDGE_MODEL
     assert render(environment["AGENT_MEMORY_JOB_STAGING_BUCKET"]) == f"<{_staging_bucket(synthesized)}>"
+
+
+def test_a_job_is_declared_lost_only_after_lambda_can_no_longer_run_it(synthesized: Synthesized) -> None:
+    """The API (which answers polls) and the job function agree on when an unfinished job ran nowhere: not
+    before its event's maximum age plus one whole invocation, or a job still running would be failed."""
+    logical_id, function = _function(synthesized)
+    (invoke_config,) = [
+        c["Properties"]
+        for c in synthesized.of_type("AWS::Lambda::EventInvokeConfig").values()
+        if render(c["Properties"]["FunctionName"]) == f"<{logical_id}>"
+    ]
+    api = synthesized.resources[synthesized.logical_id("AWS::Lambda::Function", "ApiFunction")]["Properties"]
+    for environment in (function["Environment"]["Variables"], api["Environment"]["Variables"]):
+        lost_after = json.loads(environment["AGENT_MEMORY_JOBS"])["lost_after_seconds"]
+        assert lost_after > invoke_config["MaximumEventAgeInSeconds"] + function["Timeout"]
+        assert lost_after <= invoke_config["MaximumEventAgeInSeconds"] + function["Timeout"] + 600
 
 
 def test_only_the_api_role_may_invoke_the_job_function(synthesized: Synthesized) -> None:

@@ -92,3 +92,37 @@ def test_a_kind_the_runtime_does_not_run_as_a_job_is_refused(tmp_path: Path) -> 
     service, _ = _service(tmp_path, Runner(), FixedClock(), kinds=frozenset({"import", "memory_batch"}))
     with pytest.raises(Misconfigured, match="purge"):
         service.submit("alpha", "system-purge", "purge", [], "{}")
+
+
+LOST_AFTER = timedelta(hours=6, minutes=20)
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["queued", "running"])
+def test_a_job_lambda_gave_up_on_is_failed_lost_when_read_not_running_forever(
+    tmp_path: Path, held: bool
+) -> None:
+    clock = FixedClock()
+    service, runs = _service(tmp_path, Runner(), clock, lost_after=LOST_AFTER)
+    job = service.submit("alpha", "key1", "import", ["/p"], "{}")
+    if held:  # an invocation claimed it, then every retry crashed (its lease long over)
+        stored = service._store.get("alpha", job.id)
+        assert stored is not None
+        stored.status, stored.lease_until = JobStatus.RUNNING, clock.now() + LEASE
+        assert service._store.claim(stored)
+    clock.advance(seconds=LOST_AFTER.total_seconds())  # still within the bound: an event may yet run it
+    assert service.get("alpha", "key1", job.id).status is (JobStatus.RUNNING if held else JobStatus.QUEUED)
+    clock.advance(seconds=1)
+    lost = service.get("alpha", "key1", job.id)
+    assert lost.status is JobStatus.FAILED and lost.error is not None and lost.error.error == "lost"
+    assert "submit it again" in lost.error.message.lower()
+    stored = service._store.get("alpha", job.id)
+    assert stored is not None and stored.status is JobStatus.FAILED  # saved: every later poll agrees
+    assert service.run("alpha", job.id, LEASE) is None and runs == []  # a very late event runs nothing
+
+
+def test_without_a_bound_an_old_job_stays_as_it_is(tmp_path: Path) -> None:
+    clock = FixedClock()
+    service, _ = _service(tmp_path, Runner(), clock)  # the local runtime: it sees a dead worker itself
+    job = service.submit("alpha", "key1", "import", ["/p"], "{}")
+    clock.advance(days=2)
+    assert service.get("alpha", "key1", job.id).status is JobStatus.QUEUED

@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     max_body_bytes: Annotated[int, Field(ge=1024, le=10 * 1024 * 1024)] = 1024 * 1024
     jobs: JobConfig = JobConfig()
     """JSON in AGENT_MEMORY_JOBS, e.g. {"workers": 1, "batch_threshold": 25}: background jobs (imports, large
-    batches: 202 + GET /v1/jobs/{id}); in AWS `batch_threshold` and `max_queued_per_tenant` apply (the job
+    batches: 202 + GET /v1/jobs/{id}); in AWS `batch_threshold`, `max_queued_per_tenant` and `lost_after_seconds` (set by the stack) apply (the job
     function runs them)."""
     rate_limit: RateLimitConfig = RateLimitConfig()
     """JSON in AGENT_MEMORY_RATE_LIMIT, e.g. {"requests_per_second": 50, "burst": 100}: the local server's

@@ -14,6 +14,7 @@ AGENT_MEMORY_JOB_FUNCTION the API wires no job service and those routes stay syn
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from . import parts
@@ -35,6 +36,7 @@ def job_service(base: AwsBase) -> JobService | None:
     from ..adapters.aws.remote_file_store import LAMBDA_CLIENT_CONFIG
     from ..domain.jobs.service import JobService
 
+    lost_after = settings.jobs.lost_after_seconds
     store = job_store(base)
     invoker = parts.client(base.config, base.clients.lambda_, "lambda", LAMBDA_CLIENT_CONFIG)
     return JobService(
@@ -44,6 +46,7 @@ def job_service(base: AwsBase) -> JobService | None:
         batch_threshold=settings.jobs.batch_threshold,
         max_queued_per_tenant=settings.jobs.max_queued_per_tenant,
         kinds=frozenset({"import", "memory_batch"}),  # dreams and purges: their Step Functions workflows
+        lost_after=timedelta(seconds=lost_after) if lost_after else None,
     )
 
 

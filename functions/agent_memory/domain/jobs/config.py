@@ -23,6 +23,12 @@ class JobConfig(Model):
     answered within the request (200), as before."""
     max_queued_per_tenant: Annotated[int, Field(ge=1, le=10_000)] = 64
     """Jobs of one tenant waiting to run; one more is refused with 429 `too_many_jobs` and Retry-After."""
+    lost_after_seconds: Annotated[int, Field(ge=60, le=86_400)] | None = None
+    """AWS: a job still queued or running this long after it was accepted ran nowhere any more (Lambda gave up
+    on its event: every retry failed, or the event outlived its maximum age and went to the dead-letter
+    queue). Reading it then fails it as `lost` instead of showing it `running` forever. The stack sets it to
+    the job function's maximum event age plus one invocation's timeout and a margin; the local runtime sees
+    a dead worker directly and leaves it unset."""
 
 
 class RateLimitConfig(Model):

@@ -35,6 +35,11 @@ INTERRUPTED = (
     "the server stopped before this job finished; what it wrote before stays written. Submit it again "
     "(an import skips the items it already imported)"
 )
+LOST = (
+    "this job's invocations all ended without finishing it (Lambda's retries failed, or its event waited too "
+    "long and went to the dead-letter queue); what it wrote before stays written. Submit it again (an import "
+    "skips the items it already imported)"
+)
 WORKER_LOST = (
     "the job worker stopped (exit code {code}) while running this job; what it wrote before stays written. "
     "The worker was restarted: submit the job again (an import skips the items it already imported)"
@@ -59,6 +64,7 @@ class JobService:
         retry_after_seconds: int = 5,
         new_id: Callable[[], str] | None = None,
         kinds: frozenset[JobKind] = frozenset(get_args(JobKind)),
+        lost_after: timedelta | None = None,
     ) -> None:
         self._store = store
         self._runner = runner
@@ -71,6 +77,8 @@ class JobService:
         self.kinds = kinds
         """The kinds this runtime runs as jobs (AWS: imports and batches; dream runs and purges have their
         Step Functions workflows there)."""
+        self._lost_after = lost_after
+        """An unfinished job older than this runs nowhere any more (`JobConfig.lost_after_seconds`)."""
         self._lock = threading.Lock()
         self._executor: Executor | None = None
         self._turns: dict[str, int] = {}  # tenant -> when it was last served (worker side)
@@ -145,7 +153,15 @@ class JobService:
         job = self._store.get(tenant, job_id)
         if job is None or job.key_id != key_id:
             raise NotFound(f"no job with id {job_id[:60]!r}")
+        if self._is_lost(job):
+            self._finish(job, error=JobError(error="lost", message=LOST))
         return job
+
+    def _is_lost(self, job: Job) -> bool:
+        """Unfinished past `lost_after` since it was accepted: no invocation can still be running it."""
+        if self._lost_after is None or job.status in FINISHED:
+            return False
+        return self._clock.now() - job.created_at > self._lost_after
 
     # ------------------------------------------------------------------ the worker's side
 

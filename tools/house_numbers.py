@@ -6,7 +6,8 @@
 - the assembly sites: for each Lambda function the stack deploys (its handler string in `infra/`), the
   `wiring/process.py` slot its handler modules take their graph from and the `wiring/aws.py` builder that
   slot calls;
-- the touches to add a route, an adapter and a workflow, as docs/architecture.md lists them;
+- the touches to add a route, an adapter (on an existing resource or a declared table; on another kind of new
+  resource) and a workflow, as docs/architecture.md lists them;
 - the stack class's line count (`infra/stacks/memory_stack.py`, budget 150).
 
     .venv/bin/python tools/house_numbers.py [checkout]
@@ -141,14 +142,21 @@ def _hosted_task_modules() -> list[str]:
     ]
 
 
+ENTRIES = ("A route", "An adapter", "An adapter on another kind of new resource", "A workflow")
+"""The 'Where to add things' entries counted (an entry that extends another continues its numbering)."""
+
+
 def touches() -> dict[str, int]:
-    """The numbered places each 'Where to add things' entry of docs/architecture.md lists."""
+    """The numbered places each 'Where to add things' entry of docs/architecture.md lists: its last item's
+    number (an entry that builds on another, the adapter on another kind of resource, numbers on from it)."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Where to add things", 1)[1].split("\n## ", 1)[0]
     counts: dict[str, int] = {}
-    for name in ("A route", "An adapter", "A workflow"):
+    for name in ENTRIES:
+        if f"**{name}**" not in section:  # an older checkout's page
+            continue
         block = section.split(f"**{name}**", 1)[1].split("\n\n**", 1)[0]
-        counts[name] = len(re.findall(r"^\d+\. ", block, flags=re.MULTILINE))
+        counts[name] = max((int(n) for n in re.findall(r"^(\d+)\. ", block, flags=re.MULTILINE)), default=0)
     return counts
 
 

@@ -60,8 +60,7 @@ class FunctionSet:
         self.environment = {
             "AGENT_MEMORY_RUNTIME": "aws",
             "AGENT_MEMORY_TABLE": tables.memory.table_name,
-            "AGENT_MEMORY_IDEMPOTENCY_TABLE": tables.idempotency.table_name,
-            "AGENT_MEMORY_API_KEYS_TABLE": tables.api_keys.table_name,
+            **tables.environment(),  # the declared tables (agent_memory.settings.resources)
             "AGENT_MEMORY_EMBEDDING_MODEL": config.embedding.model_id,
             "AGENT_MEMORY_EMBEDDING_DIMENSIONS": str(config.embedding.dimensions),
             # The STS interface endpoint serves the regional name only; the global one has no route here.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TypedDict
 
 from aws_cdk import RemovalPolicy
@@ -9,16 +10,16 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from agent_memory.settings import resources
+from agent_memory.settings.resources import TABLES, Access, Table
+
 from ..config import DeploymentConfig
 from .network import DYNAMODB, Network
 from .service_function import ServiceFunction
 
-IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
-"""Powertools idempotency records (the API and chat functions, with their own roles)."""
-IDEMPOTENCY_PURGE_ACTIONS = ("dynamodb:Scan", "dynamodb:DeleteItem")
-"""A purge's idempotency step (domain/erasure): find stored responses that name purged content, delete them
-(the table is keyed by a hash, not by tenant, hence the Scan)."""
-KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+IDEMPOTENCY_ACTIONS = resources.IDEMPOTENCY_ACTIONS
+IDEMPOTENCY_PURGE_ACTIONS = resources.IDEMPOTENCY_PURGE_ACTIONS
+KEY_USE_ACTIONS = resources.KEY_USE_ACTIONS
 
 
 def _string(name: str) -> dynamodb.Attribute:
@@ -37,12 +38,13 @@ class _TableOptions(TypedDict):
 
 
 class MemoryTables(Construct):
-    """Three on-demand tables, encrypted with the service key, with point-in-time recovery:
+    """On-demand tables, encrypted with the service key, with point-in-time recovery:
 
     - `memory`: records, change log and recall log. Every partition key (pk, gsi1pk, gsi2pk) starts with
       `<tenant>#`, which is what lets IAM confine a tenant with `dynamodb:LeadingKeys`.
-    - `idempotency`: Powertools idempotency records (TTL `expiration`).
-    - `api_keys`: SHA-256 hashes of API keys and what each may do; read only by the authorizer."""
+    - every table `agent_memory.settings.resources` declares (`declared`), with the accesses it names:
+      `idempotency` (Powertools idempotency records, TTL `expiration`) and `api_keys` (SHA-256 hashes of API
+      keys and what each may do; read only by the authorizer)."""
 
     def __init__(
         self,
@@ -56,7 +58,7 @@ class MemoryTables(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._key, self._network = key, network
-        self._key_users: list[ServiceFunction] = []
+        self._key_users: list[tuple[ServiceFunction, tuple[str, ...]]] = []
         removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
         common: _TableOptions = {
             "billing_mode": dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -88,15 +90,19 @@ class MemoryTables(Construct):
                 projection_type=dynamodb.ProjectionType.ALL,
             )
 
-        self.idempotency = dynamodb.Table(
-            self,
-            "Idempotency",
-            partition_key=_string("id"),
-            time_to_live_attribute="expiration",
-            **common,
-        )
-
-        self.api_keys = dynamodb.Table(self, "ApiKeys", partition_key=_string("key_hash"), **common)
+        self.declared: dict[str, dynamodb.Table] = {
+            table.construct_id: dynamodb.Table(
+                self,
+                table.construct_id,
+                partition_key=_string(table.partition_key),
+                time_to_live_attribute=table.time_to_live,
+                **common,
+            )
+            for table in TABLES
+        }
+        """Every table `agent_memory.settings.resources` declares, by its construct id."""
+        self.idempotency = self.declared[resources.IDEMPOTENCY.construct_id]
+        self.api_keys = self.declared[resources.API_KEYS.construct_id]
 
     @classmethod
     def for_deployment(
@@ -113,46 +119,34 @@ class MemoryTables(Construct):
         )
 
     # Least privilege per function, beyond the tenant role (whose grant on `memory` TenantVectors owns): the
-    # idempotency records and the API keys are reached with each function's own role.
+    # declared tables (the idempotency records, the API keys) are reached with each function's own role.
 
-    def grant_idempotency(self, function: ServiceFunction) -> None:
-        """Powertools idempotency records: read, write and expire them (the API and chat functions)."""
-        self.idempotency.grant(function.role, *IDEMPOTENCY_ACTIONS)
-        self._grant_key_use(function)
+    def environment(self) -> dict[str, str]:
+        """Each declared table's name under its variable, for every function that touches data."""
+        return {table.variable: self.declared[table.construct_id].table_name for table in TABLES}
+
+    def grant_declared(self, functions: Iterable[ServiceFunction | None]) -> None:
+        """Every access the declarations name, to those of the stack's `functions` they name by handler module
+        (a function the deployment lacks is skipped): the only grants on these tables."""
+        by_module = {f.handler_module: f for f in functions if f is not None}
+        for table in TABLES:
+            for access in table.access:
+                for name in access.functions:
+                    if name not in resources.FUNCTIONS:
+                        raise ValueError(
+                            f"table {table.construct_id}: {access.sid} names no function {name!r}"
+                        )
+                    if name in by_module:
+                        self.grant(table, access, by_module[name])
+
+    def grant(self, table: Table, access: Access, function: ServiceFunction) -> None:
+        """One declared access: the actions on the table (IAM), the key use they need, and for a function in
+        the VPC the same call in the DynamoDB endpoint's policy (statement `access.sid`)."""
+        resource = self.declared[table.construct_id]
+        resource.grant(function.role, *access.actions)
+        if (function, access.key_actions) not in self._key_users:
+            self._key_users.append((function, access.key_actions))
+            self._key.grant(function.role, *access.key_actions)
         self._network.allow_functions(
-            DYNAMODB,
-            [function],
-            sid="IdempotencyRecords",
-            actions=IDEMPOTENCY_ACTIONS,
-            resources=[self.idempotency.table_arn],
+            DYNAMODB, [function], sid=access.sid, actions=access.actions, resources=[resource.table_arn]
         )
-
-    def grant_idempotency_purge(self, function: ServiceFunction) -> None:
-        """A purge (domain/erasure) scans the idempotency records for stored responses that name purged
-        content and deletes them: inline in the API function, or in the purge workflow's steps."""
-        self.idempotency.grant(function.role, *IDEMPOTENCY_PURGE_ACTIONS)
-        self._grant_key_use(function)
-        self._network.allow_functions(
-            DYNAMODB,
-            [function],
-            sid="IdempotencyPurge",
-            actions=IDEMPOTENCY_PURGE_ACTIONS,
-            resources=[self.idempotency.table_arn],
-        )
-
-    def grant_api_key_lookup(self, function: ServiceFunction) -> None:
-        """The authorizer reads API keys by hash: GetItem only, and only decrypting with the key."""
-        self.api_keys.grant(function.role, "dynamodb:GetItem")
-        self._key.grant(function.role, "kms:Decrypt", "kms:DescribeKey")
-        self._network.allow_functions(
-            DYNAMODB,
-            [function],
-            sid="ApiKeyLookup",
-            actions=["dynamodb:GetItem"],
-            resources=[self.api_keys.table_arn],
-        )
-
-    def _grant_key_use(self, function: ServiceFunction) -> None:
-        if function not in self._key_users:
-            self._key_users.append(function)
-            self._key.grant(function.role, *KEY_USE_ACTIONS)

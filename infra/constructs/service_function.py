@@ -78,6 +78,8 @@ class ServiceFunction(Construct):
         retain_logs: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.handler_module = handler.split(".")[-2]
+        """Its handler module (`agent_memory.handlers.<module>`): the name declarations give it."""
         self.log_group = self._log_group(log_retention_days, retain_logs)
         self.role = self._role(construct_id, in_vpc=vpc is not None)
         self.log_group.grant_write(self.role)

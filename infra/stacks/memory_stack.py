@@ -105,10 +105,8 @@ class MemoryStack(Stack):
             self.models.grant_embedding(function)
 
         # Each function's own calls, beyond the tenant role.
-        self.tables.grant_api_key_lookup(authorizer)
-        self.tables.grant_idempotency(api)
-        self.tables.grant_idempotency_purge(api)
-        self.tables.grant_idempotency_purge(dreaming)
+        every_function = (*self.tenant_functions, authorizer, console, self.file_function)
+        self.tables.grant_declared(every_function)  # the declared tables: agent_memory.settings.resources
         for workflow in self.workflows.values():
             if workflow.started_on_demand:
                 workflow.grant_start(api, net)
@@ -119,7 +117,6 @@ class MemoryStack(Stack):
         self.models.grant_optional(dreaming, config.schedules.curator.model_id, sid="CuratorReview")
         if chat is not None:
             self.models.grant_converse(chat, config.chat_model_ids)
-            self.tables.grant_idempotency(chat)
         self.guardrail = ContentGuardrail.for_deployment(
             self, "ContentGuardrail", config, writers=(api, jobs.function, chat, dreaming), network=net
         )

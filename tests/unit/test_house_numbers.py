@@ -41,8 +41,15 @@ def test_each_deployed_function_takes_its_graph_from_one_builder() -> None:
 
 def test_the_touches_are_those_the_architecture_page_lists_and_a_workflow_takes_three() -> None:
     touches = numbers.touches()
-    assert set(touches) == {"A route", "An adapter", "A workflow"}
+    assert set(touches) == {
+        "A route",
+        "An adapter",
+        "An adapter on another kind of new resource",
+        "A workflow",
+    }
     assert touches["A workflow"] <= 3
+    assert touches["An adapter"] <= 3  # a table of its own is declared (agent_memory.settings.resources)
+    assert touches["An adapter on another kind of new resource"] == touches["An adapter"] + 1
 
 
 def test_sizes_are_measured_from_the_syntax_tree() -> None:

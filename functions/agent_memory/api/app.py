@@ -137,6 +137,15 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     validation = powertools_compat.validation_middleware(app)
     if validation is None:
         raise ValueError("create_app needs a resolver built with enable_validation=True")
+    _add_error_handlers(app)
+    _add_gate(app, validation, services, authenticate)
+    _add_routes(app)
+    return app
+
+
+def _add_error_handlers(app: ApiGatewayResolver) -> None:
+    """Every refusal as the ErrorBody: domain errors by their status, request validation, an unsupported media
+    type, an unknown path or method, Powertools' own errors, and anything unexpected (500, logged)."""
 
     @app.exception_handler(errors.DomainError)
     def _domain_error(error: errors.DomainError) -> Response:
@@ -170,6 +179,13 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
         logger.exception("unhandled error", exc_info=error)
         return error_response(500, "internal_error", "the service failed on this request; retry later")
 
+
+def _add_gate(
+    app: ApiGatewayResolver,
+    validation: powertools_compat.Middleware,
+    services: Callable[[], Services],
+    authenticate: Authenticator,
+) -> None:
     def gate(app: ApiGatewayResolver, next_middleware: NextMiddleware) -> Response:
         """The first step of every request, matched or not: authentication (public paths excepted) and the
         request context, then the body's media type, charset and encoding, then Powertools' request
@@ -195,6 +211,10 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
             return validation(app, next_middleware)
 
     powertools_compat.replace_validation_middleware(app, gate)
+
+
+def _add_routes(app: ApiGatewayResolver) -> None:
+    """The service's index and health, every router under /v1, the console's pages and /swagger."""
 
     @app.get(ROOT, include_in_schema=False)
     def root() -> dict[str, Any]:
@@ -226,8 +246,6 @@ def create_app(resolver: R, services: Callable[[], Services], authenticate: Auth
     @app.get("/swagger", include_in_schema=False)
     def swagger() -> Response[str]:
         return _swagger(app)
-
-    return app
 
 
 def _not_found_or_not_allowed(app: ApiGatewayResolver) -> Response:

@@ -19,6 +19,8 @@ rate limit, and `too_many_jobs`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .models import ErrorBody
@@ -29,9 +31,9 @@ POWERTOOLS_SCHEMAS = ("HTTPValidationError", "ResponseValidationError", "Validat
 """Powertools' validation error shapes: dropped when nothing refers to them any more."""
 
 READ_ONLY_POSTS = frozenset({"POST /v1/recall"})
+"""POST operations that store nothing (so never 409)."""
 JOB_ROUTES = frozenset({"POST /v1/imports", "POST /v1/memories/batch"})
 """Operations the local server may run as a job (202); their 429 can also be `too_many_jobs`."""
-"""POST operations that store nothing (so never 409)."""
 
 NOT_FOUND_BY_PARAMETER = {
     "memory_id": "no memory with this id that the key can see (another tenant's, or in a namespace the key "
@@ -165,134 +167,193 @@ def describe_refusals(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """The refusals of one operation, by status."""
-    label = f"{method} {path}"
-    parameters = operation.get("parameters") or []
-    path_parameters = [p["name"] for p in parameters if p.get("in") == "path"]
-    has_body = "requestBody" in operation
-    # The server reads (and can refuse) the body of every POST, PUT and PATCH before any route sees it,
-    # including those whose route takes none (POST /v1/memories/{memory_id}/reviewed answers 400/413/415 too).
-    reads_body = has_body or method in ("POST", "PUT", "PATCH")
-    protected = operation.get("security") != [{}]
-    writes = method != "GET" and label not in READ_ONLY_POSTS
-    found: dict[int, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class _Operation:
+    """What decides an operation's refusals, read from its entry in the document."""
 
-    if reads_body:
-        found[400] = _error(
-            "The body cannot be read: not UTF-8, not JSON, or nested too deeply (`malformed_json`; for a syntax "
-            "error `details.problems` gives the position), or a charset other than UTF-8 "
-            "(`unsupported_charset`). Send JSON encoded as UTF-8 with `Content-Type: application/json`."
+    label: str
+    """"METHOD /path", the key of the per-operation tables above."""
+    path_parameters: tuple[str, ...]
+    has_parameters: bool
+    has_body: bool
+    reads_body: bool
+    """The server reads (and can refuse) the body of every POST, PUT and PATCH before any route sees it,
+    including those whose route takes none (POST /v1/memories/{memory_id}/reviewed answers 400/413/415 too)."""
+    protected: bool
+    writes: bool
+
+    @classmethod
+    def of(cls, method: str, path: str, operation: dict[str, Any]) -> _Operation:
+        label = f"{method} {path}"
+        parameters = operation.get("parameters") or []
+        has_body = "requestBody" in operation
+        return cls(
+            label=label,
+            path_parameters=tuple(p["name"] for p in parameters if p.get("in") == "path"),
+            has_parameters=bool(parameters),
+            has_body=has_body,
+            reads_body=has_body or method in ("POST", "PUT", "PATCH"),
+            protected=operation.get("security") != [{}],
+            writes=method != "GET" and label not in READ_ONLY_POSTS,
         )
-    if protected:
-        found[401] = _error(
-            "No API key, or one that is unknown or disabled (`unauthenticated`, with `WWW-Authenticate: "
-            "Bearer`). Send `Authorization: Bearer <api key>`; ask the operator for a new key if yours was "
-            f"disabled. {GATEWAY_TOO}the authorizer refuses first, with `error` `UNAUTHORIZED`."
-        )
-        found[403] = _error(
-            "The key may not do this (`forbidden`): it lacks the scope the operation needs (`read`, `write` "
-            "or `admin`), or a namespace of the request is outside the key's namespaces (a key limited to "
-            "some namespaces must name them). Use a key that has both, or ask the operator to widen this one."
-        )
-    reasons = [NOT_FOUND_BY_PARAMETER.get(name, f"nothing is found for `{name}`") for name in path_parameters]
-    if label in NOT_FOUND_BY_OPERATION:
-        reasons.append(NOT_FOUND_BY_OPERATION[label])
-    if reasons:
-        routes = (
-            " A path parameter containing `/` (ids never do) reaches no route: also 404."
-            if path_parameters
-            else ""
-        )
-        found[404] = _error(f"Not found (`not_found`): {'; or '.join(reasons)}.{routes}")
-    if reads_body:
-        found[408] = _error(
-            "Local server only: the body did not arrive within the server's body timeout "
-            "(`request_timeout`); the connection is closed. Send the whole body promptly."
-        )
-    if writes:
-        specific = CONFLICT_BY_OPERATION.get(label)
-        found[409] = _error(
-            "The request conflicts with the current state; nothing was changed. "
-            + (f"{specific}. " if specific else "")
-            + "`concurrent_modification`: another request changed the same data first, retry; "
-            "`embedder_mismatch`: the tenant's vector index was built by another embedding model (an operator "
-            "must re-embed or configure the same model)."
-        )
-    if reads_body:
-        found[413] = _error(
-            "Over a size limit (`too_large`; `details` names the limit): the body's bytes (local server: "
-            "`max_body_bytes`, 1 MiB by default), content or query characters, metadata bytes or batch "
-            f"items. Shorten or split the request. {GATEWAY_TOO}a body over 10 MB is refused by API Gateway "
-            "itself, with `error` `REQUEST_TOO_LARGE`."
-        )
-        found[415] = _error(
-            "The body is not JSON (`unsupported_media_type`; `details.media_type` is what was sent). Send it "
-            "with `Content-Type: application/json`."
-        )
-    if label in TOO_LARGE_BY_OPERATION:
-        found[413] = _error(TOO_LARGE_BY_OPERATION[label] + ".")
-    if parameters or has_body:
-        unsafe = (
-            " `unsafe_content`: the safety scan refused a text field (`details` names the rule and, for a "
-            "field other than the content, the `field`): do not store secrets or instructions aimed at the "
-            "agent in any field (content, context, metadata, source, reasons, notes)."
-            if has_body and writes
-            else ""
-        )
-        found[422] = _error(
-            "The request is well-formed but invalid; the same request will be refused again. "
-            "`invalid_request`: `details.problems` lists each field (`field`, `problem`). `validation_failed`: "
-            f"a rule of the service, explained in `message`.{unsafe}"
-        )
+
+
+def _unreadable_body(op: _Operation) -> dict[int, str]:
+    if not op.reads_body:
+        return {}
+    return {
+        400: "The body cannot be read: not UTF-8, not JSON, or nested too deeply (`malformed_json`; for a syntax "
+        "error `details.problems` gives the position), or a charset other than UTF-8 "
+        "(`unsupported_charset`). Send JSON encoded as UTF-8 with `Content-Type: application/json`.",
+        408: "Local server only: the body did not arrive within the server's body timeout "
+        "(`request_timeout`); the connection is closed. Send the whole body promptly.",
+        413: "Over a size limit (`too_large`; `details` names the limit): the body's bytes (local server: "
+        "`max_body_bytes`, 1 MiB by default), content or query characters, metadata bytes or batch "
+        f"items. Shorten or split the request. {GATEWAY_TOO}a body over 10 MB is refused by API Gateway "
+        "itself, with `error` `REQUEST_TOO_LARGE`.",
+        415: "The body is not JSON (`unsupported_media_type`; `details.media_type` is what was sent). Send it "
+        "with `Content-Type: application/json`.",
+    }
+
+
+def _unauthorized(op: _Operation) -> dict[int, str]:
+    if not op.protected:
+        return {}
+    return {
+        401: "No API key, or one that is unknown or disabled (`unauthenticated`, with `WWW-Authenticate: "
+        "Bearer`). Send `Authorization: Bearer <api key>`; ask the operator for a new key if yours was "
+        f"disabled. {GATEWAY_TOO}the authorizer refuses first, with `error` `UNAUTHORIZED`.",
+        403: "The key may not do this (`forbidden`): it lacks the scope the operation needs (`read`, `write` "
+        "or `admin`), or a namespace of the request is outside the key's namespaces (a key limited to "
+        "some namespaces must name them). Use a key that has both, or ask the operator to widen this one.",
+    }
+
+
+def _not_found(op: _Operation) -> dict[int, str]:
+    reasons = [
+        NOT_FOUND_BY_PARAMETER.get(name, f"nothing is found for `{name}`") for name in op.path_parameters
+    ]
+    if op.label in NOT_FOUND_BY_OPERATION:
+        reasons.append(NOT_FOUND_BY_OPERATION[op.label])
+    if not reasons:
+        return {}
+    routes = (
+        " A path parameter containing `/` (ids never do) reaches no route: also 404."
+        if op.path_parameters
+        else ""
+    )
+    return {404: f"Not found (`not_found`): {'; or '.join(reasons)}.{routes}"}
+
+
+def _conflict(op: _Operation) -> dict[int, str]:
+    if not op.writes:
+        return {}
+    specific = CONFLICT_BY_OPERATION.get(op.label)
+    return {
+        409: "The request conflicts with the current state; nothing was changed. "
+        + (f"{specific}. " if specific else "")
+        + "`concurrent_modification`: another request changed the same data first, retry; "
+        "`embedder_mismatch`: the tenant's vector index was built by another embedding model (an operator "
+        "must re-embed or configure the same model)."
+    }
+
+
+def _answer_too_large(op: _Operation) -> dict[int, str]:
+    """An answer over what one response carries: replaces the body's 413 where both apply."""
+    return {413: TOO_LARGE_BY_OPERATION[op.label] + "."} if op.label in TOO_LARGE_BY_OPERATION else {}
+
+
+def _invalid(op: _Operation) -> dict[int, str]:
+    if not (op.has_parameters or op.has_body):
+        return {}
+    unsafe = (
+        " `unsafe_content`: the safety scan refused a text field (`details` names the rule and, for a "
+        "field other than the content, the `field`): do not store secrets or instructions aimed at the "
+        "agent in any field (content, context, metadata, source, reasons, notes)."
+        if op.has_body and op.writes
+        else ""
+    )
+    return {
+        422: "The request is well-formed but invalid; the same request will be refused again. "
+        "`invalid_request`: `details.problems` lists each field (`field`, `problem`). `validation_failed`: "
+        f"a rule of the service, explained in `message`.{unsafe}"
+    }
+
+
+def _throttled(op: _Operation) -> dict[int, str]:
     jobs = (
         " `too_many_jobs` (local server): the tenant already has as many jobs waiting as the server queues "
         "(`jobs.max_queued_per_tenant`); retry after `Retry-After` seconds, once some have finished."
-        if label in JOB_ROUTES
+        if op.label in JOB_ROUTES
         else ""
     )
-    found[429] = {
-        "description": "Too many requests; nothing was changed. Local server: `rate_limited`, the API key sent "
+    return {
+        429: "Too many requests; nothing was changed. Local server: `rate_limited`, the API key sent "
         "more than its token bucket allows (`rate_limit` setting: `requests_per_second`, `burst`); retry "
         f"after `Retry-After` seconds (also `details.retry_after_seconds`).{jobs} {GATEWAY_TOO}the stage's or "
         "the key's usage plan rate was exceeded (`THROTTLED`), or the key's daily quota is used up "
         "(`QUOTA_EXCEEDED`): retry with exponential backoff and jitter; a quota resets the next day (UTC), "
-        "or ask the operator for a larger one.",
-        "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
+        "or ask the operator for a larger one."
     }
-    found[500] = _error(
-        "The service failed on this request (`internal_error`, logged with its traceback): retry later, and "
+
+
+def _failed(op: _Operation) -> dict[int, str]:
+    found = {
+        500: "The service failed on this request (`internal_error`, logged with its traceback): retry later, and "
         "report it if it persists. `misconfigured`: the deployment's configuration is missing or invalid; "
         f"retrying will not help until an operator fixes it. {GATEWAY_TOO}a failing authorizer (e.g. the key "
-        "table cannot be read) answers 500 with `error` `AUTHORIZER_FAILURE`: retry later."
-    )
-    if label == "POST /v1/sessions/{session_id}/turns":
-        found[502] = _error(
-            "The chat model refused or failed the conversation (`upstream_failed`; `message` says why, e.g. "
-            "no access to the model). Retrying the same request will not help: change the request or the "
-            "model's configuration."
-        )
-    if label == "POST /v1/admin/dream":
-        found[504] = {
-            "description": "API Gateway only: the sweep ran longer than API Gateway's 29 s "
-            "(`INTEGRATION_TIMEOUT`) and may still complete. Use `POST /v1/admin/dream/start` (asynchronous) "
-            "for large namespaces; running the same day again reports `already_done` once it completed.",
-            "content": {JSON: {"schema": {"$ref": f"{SCHEMAS}{ErrorBody.__name__}"}}},
-        }
-    missing = _missing_feature(label)
-    if missing:
-        found[501] = _error(f"`not_configured`: {missing}. Retrying will not help; nothing was changed.")
-    found[503] = _error(
-        "Unavailable for now; nothing was changed. "
+        "table cannot be read) answers 500 with `error` `AUTHORIZER_FAILURE`: retry later.",
+        503: "Unavailable for now; nothing was changed. "
         + (
             "`upstream_unavailable`: a dependency (database, embedding model, vector index, chat model) stayed "
             "unavailable after retries: retry later with backoff. "
-            if protected
+            if op.protected
             else ""
         )
-        + "`overloaded` (local server): too many requests are running; retry after `Retry-After` seconds."
-    )
-    return dict(sorted(found.items()))
+        + "`overloaded` (local server): too many requests are running; retry after `Retry-After` seconds.",
+    }
+    missing = _missing_feature(op.label)
+    if missing:
+        found[501] = f"`not_configured`: {missing}. Retrying will not help; nothing was changed."
+    return found
+
+
+UPSTREAM_BY_OPERATION = {
+    "POST /v1/sessions/{session_id}/turns": {
+        502: "The chat model refused or failed the conversation (`upstream_failed`; `message` says why, e.g. "
+        "no access to the model). Retrying the same request will not help: change the request or the "
+        "model's configuration."
+    },
+    "POST /v1/admin/dream": {
+        504: "API Gateway only: the sweep ran longer than API Gateway's 29 s "
+        "(`INTEGRATION_TIMEOUT`) and may still complete. Use `POST /v1/admin/dream/start` (asynchronous) "
+        "for large namespaces; running the same day again reports `already_done` once it completed."
+    },
+}
+"""The operations whose dependency can fail them as a whole: a chat turn's model, a synchronous sweep."""
+
+REFUSALS: tuple[Callable[[_Operation], dict[int, str]], ...] = (
+    _unreadable_body,
+    _unauthorized,
+    _not_found,
+    _conflict,
+    _answer_too_large,  # after _unreadable_body, whose 413 it replaces
+    _invalid,
+    _throttled,
+    _failed,
+    lambda op: UPSTREAM_BY_OPERATION.get(op.label, {}),
+)
+"""Each rule: the refusals (status -> what happened and what to do) it gives an operation; a later rule's
+answer to a status replaces an earlier one's."""
+
+
+def refusals(method: str, path: str, operation: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The refusals of one operation, by status."""
+    op = _Operation.of(method, path, operation)
+    found: dict[int, str] = {}
+    for rule in REFUSALS:
+        found |= rule(op)
+    return {status: _error(found[status]) for status in sorted(found)}
 
 
 def _error(description: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from ..domain.memory.index_upkeep import IndexUpkeep
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, Embedder, FileStore
 from ..settings.handlers import HandlerSettings
+from ..settings.resources import API_KEYS
 from ..settings.service import Settings
 from . import aws_jobs, aws_parts, parts
 from .aws_parts import AwsBase
@@ -239,9 +240,9 @@ def build_authorizer(settings: HandlerSettings) -> ApiKeyLookup:
     from ..adapters.aws.api_keys import DynamoApiKeyStore
     from ..adapters.aws.clients import default_client
 
-    table = settings.api_keys_table
+    table = API_KEYS.name_in(settings)
     if not table:
-        raise Misconfigured("AGENT_MEMORY_API_KEYS_TABLE is not set for the authorizer function")
+        raise Misconfigured(f"{API_KEYS.variable} is not set for the authorizer function")
     return ApiKeyLookup(DynamoApiKeyStore(table, default_client("dynamodb")))
 
 

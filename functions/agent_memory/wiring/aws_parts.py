@@ -17,6 +17,7 @@ from ..domain import safety
 from ..domain.memory.ports import Reranker
 from ..domain.memory.service import MemoryService
 from ..domain.ports import Clock, DreamLauncher, Embedder, FileStore, IndexBackfill, RecordStore
+from ..settings.resources import IDEMPOTENCY
 from ..settings.workflows import DREAMING, MIGRATION, PURGE, Workflow
 from . import aws_jobs, parts
 from .config import RuntimeSettings
@@ -239,15 +240,13 @@ def workflow_launcher(
 
 def idempotency(config: RuntimeSettings, clients: AwsClients) -> IdempotentRunner | None:
     """Idempotent writes (Idempotency-Key) on the idempotency table, with the function's own role."""
-    settings = config.service
-    if not settings.idempotency_table:
+    table = IDEMPOTENCY.name_in(config.service)
+    if not table:
         return None
     from ..adapters.aws.idempotency import dynamodb_idempotency_store
     from ..adapters.idempotency import IdempotentRunner
 
-    store = dynamodb_idempotency_store(
-        settings.idempotency_table, clients.idempotency_dynamodb, base_region(config)
-    )
+    store = dynamodb_idempotency_store(table, clients.idempotency_dynamodb, base_region(config))
     return IdempotentRunner(store)
 
 
@@ -293,9 +292,9 @@ def erasure(
     config, settings, routing = base.config, base.config.service, base.routing
     table, dynamodb = settings.table, base.tenant_client("dynamodb")
     stores: list[ContentStore] = [aws.DynamoSessionEraser(table, dynamodb)]
-    if settings.idempotency_table:
+    if IDEMPOTENCY.name_in(settings):
         own = parts.client(config, base.clients.idempotency_dynamodb, "dynamodb")
-        stores.append(aws.DynamoIdempotencyEraser(settings.idempotency_table, own))
+        stores.append(aws.DynamoIdempotencyEraser(IDEMPOTENCY.name_in(settings), own))
     if routing is not None:
         stores.append(aws.DynamoEmbeddingCacheEraser(table, dynamodb, _fingerprints(routing)))
     stores.append(ImportContent(import_store(base)))

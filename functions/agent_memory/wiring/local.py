@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
     from ..domain.erasure.service import ErasureService
     from ..domain.erasure.snapshots import SnapshotReader
+    from ..domain.files.memory_files import MemoryFilesService
     from ..domain.jobs.service import JobService
     from ..domain.memory.write_judge import JudgeModel
     from ..domain.migration.routing import VectorRouting
     from ..domain.migration.service import MigrationService
+    from ..domain.skills.service import SkillsService
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,6 @@ def build_local(
 
     `in_process_jobs`: run jobs on a thread of this process rather than in a worker process; by default only
     when a clock, judge or clients are injected (the worker rebuilds the runtime from the settings alone)."""
-    from ..adapters.idempotency import IdempotentRunner
-    from ..adapters.local.embedders import build_embedder
-    from ..adapters.local.idempotency_store import SqliteIdempotencyStore
-    from ..adapters.local.import_store import SqliteImportStore
-    from ..adapters.local.session_store import SqliteSessionStore
-    from ..adapters.local.sqlite_store import SqliteRecordStore
-    from ..adapters.local.versioning_store import SqliteVersioningStore
-    from ..adapters.posix.file_store import PosixFileStore
-
     config = RuntimeSettings.of(settings)
     # What a job worker process cannot rebuild from the settings: with any of it, jobs run on a thread here.
     injected = clock is not None or judge is not None or clients is not None
@@ -68,6 +61,38 @@ def build_local(
     clock, clients = clock or SystemClock(), clients or AwsClients()
     data_dir = config.service.data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    core = _local_core(config, data_dir, clock, judge, clients)
+    jobs = local_jobs(config, data_dir, clock, in_process=in_process)
+    services = _local_services(config, data_dir, core, clock, clients, jobs)
+    if services.jobs is not None:
+        services.jobs.bind(job_executor(services))
+    return LocalRuntime(
+        services=services, keys=local_keys(config.service), data_dir=data_dir, store=core.store
+    )
+
+
+@dataclass(frozen=True)
+class _LocalCore:
+    """What every local service stands on: the records, the memory service over the tenant's embedding-migration
+    routing (and that migration), the memory files and skills."""
+
+    store: RecordStore
+    routing: VectorRouting
+    migration: MigrationService
+    memory: MemoryService
+    file_store: FileStore
+    namespaces: NamespaceLister
+    files: MemoryFilesService
+    skills: SkillsService
+
+
+def _local_core(
+    config: RuntimeSettings, data_dir: Path, clock: Clock, judge: JudgeModel | None, clients: AwsClients
+) -> _LocalCore:
+    from ..adapters.local.embedders import build_embedder
+    from ..adapters.local.sqlite_store import SqliteRecordStore
+    from ..adapters.posix.file_store import PosixFileStore
+
     store = SqliteRecordStore(data_dir / "memory.db")
     embedder = build_embedder(config.service.embedder)
     # Vectors go through the tenant's embedding-migration routing (domain/migration): reads from one index,
@@ -84,55 +109,79 @@ def build_local(
         lexicon=parts.lexicon(),
     )
     files_root = data_dir / "files"
-    namespaces = parts.namespace_dirs(files_root)
     file_store = PosixFileStore(files_root)
     scan = parts.scanner()
-    files = parts.memory_files(config, file_store, clock, scan)
-    skills = parts.skills(config, file_store, clock, scan)
-    curator = parts.curator(config, clients, skills, file_store, clock, namespaces)
-    sessions, chat = parts.sessions_and_chat(
-        config, None, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, skills
+    return _LocalCore(
+        store=store,
+        routing=routing,
+        migration=migration,
+        memory=memory,
+        file_store=file_store,
+        namespaces=parts.namespace_dirs(files_root),
+        files=parts.memory_files(config, file_store, clock, scan),
+        skills=parts.skills(config, file_store, clock, scan),
     )
-    dreaming = parts.dreaming(config, clients, memory, store, files, clock, namespaces)
-    versions = SqliteVersioningStore(data_dir / "versioning.db")
-    versioning = parts.versioning(
-        config, memory, store, file_store, versions, versions, clock, sessions, namespaces
-    )
+
+
+def _local_services(
+    config: RuntimeSettings,
+    data_dir: Path,
+    core: _LocalCore,
+    clock: Clock,
+    clients: AwsClients,
+    jobs: JobService,
+) -> Services:
+    """Every service over the core: sessions and chat, dreaming (started as a job), the curator, versioning,
+    the purge, imports and the jobs, each on its own store under `data_dir`."""
+    from ..adapters.idempotency import IdempotentRunner
+    from ..adapters.local.idempotency_store import SqliteIdempotencyStore
+    from ..adapters.local.import_store import SqliteImportStore
+    from ..adapters.local.session_store import SqliteSessionStore
+    from ..adapters.local.versioning_store import SqliteVersioningStore
     from ..api.jobs import JobLauncher
     from ..settings.workflows import DREAMING
 
-    jobs = local_jobs(config, data_dir, clock, in_process=in_process)
+    memory, store, files, skills, namespaces = (
+        core.memory,
+        core.store,
+        core.files,
+        core.skills,
+        core.namespaces,
+    )
+    sessions, chat = parts.sessions_and_chat(
+        config, None, SqliteSessionStore(data_dir / "sessions.db"), files, memory, clock, skills
+    )
+    versions = SqliteVersioningStore(data_dir / "versioning.db")
     erasure = local_erasure(
         data_dir,
         store,
-        routing.index,
-        routing.read_embedder,
-        file_store,
+        core.routing.index,
+        core.routing.read_embedder,
+        core.file_store,
         namespaces,
         clock,
         snapshots=versions,
     )
-    services = Services(
+    return Services(
         memory=memory,
         files=files,
         recall_latency=LatencyWindow(),
         idempotency=IdempotentRunner(SqliteIdempotencyStore(data_dir / "idempotency.db")),
         sessions=sessions,
         chat=chat,
-        dreaming=dreaming,
+        dreaming=parts.dreaming(config, clients, memory, store, files, clock, namespaces),
         dream_launcher=JobLauncher(jobs, DREAMING),
         skills=skills,
-        curator=curator,
-        migration=migration,
-        versioning=versioning,
+        curator=parts.curator(config, clients, skills, core.file_store, clock, namespaces),
+        migration=core.migration,
+        versioning=parts.versioning(
+            config, memory, store, core.file_store, versions, versions, clock, sessions, namespaces
+        ),
         erasure=erasure,
         imports=parts.imports(memory, files, skills, SqliteImportStore(data_dir / "imports.db"), clock),
         archive_reader=parts.archive_reader,
         jobs=jobs,
     )
-    if services.jobs is not None:
-        services.jobs.bind(job_executor(services))
-    return LocalRuntime(services=services, keys=local_keys(config.service), data_dir=data_dir, store=store)
 
 
 def local_jobs(

@@ -16,7 +16,8 @@ request to its tenant in IAM, not only in this code. Times `<at>` are fixed-widt
 
 - gsi3 (partition `gsi2pk`, sort `gsi3sk` = `<ns>#<created>#<id>`, records only) serves namespace-tree
   listings as key ranges; its key, its backfill and the marker are in `record_tree`. Item (de)serialization
-  is in `_record_items`, query and filter building in `_record_queries`.
+  is in `_record_items`, query and filter building in `_record_queries`, a commit's transaction in
+  `_record_commit`.
 - A record is one item (`doc` = its JSON) plus copies of the fields that keys and filters use. `touch()`
   changes only `access_count`/`last_access_at` (ADD/SET, no version bump); reads overlay them on `doc`.
 - Pointer items make the two equality lookups that no GSI serves cheap: de-duplication by content hash and
@@ -46,7 +47,6 @@ import builtins
 import contextvars
 import heapq
 import itertools
-import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,15 +55,15 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ...domain.errors import ConcurrentModification, TooLarge, UpstreamUnavailable, ValidationFailed
+from ...domain.errors import ValidationFailed
 from ...domain.ports import Page, RecordCounts, RecordQuery, RecordWrite, UnreadableRecord
 from ...domain.records import ChangeEntry, MemoryRecord, RecallLogEntry, describe_invalid
-from ._dynamo import attr, dynamo_item, expr_values, read_number, read_text, until_processed
+from ._dynamo import dynamo_item, expr_values, read_number, read_text, until_processed
 from ._errors import error_code, upstream_errors
+from ._record_commit import MAX_TRANSACTION_BYTES, MAX_TRANSACTION_ITEMS, raise_cancelled, transaction
 from ._record_items import (
     UNREADABLE,
     Item,
-    change_item,
     check_limit,
     check_namespace,
     conflict_pk,
@@ -74,11 +74,9 @@ from ._record_items import (
     logger,
     next_stamp,
     overlaid_doc,
-    pointer_item,
     read_model,
     read_record,
     record_from_item,
-    record_item,
     record_position,
     record_tree_position,
     sortable_time,
@@ -89,6 +87,7 @@ from ._record_queries import Filter, Queries
 from .record_tree import SUBTREE_READ_BUDGET, TREE_CURSOR, RecordTree, TreeBackfill, records_page
 
 __all__ = [
+    "MAX_TRANSACTION_BYTES",
     "MAX_TRANSACTION_ITEMS",
     "SUBTREE_READ_BUDGET",
     "DynamoRecordStore",
@@ -98,11 +97,6 @@ __all__ = [
 ]
 
 DEFAULT_RECALL_TTL_DAYS = 90
-MAX_TRANSACTION_ITEMS = 100
-"""DynamoDB's TransactWriteItems maximum. Larger commits are refused, never split: splitting would break
-the all-or-nothing promise of `commit()`."""
-MAX_TRANSACTION_BYTES = 4_000_000
-"""TransactWriteItems accepts at most 4 MB in total; checked (approximately) before the call."""
 _BATCH_GET_MAX = 100
 _TOUCH_CONCURRENCY = 16
 """A default recall (k=10) touches in one wave; within the tenant clients' 32 pooled connections
@@ -158,162 +152,23 @@ class DynamoRecordStore:
     # ------------------------------------------------------------------ writes
 
     def commit(self, writes: Sequence[RecordWrite], changes: Sequence[ChangeEntry]) -> None:
+        """All of it in one TransactWriteItems, or nothing (`_record_commit`: the items, the limits, and a
+        cancellation read back as ConcurrentModification naming the record)."""
         if not writes and not changes:
             return
         tenants = {w.record.tenant for w in writes} | {c.tenant for c in changes}
         if len(tenants) != 1:
             raise ValidationFailed(f"one commit must stay within one tenant, got {sorted(tenants)}")
         tenant = tenants.pop()
-        merged = self._merge_writes(writes)
-
-        items: list[dict[str, Any]] = []
-        owners: list[str | None] = []  # the record id each transaction item guards (None: other items)
-        for write in merged:
-            record = write.record
-            items.append(self._record_put(write))
-            owners.append(record.id)
-            pointers = [hash_pk(tenant, record.namespace, record.content_hash)]
-            if record.conflict_group is not None:
-                pointers.append(conflict_pk(tenant, record.conflict_group))
-            for pk in pointers:
-                items.append({"Put": {"TableName": self._table, "Item": pointer_item(pk, record)}})
-                owners.append(None)
-        base = next_stamp()
-        for position, change in enumerate(changes):
-            items.append(
-                {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": change_item(change, stamp_text(base, position)),
-                    }
-                }
-            )
-            owners.append(None)
-
-        if len(items) > MAX_TRANSACTION_ITEMS:
-            raise TooLarge(
-                f"this commit needs {len(items)} DynamoDB items but one transaction holds at most "
-                f"{MAX_TRANSACTION_ITEMS} (each record write takes 2-3, each change entry 1); "
-                "commit fewer records at a time",
-                items=len(items),
-                limit=MAX_TRANSACTION_ITEMS,
-            )
-        size = len(json.dumps(items))
-        if size > MAX_TRANSACTION_BYTES:
-            raise TooLarge(
-                f"this commit is about {size} bytes but one DynamoDB transaction holds at most "
-                f"{MAX_TRANSACTION_BYTES}; commit fewer records at a time",
-                bytes=size,
-                limit=MAX_TRANSACTION_BYTES,
-            )
-
+        planned = transaction(self._table, tenant, writes, changes)
         client = self._client(tenant)
         try:
             with upstream_errors("DynamoDB", "TransactWriteItems"):
-                client.transact_write_items(TransactItems=items)
+                client.transact_write_items(TransactItems=planned.items)
         except ClientError as error:
             if error_code(error) != "TransactionCanceledException":
                 raise
-            self._raise_cancelled(error, owners, merged)
-
-    @staticmethod
-    def _merge_writes(writes: Sequence[RecordWrite]) -> list[RecordWrite]:
-        """One write per record: DynamoDB cannot touch an item twice in a transaction. A later write of the
-        same record must expect the version the earlier one stores, exactly as if applied in sequence; it
-        then replaces the earlier item while the earlier condition guards the stored version."""
-        merged: dict[str, RecordWrite] = {}
-        for write in writes:
-            record = write.record
-            earlier = merged.get(record.id)
-            if earlier is None:
-                merged[record.id] = write
-                continue
-            if write.expected_version != earlier.record.version:
-                raise ConcurrentModification(
-                    f"record {record.id} is written twice in one commit and the second write expects "
-                    f"version {write.expected_version}, but the first one stores {earlier.record.version}",
-                    record_id=record.id,
-                    expected_version=write.expected_version,
-                    stored_version=earlier.record.version,
-                )
-            merged[record.id] = RecordWrite(record, earlier.expected_version, earlier.expected_status)
-        return list(merged.values())
-
-    def _record_put(self, write: RecordWrite) -> dict[str, Any]:
-        put: dict[str, Any] = {
-            "TableName": self._table,
-            "Item": record_item(write.record),
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-        if write.expected_version is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "#version = :expected"
-            put["ExpressionAttributeNames"] = {"#version": "version"}
-            put["ExpressionAttributeValues"] = expr_values(expected=write.expected_version)
-            if write.expected_status is not None:
-                put["ConditionExpression"] += " AND #status = :expected_status"
-                put["ExpressionAttributeNames"]["#status"] = "status"
-                put["ExpressionAttributeValues"][":expected_status"] = attr(write.expected_status.value)
-        return {"Put": put}
-
-    @staticmethod
-    def _raise_cancelled(error: ClientError, owners: list[str | None], writes: Sequence[RecordWrite]) -> None:
-        reasons = error.response.get("CancellationReasons") or []
-        expected = {w.record.id: w.expected_version for w in writes}
-        expected_status = {
-            w.record.id: w.expected_status.value for w in writes if w.expected_status is not None
-        }
-        for index, reason in enumerate(reasons):
-            code = reason.get("Code", "None")
-            record_id = owners[index] if index < len(owners) else None
-            if code == "ConditionalCheckFailed" and record_id is not None:
-                old = reason.get("Item") or {}
-                stored = int(read_number(old, "version")) if "version" in old else None
-                if expected[record_id] is None:
-                    raise ConcurrentModification(
-                        f"record {record_id} already exists; it cannot be created twice", record_id=record_id
-                    ) from error
-                if stored is None and not old:
-                    raise ConcurrentModification(
-                        f"record {record_id} does not exist, so version {expected[record_id]} cannot be replaced",
-                        record_id=record_id,
-                        expected_version=expected[record_id],
-                    ) from error
-                wanted_status = expected_status.get(record_id)
-                statuses = (
-                    {"expected_status": wanted_status, "stored_status": read_text(old, "status", None)}
-                    if wanted_status
-                    else {}
-                )
-                raise ConcurrentModification(
-                    f"record {record_id} was changed by someone else (stored version {stored}, expected "
-                    f"{expected[record_id]}"
-                    + (
-                        f"; stored status {statuses['stored_status']}, expected {wanted_status}"
-                        if statuses
-                        else ""
-                    )
-                    + "); read it again and retry",
-                    record_id=record_id,
-                    expected_version=expected[record_id],
-                    stored_version=stored,
-                    **statuses,
-                ) from error
-            if code == "TransactionConflict":
-                raise ConcurrentModification(
-                    "another request is changing the same records right now; read them again and retry",
-                    record_id=record_id,
-                ) from error
-            if code in {"ThrottlingError", "ProvisionedThroughputExceeded"}:
-                raise UpstreamUnavailable(
-                    "DynamoDB is throttling this table; retry in a few seconds", aws_error=code
-                ) from error
-        if any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
-            raise ConcurrentModification(
-                "a record changed while this commit was applied; read it again and retry"
-            ) from error
-        raise error
+            raise_cancelled(error, planned.owners, planned.writes)
 
     def touch(self, tenant: str, record_ids: Sequence[str], at: datetime) -> None:
         """One UpdateItem per record (DynamoDB has no batch update), sent at once: each is a round trip, and

@@ -1,0 +1,99 @@
+"""The DynamoDB tables the functions reach with their own role (not the tenant role), one declaration each.
+
+Everything else is derived from these entries: the table itself (`infra/constructs/memory_tables.py` builds
+every declared table under its `construct_id`, with the shared encryption, recovery and removal settings), its
+name in the environment of every function that touches data (`AGENT_MEMORY_<SETTING>`, read by the `Settings`
+field `setting` names), and each access: the stack applies it to exactly the functions it names, as one IAM
+statement on the table (Sid-less, CDK's `Table.grant`), the key use it needs, and, for a function in the VPC,
+the same call in the DynamoDB endpoint's policy under `sid` (`Network.allow_functions`). The wiring finds the
+table's name through `setting`. Plain data: the CDK app imports it.
+
+The memory table is not declared here: every function reaches it with the tenant role, whose grant
+(`infra/constructs/tenant_vectors.py`) confines each call to the tenant's partition keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+KEY_USE_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+"""Reading and writing items encrypted with the stack's data key."""
+KEY_READ_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
+"""Reading them only."""
+
+FUNCTIONS = ("api", "authorizer", "chat", "console", "dreaming", "files", "job_worker", "jobs", "migration")
+"""The Lambda functions an access may name: their handler modules (`agent_memory.handlers.<name>`)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One kind of call some functions make on a declared table, with their own role."""
+
+    sid: str
+    """The statement's id in the DynamoDB endpoint's policy (one statement per access, each caller's role in
+    its condition)."""
+    actions: tuple[str, ...]
+    functions: tuple[str, ...]
+    """The functions that make these calls (names of `FUNCTIONS`); a function the deployment does not have (the
+    chat function without chat models) is skipped."""
+    key_actions: tuple[str, ...] = KEY_USE_ACTIONS
+    """What the calls need of the data key the table is encrypted with."""
+
+
+@dataclass(frozen=True)
+class Table:
+    construct_id: str
+    """The table's id under the `Tables` construct (its CloudFormation logical id derives from it)."""
+    setting: str
+    """The `Settings` field (and `HandlerSettings` field, for the authorizer) naming the table: the stack sets
+    `AGENT_MEMORY_<SETTING>` on every function that touches data."""
+    partition_key: str
+    access: tuple[Access, ...]
+    time_to_live: str | None = None
+    """The item attribute holding its expiry (DynamoDB TTL), if any."""
+
+    @property
+    def variable(self) -> str:
+        return f"AGENT_MEMORY_{self.setting.upper()}"
+
+    def name_in(self, settings: Any) -> str:
+        """The table's name in `settings` (a `Settings` or `HandlerSettings`); empty when the stack set none."""
+        return str(getattr(settings, self.setting))
+
+
+IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+"""Powertools idempotency records (the API and chat functions, with their own roles)."""
+IDEMPOTENCY_PURGE_ACTIONS = ("dynamodb:Scan", "dynamodb:DeleteItem")
+"""A purge's idempotency step (domain/erasure): find stored responses that name purged content, delete them
+(the table is keyed by a hash, not by tenant, hence the Scan): inline in the API function, or in the purge
+workflow's steps on the dreaming function."""
+
+IDEMPOTENCY = Table(
+    "Idempotency",
+    setting="idempotency_table",
+    partition_key="id",
+    time_to_live="expiration",
+    access=(
+        Access("IdempotencyRecords", IDEMPOTENCY_ACTIONS, functions=("api", "chat")),
+        Access("IdempotencyPurge", IDEMPOTENCY_PURGE_ACTIONS, functions=("api", "dreaming")),
+    ),
+)
+API_KEYS = Table(
+    "ApiKeys",
+    setting="api_keys_table",
+    partition_key="key_hash",
+    access=(
+        # The authorizer reads API keys by hash: GetItem only, and only decrypting with the key.
+        Access(
+            "ApiKeyLookup", ("dynamodb:GetItem",), functions=("authorizer",), key_actions=KEY_READ_ACTIONS
+        ),
+    ),
+)
+"""SHA-256 hashes of API keys and what each may do."""
+
+TABLES: tuple[Table, ...] = (IDEMPOTENCY, API_KEYS)
+
+
+def accesses_of(function: str) -> tuple[tuple[Table, Access], ...]:
+    """What `function` may do on the declared tables with its own role."""
+    return tuple((t, a) for t in TABLES for a in t.access if function in a.functions)

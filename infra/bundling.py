@@ -17,6 +17,7 @@ on stderr and the assets ship source only, as before."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -30,7 +31,7 @@ import jsii
 from aws_cdk import BundlingOptions, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
-from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME, build_table
+from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME, build_table, builder_fingerprint
 
 LAMBDA_PYTHON_VERSION = "3.14"
 LAMBDA_PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
@@ -371,6 +372,17 @@ def directory_size_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
 
 
+def layer_source_hash(layer_dir: Path) -> str:
+    """What the layer is built from: the files of `layer_dir` and the code that computes the WordNet bridge
+    table (functions/, outside `layer_dir`): a change to either is a new layer asset, never a reused build
+    with a stale table (which the lexicon would refuse at a cold start)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(layer_dir).rglob("*") if p.is_file()):
+        digest.update(path.relative_to(layer_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(builder_fingerprint().encode())
+    return digest.hexdigest()
+
+
 def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.Code:
     """The asset for the dependencies layer: `layer_dir/requirements.txt` built by `PipLayerBundler`."""
     layer_dir = Path(layer_dir).resolve()
@@ -378,6 +390,7 @@ def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.
         bundler_options["bytecode_python"] = detected_bytecode_python()
     return lambda_.Code.from_asset(
         str(layer_dir),
+        asset_hash=layer_source_hash(layer_dir),
         bundling=BundlingOptions(
             # Required by the API but never run: the local bundler either succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_14.bundling_image,

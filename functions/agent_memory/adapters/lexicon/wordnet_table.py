@@ -80,10 +80,10 @@ class BridgeTable:
                 "infra/bundling.trim_wordnet (the layer build does)"
             )
         self._lengths: list[int] = fields["sections"]
-        self._body: tuple[list[str], array[int], bytes, dict[tuple[str, str], frozenset[str]]] | None = None
+        self._body: tuple[list[str], array[int], bytes, dict[str, str]] | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> tuple[list[str], array[int], bytes, dict[tuple[str, str], frozenset[str]]]:
+    def _load(self) -> tuple[list[str], array[int], bytes, dict[str, str]]:
         with self._lock:
             if self._body is None:
                 raw = self._path.read_bytes()
@@ -141,16 +141,13 @@ class BridgeTable:
         raise RuntimeError(f"{self._path}: a reference to synset {target} beyond the table")
 
     def derivations(self, part: str, lemma: str) -> frozenset[str]:
-        return self._load()[3].get((part, lemma), frozenset())
+        forms = self._load()[3].get(f"{part} {lemma}")
+        return frozenset(forms.split("\t")) if forms else frozenset()
 
 
-def _derivations(text: bytes) -> dict[tuple[str, str], frozenset[str]]:
-    found: dict[tuple[str, str], frozenset[str]] = {}
-    for line in text.decode("utf-8").splitlines():
-        key, *forms = line.split("\t")
-        part, lemma = key.split(" ", 1)
-        found[(part, lemma)] = frozenset(forms)
-    return found
+def _derivations(text: bytes) -> dict[str, str]:
+    """`part lemma` → the forms it derives, tab-separated (made a set when asked: most are never asked)."""
+    return dict(line.split("\t", 1) for line in text.decode("utf-8").splitlines())
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:

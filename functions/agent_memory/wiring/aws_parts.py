@@ -180,7 +180,7 @@ def memory(base: AwsBase, rerankers: dict[str, Reranker] | None = None) -> Memor
         judge=parts.write_judge(base.config, base.clients),
         read_embedder=base.routing.read_embedder if base.routing else None,
         overlap_halves=True,  # the query embedding is a Bedrock call: the keyword half runs beside it
-        lexicon=parts.lexicon(),
+        lexicon=parts.lexicon(base.config.service.wordnet_dir),
         rerankers=rerankers,
     )
 

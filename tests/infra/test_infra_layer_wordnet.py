@@ -148,6 +148,19 @@ def test_a_trimmed_wordnet_without_its_table_or_with_a_stale_one_is_refused(
         WordNetLexicon(stale)
 
 
+def test_the_trimmed_wordnet_counts_no_relative_the_whole_one_does_not(tmp_path: Path) -> None:
+    # Given the layer's trimmed copy and the whole one
+    trimmed = tmp_path / "wordnet-3.0"
+    shutil.copytree(wordnet_directory(), trimmed)
+    trim_wordnet(trimmed)
+    full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
+    pairs = [("mom", "kids"), ("father", "children"), ("nanny", "kids"), ("mom", "cats")]
+    # Then the trimmed one answers without failing and never joins more than the whole one ("a mom of three"
+    # = "three kids" needs the hypernyms up to "relative" and the definitions)
+    assert full.kin_through("mom", "kids") and not full.kin_through("nanny", "kids")
+    assert all(full.kin_through(a, b) or not small.kin_through(a, b) for a, b in pairs)
+
+
 _PIP = """
 target = pathlib.Path(args[args.index("--target") + 1]) if "--target" in args else None
 if args[2] == "wheel":

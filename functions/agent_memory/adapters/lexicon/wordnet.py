@@ -225,6 +225,31 @@ class WordNetLexicon:
             return True
         return self._defined_as_kind_of(first, second) or self._defined_as_kind_of(second, first)
 
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def kin_through(self, relative: str, other: str) -> bool:
+        """Whether a first noun sense of `relative` is a kind of relative ("relative, relation": a mother,
+        a dad, a parent) and its definition, or its own hypernym's when it names it ("mom": "informal terms
+        for a *mother*"), names a first noun sense of `other` ("mother": "a woman who has given birth to a
+        *child*"; "kid" shares "child"'s first sense)."""
+        kin = {("noun", offset) for offset in self._offsets("noun", "relative")[:1]}
+        theirs = [offset for part, offset in self._first_senses(other) if part == "noun"]
+        for part, offset in self._first_senses(relative):
+            if part != "noun" or not self._ancestors(part, offset) & kin:
+                continue
+            words = self._definition_of(part, offset)
+            if any(set(self._synset(part, target)[0]) & words for target in theirs):
+                return True
+        return False
+
+    def _ancestors(self, part: str, offset: str) -> set[tuple[str, str]]:
+        """Every hypernym of the synset, to the root of its hierarchy."""
+        seen: set[str] = set()
+        layer = {offset}
+        while layer:
+            layer = self._upper(part, layer) - seen
+            seen |= layer
+        return {(part, target) for target in seen}
+
     def _defined_as_kind_of(self, first: str, second: str) -> bool:
         """Whether a noun sense of the first word is defined through the kind the second's definition gives
         it ("bus": "a *vehicle* carrying many passengers", "car": "a motor *vehicle*")."""

@@ -27,6 +27,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
+from . import value_frames
 from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
@@ -223,6 +224,11 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
         before = len(new_left)
         new_left, old_left = _synonyms_paired(new, old, new_left, old_left, lexicon)
         paired = len(new_left) < before
+    if lexicon is not None and (new_left or old_left):
+        before = len(new_left) + len(old_left)
+        keys = _both_surfaces(new, old)
+        new_left, old_left = value_frames.accounted(new, old, new_left, old_left, lexicon, keys)
+        paired = paired or len(new_left) + len(old_left) < before
     left = new_left + old_left
     if left or not (shared or paired):
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")
@@ -235,6 +241,15 @@ def _surfaces(text: str) -> dict[str, list[str]]:
     for term in terms(text):
         if term.kind in ("word", "entity"):
             found.setdefault(_key(term), []).append(term.surface)
+    return found
+
+
+def _both_surfaces(new: str, old: str) -> dict[str, list[str]]:
+    """Each content key of either statement with the words written for it on both sides."""
+    found: dict[str, list[str]] = {}
+    for side in (_surfaces(new), _surfaces(old)):
+        for key, written in side.items():
+            found.setdefault(key, []).extend(written)
     return found
 
 

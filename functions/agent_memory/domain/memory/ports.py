@@ -41,6 +41,12 @@ class Lexicon(Protocol):
         "car" / "bus", "cat" / "dog"): values of one attribute, never a paraphrase of each other."""
         ...
 
+    def kin_through(self, relative: str, other: str) -> bool:
+        """Whether `relative` names a kind of relative ("mom", "father", "parent"; not "nanny", "teacher")
+        whose definition names the thing `other` names ("mother": "a woman who has given birth to a *child*";
+        "kid" = "child"), so that "a mom of three" says what "three kids" does."""
+        ...
+
 
 @dataclass(frozen=True)
 class RerankedDocument:

@@ -486,6 +486,11 @@ def _tenses(text: str) -> dict[str, set[str]]:
     return found
 
 
+def tenses(text: str) -> frozenset[str]:
+    """The tenses of the statement's auxiliaries ("I'm a mom" → present, "I had kids" → past)."""
+    return frozenset(tense for found in _tenses(text).values() for tense in found)
+
+
 def tense_differs(new: str, old: str) -> bool:
     """Whether the same auxiliary is in another tense ("has a cat" / "had a cat", "is on Monday" / "was on
     Monday"). A verb on one side only says nothing ("Maria was hired by Bob" / "Bob hired Maria")."""

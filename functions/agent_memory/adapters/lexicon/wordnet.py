@@ -250,6 +250,31 @@ class WordNetLexicon:
             seen |= layer
         return {(part, target) for target in seen}
 
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def kinds_of_name(self, name: str) -> frozenset[str]:
+        """What a name's first noun sense is an instance and a part of, two levels up: its instance
+        hypernyms and part holonyms, then their hypernyms ("Tampa" → city, port, Florida, American state;
+        "Paris" → capital, city, France, European country), leaving out kinds near the top of the hierarchy
+        ("location", "region"). Empty for a word whose first noun sense is no instance ("pottery") and for a word
+        WordNet does not know ("Talkeetna")."""
+        found: set[str] = set()
+        for part, lemma in self._lemmas(name):
+            offsets = self._offsets(part, lemma)[:1] if part == "noun" else ()
+            for offset in offsets:
+                pointers = self._synset(part, offset)[1]
+                if not any(symbol == "@i" for symbol, *_ in pointers):
+                    continue
+                layer = set(self._hypernyms(part, offset)) | {
+                    (target_part, target)
+                    for symbol, target, target_part, _ in pointers
+                    if symbol == "#p" and target_part == part
+                }
+                upper = {kind for current in layer for kind in self._hypernyms(*current)}
+                for kind_part, kind in layer | upper:
+                    if self._depth(kind_part, kind) >= _GENUS_MIN_DEPTH:
+                        found.update(self._synset(kind_part, kind)[0])
+        return frozenset(found - {name.strip().casefold()})
+
     def _defined_as_kind_of(self, first: str, second: str) -> bool:
         """Whether a noun sense of the first word is defined through the kind the second's definition gives
         it ("bus": "a *vehicle* carrying many passengers", "car": "a motor *vehicle*")."""

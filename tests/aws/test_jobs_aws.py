@@ -19,6 +19,7 @@ from agent_memory.adapters.aws.dynamodb_store import DynamoRecordStore
 from agent_memory.adapters.aws.job_store import DynamoJobStore, staged_key
 from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.domain.errors import UpstreamUnavailable
+from agent_memory.domain.jobs.config import JobConfig
 from agent_memory.settings.service import Settings
 from agent_memory.wiring.aws import build_aws
 from agent_memory.wiring.parts import AwsClients
@@ -35,6 +36,10 @@ from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
 from tests.behaviour.conftest import LambdaClient
 
 STAGING_BUCKET = "job-staging-bucket"  # bound_name("AGENT_MEMORY_JOB_STAGING_BUCKET")
+THRESHOLD = 4
+"""The runtime's `jobs.batch_threshold` here (25 by default): what is tested is the crossing of the threshold
+the settings give, not the number, so a large batch is a few items rather than 26 writes on moto."""
+LARGE = THRESHOLD + 1
 
 
 class Runtime:
@@ -89,6 +94,7 @@ def aws(tmp_path_factory) -> Iterator[Runtime]:
                 job_function=JOB_FUNCTION,
                 job_staging_bucket=STAGING_BUCKET,
                 region=REGION,
+                jobs=JobConfig(batch_threshold=THRESHOLD),
             )
             events: list[dict[str, Any]] = []
             clients = AwsClients(
@@ -127,14 +133,14 @@ def _staged(key: str) -> bool:
 
 
 def test_a_large_batch_answers_202_and_the_job_function_stores_what_the_route_would(aws: Runtime) -> None:
-    items = _items("/projects/jobs", 30, "heron")
+    items = _items("/projects/jobs", LARGE + 1, "heron")
     answer = LambdaClient("alpha").post("/v1/memories/batch", json={"items": items})
     assert answer.status_code == 202, answer.text
     job = answer.json()
     assert (
         job["status"] == "queued"
         and job["kind"] == "memory_batch"
-        and job["progress"] == {"done": 0, "total": 30}
+        and job["progress"] == {"done": 0, "total": LARGE + 1}
     )
     assert answer.headers["Location"] == job["location"] == f"/v1/jobs/{job['id']}"
     assert answer.headers["Retry-After"] == "1"
@@ -159,8 +165,8 @@ def test_a_large_batch_answers_202_and_the_job_function_stores_what_the_route_wo
     done = _get("alpha", job["location"])
     body = done.json()
     assert done.status_code == 200 and "Retry-After" not in done.headers
-    assert body["status"] == "succeeded" and body["progress"] == {"done": 30, "total": 30}
-    assert body["result"]["counts"] == {"added": 30}
+    assert body["status"] == "succeeded" and body["progress"] == {"done": LARGE + 1, "total": LARGE + 1}
+    assert body["result"]["counts"] == {"added": LARGE + 1}
     # The same items through the synchronous path (the service the route calls), in another namespace:
     # the same decisions, and the same memories stored.
     from agent_memory.domain.memory.inputs import RememberInput
@@ -176,9 +182,9 @@ def test_a_large_batch_answers_202_and_the_job_function_stores_what_the_route_wo
 
 def test_a_small_batch_stays_synchronous(aws: Runtime) -> None:
     answer = LambdaClient("alpha").post(
-        "/v1/memories/batch", json={"items": _items("/projects/small", 3, "owl")}
-    )
-    assert answer.status_code == 200 and answer.json()["counts"] == {"added": 3}
+        "/v1/memories/batch", json={"items": _items("/projects/small", THRESHOLD, "owl")}
+    )  # as many items as the threshold: still answered within the request
+    assert answer.status_code == 200 and answer.json()["counts"] == {"added": THRESHOLD}
     assert aws.events == []
 
 
@@ -231,7 +237,7 @@ def test_a_failed_job_reports_a_clear_error_and_loses_nothing(aws: Runtime) -> N
     assert kept.status_code == 200
     job = (
         LambdaClient("alpha")
-        .post("/v1/memories/batch", json={"items": _items("/projects/fail", 26, "x")})
+        .post("/v1/memories/batch", json={"items": _items("/projects/fail", LARGE, "x")})
         .json()
     )
 
@@ -256,7 +262,7 @@ def test_a_failed_job_reports_a_clear_error_and_loses_nothing(aws: Runtime) -> N
 def test_a_retried_or_duplicate_event_runs_the_job_once(aws: Runtime) -> None:
     job = (
         LambdaClient("alpha")
-        .post("/v1/memories/batch", json={"items": _items("/projects/retry", 26, "wren")})
+        .post("/v1/memories/batch", json={"items": _items("/projects/retry", LARGE, "wren")})
         .json()
     )
     event = aws.events.pop()
@@ -278,16 +284,16 @@ def test_a_retried_or_duplicate_event_runs_the_job_once(aws: Runtime) -> None:
     retried = aws.run(event)  # Lambda's retry
     assert retried["status"] == "succeeded"
     result = _get("alpha", job["location"]).json()["result"]
-    assert result["counts"] == {"merged": 26}  # the first run's memories, found again: none stored twice
+    assert result["counts"] == {"merged": LARGE}  # the first run's memories, found again: none stored twice
     assert aws.run(event) == {"job": job["id"], "ran": False}  # a duplicate of a finished job: nothing
     listed = LambdaClient("alpha").get("/v1/memories", params={"namespace": "/projects/retry", "limit": 100})
-    assert len(listed.json()["items"]) == 26
+    assert len(listed.json()["items"]) == LARGE
 
 
 def test_an_event_for_a_job_held_under_a_live_lease_does_nothing(aws: Runtime) -> None:
     job = (
         LambdaClient("alpha")
-        .post("/v1/memories/batch", json={"items": _items("/projects/lease", 26, "kite")})
+        .post("/v1/memories/batch", json={"items": _items("/projects/lease", LARGE, "kite")})
         .json()
     )
     event = aws.events.pop()
@@ -307,7 +313,7 @@ def test_a_job_lambda_did_not_queue_fails_at_once_with_the_reason(aws: Runtime) 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner, "_client", in_process_lambda_client())  # no job function in this account
         answer = LambdaClient("alpha").post(
-            "/v1/memories/batch", json={"items": _items("/projects/lost", 26, "jay")}
+            "/v1/memories/batch", json={"items": _items("/projects/lost", LARGE, "jay")}
         )
     assert answer.status_code == 500 and answer.json()["error"] == "misconfigured", answer.text
     assert "job function" in answer.json()["message"]
@@ -318,7 +324,7 @@ def test_a_job_lambda_did_not_queue_fails_at_once_with_the_reason(aws: Runtime) 
 def test_a_purge_of_a_jobs_namespace_erases_the_job_and_its_request(aws: Runtime) -> None:
     ns = "/projects/purged-job"
     purger = LambdaClient("alpha-purger")
-    done = purger.post("/v1/memories/batch", json={"items": _items(ns, 26, "grebe")}).json()
+    done = purger.post("/v1/memories/batch", json={"items": _items(ns, LARGE, "grebe")}).json()
     aws.run_all()
     body = {"namespace": ns, "archive": memory_archive(3, padding=200_000), "format": "openclaw"}
     waiting = purger.post("/v1/imports", json=body).json()  # not run yet: its request is staged

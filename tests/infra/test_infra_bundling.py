@@ -10,22 +10,12 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_lambda as lambda_
-from infra_support import ROOT, Synthesized
+from infra_support import ROOT, Deferred, Synthesized
 
-from infra.bundling import (
-    BYTECODE_PYTHON_ENV,
-    LAMBDA_PLATFORMS,
-    CodeBundler,
-    LayerBuildError,
-    PipLayerBundler,
-    dependencies_layer_code,
-    directory_size_bytes,
-    function_code,
-    runtime_python,
-)
+cdk = Deferred("aws_cdk")
+lambda_ = Deferred("aws_cdk.aws_lambda")
+bundling = Deferred("infra.bundling")
 
 HOST_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 HOST_TAG = sys.implementation.cache_tag  # e.g. cpython-311; the runtime's would be cpython-314
@@ -66,12 +56,12 @@ dist("pydantic", "pydantic", ["pydantic/__init__.py", "pydantic/__pycache__/x.cp
 
 
 def test_pip_command_installs_binary_wheels_for_the_lambda_runtime(tmp_path: Path) -> None:
-    bundler = PipLayerBundler(tmp_path / "requirements.txt", python="/opt/py")
+    bundler = bundling.PipLayerBundler(tmp_path / "requirements.txt", python="/opt/py")
     command = bundler.pip_command(tmp_path / "out" / "python")
     assert command[:4] == ["/opt/py", "-m", "pip", "install"]
     joined = " ".join(command)
     # Both wheel generations the arm64 runtime (Amazon Linux 2023, glibc 2.34) loads, each its own flag
-    assert LAMBDA_PLATFORMS == ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
+    assert bundling.LAMBDA_PLATFORMS == ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
     assert "--platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64" in joined
     assert "--only-binary=:all:" in command
     assert "--implementation cp" in joined
@@ -82,7 +72,7 @@ def test_pip_command_installs_binary_wheels_for_the_lambda_runtime(tmp_path: Pat
 
 def test_pip_accepts_the_commands_targets_as_both_manylinux_generations(tmp_path: Path) -> None:
     # Given the command the bundler builds, run with this machine's pip (offline: `pip debug` only parses)
-    command = PipLayerBundler(tmp_path / "requirements.txt").pip_command(tmp_path / "python")
+    command = bundling.PipLayerBundler(tmp_path / "requirements.txt").pip_command(tmp_path / "python")
     targets = []
     for flag in ("--platform", "--python-version", "--implementation"):
         for index, arg in enumerate(command):
@@ -102,14 +92,14 @@ def test_pip_accepts_the_commands_targets_as_both_manylinux_generations(tmp_path
 
 def test_a_layer_build_needs_a_platform(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one wheel platform"):
-        PipLayerBundler(tmp_path / "requirements.txt", platforms=())
+        bundling.PipLayerBundler(tmp_path / "requirements.txt", platforms=())
 
 
 def test_build_keeps_every_distribution_and_drops_only_caches_and_scripts(tmp_path: Path) -> None:
     # Given a requirements file and a pip that installs botocore, dateutil and pydantic
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pydantic\n")
-    bundler = PipLayerBundler(requirements, python=_fake_python(tmp_path, _INSTALLING_PIP))
+    bundler = bundling.PipLayerBundler(requirements, python=_fake_python(tmp_path, _INSTALLING_PIP))
 
     # When the layer is built
     target = bundler.build(tmp_path / "layer")
@@ -168,8 +158,8 @@ def test_pip_failure_raises_with_pips_output_and_no_docker_fallback(tmp_path: Pa
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pydantic\n")
     failing = _fake_python(tmp_path, 'print("ERROR: resolver exploded", file=sys.stderr)\nsys.exit(3)\n')
-    with pytest.raises(LayerBuildError) as caught:
-        PipLayerBundler(requirements, python=failing).build(tmp_path / "layer")
+    with pytest.raises(bundling.LayerBuildError) as caught:
+        bundling.PipLayerBundler(requirements, python=failing).build(tmp_path / "layer")
     message = str(caught.value)
     assert "exit code: 3" in message
     assert "ERROR: resolver exploded" in message
@@ -183,19 +173,21 @@ def test_a_requirement_without_a_wheel_fails_the_build(tmp_path: Path) -> None:
     requirements.write_text("agent-memory-no-such-distribution==0.0.1\n")
     wheelhouse = tmp_path / "wheels"
     wheelhouse.mkdir()
-    bundler = PipLayerBundler(requirements, extra_pip_args=["--no-index", "--find-links", str(wheelhouse)])
+    bundler = bundling.PipLayerBundler(
+        requirements, extra_pip_args=["--no-index", "--find-links", str(wheelhouse)]
+    )
     # When / Then the build fails and says which requirement could not be met
-    with pytest.raises(LayerBuildError, match="agent-memory-no-such-distribution"):
+    with pytest.raises(bundling.LayerBuildError, match="agent-memory-no-such-distribution"):
         bundler.build(tmp_path / "layer")
 
 
 def test_missing_inputs_are_explained(tmp_path: Path) -> None:
-    with pytest.raises(LayerBuildError, match="requirements file not found"):
-        PipLayerBundler(tmp_path / "absent.txt").build(tmp_path / "layer")
+    with pytest.raises(bundling.LayerBuildError, match="requirements file not found"):
+        bundling.PipLayerBundler(tmp_path / "absent.txt").build(tmp_path / "layer")
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pydantic\n")
-    with pytest.raises(LayerBuildError, match="Run synth from the project virtualenv"):
-        PipLayerBundler(requirements, python=str(tmp_path / "no-python")).build(tmp_path / "layer")
+    with pytest.raises(bundling.LayerBuildError, match="Run synth from the project virtualenv"):
+        bundling.PipLayerBundler(requirements, python=str(tmp_path / "no-python")).build(tmp_path / "layer")
 
 
 def _layer_app(tmp_path: Path, python: str) -> tuple[cdk.App, Path]:
@@ -205,7 +197,7 @@ def _layer_app(tmp_path: Path, python: str) -> tuple[cdk.App, Path]:
     outdir = tmp_path / "cdk.out"
     app = cdk.App(outdir=str(outdir))
     stack = cdk.Stack(app, "LayerOnly")
-    lambda_.LayerVersion(stack, "Layer", code=dependencies_layer_code(layer_dir, python=python))
+    lambda_.LayerVersion(stack, "Layer", code=bundling.dependencies_layer_code(layer_dir, python=python))
     return app, outdir
 
 
@@ -233,10 +225,10 @@ def test_cdk_synth_fails_loudly_when_the_layer_cannot_be_built(tmp_path: Path) -
 @pytest.mark.slow
 def test_real_layer_fits_lambda_and_ships_no_model_or_runtime_duplicates(tmp_path: Path) -> None:
     # Given the project's layer requirements, built for real from PyPI
-    target = PipLayerBundler(ROOT / "layers" / "requirements.txt").build(tmp_path / "layer")
+    target = bundling.PipLayerBundler(ROOT / "layers" / "requirements.txt").build(tmp_path / "layer")
 
     # Then the unzipped size is within 50 MB (Lambda allows 250 MB for all layers + code together)
-    size = directory_size_bytes(target)
+    size = bundling.directory_size_bytes(target)
     assert size <= LAYER_LIMIT_BYTES, f"layer is {size / 1e6:.1f} MB"
     top_level = {p.name.split("-")[0].lower() for p in target.iterdir()}
     # And there is no ML runtime or model inside, and the pinned AWS SDK is
@@ -263,14 +255,21 @@ def test_real_layer_fits_lambda_and_ships_no_model_or_runtime_duplicates(tmp_pat
 
 def test_runtime_python_is_found_on_path_or_named_and_a_wrong_version_is_refused(tmp_path: Path) -> None:
     on_path = {f"python{HOST_VERSION}": sys.executable}
-    assert runtime_python(HOST_VERSION, environ={}, which=on_path.get) == sys.executable
+    assert bundling.runtime_python(HOST_VERSION, environ={}, which=on_path.get) == sys.executable
     assert (
-        runtime_python("3.14" if HOST_VERSION != "3.14" else "3.13", environ={}, which=lambda _: None) is None
+        bundling.runtime_python(
+            "3.14" if HOST_VERSION != "3.14" else "3.13", environ={}, which=lambda _: None
+        )
+        is None
     )
     # An interpreter found on PATH but of another version is ignored; a named one is an error.
-    assert runtime_python("3.99", environ={}, which=lambda _: sys.executable) is None
-    with pytest.raises(LayerBuildError, match=f"{BYTECODE_PYTHON_ENV}=.* is Python {HOST_VERSION}.*3.99"):
-        runtime_python("3.99", environ={BYTECODE_PYTHON_ENV: sys.executable}, which=lambda _: None)
+    assert bundling.runtime_python("3.99", environ={}, which=lambda _: sys.executable) is None
+    with pytest.raises(
+        bundling.LayerBuildError, match=f"{bundling.BYTECODE_PYTHON_ENV}=.* is Python {HOST_VERSION}.*3.99"
+    ):
+        bundling.runtime_python(
+            "3.99", environ={bundling.BYTECODE_PYTHON_ENV: sys.executable}, which=lambda _: None
+        )
 
 
 def _pyc_flags(pyc: Path) -> int:
@@ -288,7 +287,7 @@ def test_code_bundle_leaves_out_tests_and_caches_and_ships_bytecode_that_is_used
     (source / "pkg" / "__pycache__" / "stale.cpython-39.pyc").write_bytes(b"old")
 
     # When it is bundled with an interpreter of the (stand-in) runtime version
-    out = CodeBundler(source, sys.executable).build(tmp_path / "asset")
+    out = bundling.CodeBundler(source, sys.executable).build(tmp_path / "asset")
 
     # Then tests and old caches are gone and every module has unchecked-hash bytecode (flags 0b01)
     assert (
@@ -313,7 +312,7 @@ def test_code_bundle_leaves_out_tests_and_caches_and_ships_bytecode_that_is_used
 def test_layer_build_compiles_bytecode_when_given_a_runtime_interpreter(tmp_path: Path) -> None:
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pydantic\n")
-    bundler = PipLayerBundler(
+    bundler = bundling.PipLayerBundler(
         requirements, python=_fake_python(tmp_path, _INSTALLING_PIP), bytecode_python=sys.executable
     )
     target = bundler.build(tmp_path / "layer")
@@ -330,8 +329,8 @@ def test_bytecode_compile_failure_fails_the_build_with_the_compiler_output(tmp_p
     source = tmp_path / "functions"
     source.mkdir()
     (source / "broken.py").write_text("def nope(:\n")
-    with pytest.raises(LayerBuildError, match="compiling the Lambda bytecode failed"):
-        CodeBundler(source, sys.executable).build(tmp_path / "asset")
+    with pytest.raises(bundling.LayerBuildError, match="compiling the Lambda bytecode failed"):
+        bundling.CodeBundler(source, sys.executable).build(tmp_path / "asset")
 
 
 def test_cdk_stages_the_function_code_through_the_code_bundler(tmp_path: Path) -> None:
@@ -347,7 +346,7 @@ def test_cdk_stages_the_function_code_through_the_code_bundler(tmp_path: Path) -
         "Fn",
         runtime=lambda_.Runtime.PYTHON_3_14,
         handler="pkg.handler.handler",
-        code=function_code(source, bytecode_python=sys.executable),
+        code=bundling.function_code(source, bytecode_python=sys.executable),
     )
     app.synth()
     manifest = json.loads((outdir / "CodeOnly.assets.json").read_text())

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import aws_cdk as cdk
-from aws_cdk.assertions import Template
-from infra_support import ROOT, Synthesized
+from infra_support import ROOT, Deferred, Synthesized
 
 from infra.config import CONTEXT_KEY, ApiConfig, DeploymentConfig, load_cdk_json_context
+
+cdk = Deferred("aws_cdk")  # the jsii kernel: started by the worker that runs these tests, not at collection
+assertions = Deferred("aws_cdk.assertions")
 
 RETAINED = ("Retain", "RetainExceptOnCreate")
 
@@ -108,7 +109,7 @@ def _template_with(api: dict[str, Any]) -> dict[str, Any]:
     app = cdk.App(context={**context, "aws:cdk:bundling-stacks": []})
     build_app(app, nag=False)
     (stack,) = [c for c in app.node.children if isinstance(c, cdk.Stack)]
-    return Template.from_stack(stack).to_json()
+    return assertions.Template.from_stack(stack).to_json()
 
 
 def test_the_account_level_api_gateway_logging_role_is_only_set_when_asked_for(

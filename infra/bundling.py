@@ -216,7 +216,7 @@ def prune(target: Path) -> None:
 
 def trim_wordnet(directory: Path) -> None:
     """Keep, of WordNet 3.0, what `adapters/lexicon/wordnet.py` reads, so the layer stays within its budget
-    (issue 11: ≤ 50 MB unzipped; the files are ~28 MB whole, ~5 MB trimmed, plus a ~1.7 MB bridge table).
+    (issue 11: ≤ 50 MB unzipped; the files are ~28 MB whole, ~5 MB trimmed, plus a ~1.75 MB bridge table).
     First the bridge table (`adapters/lexicon/wordnet_table.py`: what the definition bridges read of the
     definitions, hypernyms and derivations, computed by the adapter's own code over the whole files) is
     written beside the files as `bridges.table`. Then an index line keeps its lemma, part of speech, synset

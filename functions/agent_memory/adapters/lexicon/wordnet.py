@@ -231,15 +231,23 @@ class WordNetLexicon:
         a dad, a parent) and its definition, or its own hypernym's when it names it ("mom": "informal terms
         for a *mother*"), names a first noun sense of `other` ("mother": "a woman who has given birth to a
         *child*"; "kid" shares "child"'s first sense)."""
-        kin = {("noun", offset) for offset in self._offsets("noun", "relative")[:1]}
         theirs = [offset for part, offset in self._first_senses(other) if part == "noun"]
         for part, offset in self._first_senses(relative):
-            if part != "noun" or not self._ancestors(part, offset) & kin:
+            if part != "noun" or not self._kin(offset):
                 continue
             words = self._definition_of(part, offset)
-            if any(set(self._synset(part, target)[0]) & words for target in theirs):
+            if any(self._names(part, target, words) for target in theirs):
                 return True
         return False
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _kin(self, offset: str) -> bool:
+        """Whether a noun synset has "relative, relation" (the first sense of "relative") among all its
+        hypernyms (the bridge table holds the first senses that have: the trimmed data has no hypernyms)."""
+        if self._table is not None:
+            return self._table.kin(offset)
+        kin = {("noun", first) for first in self._offsets("noun", "relative")[:1]}
+        return bool(self._ancestors("noun", offset) & kin)
 
     def _ancestors(self, part: str, offset: str) -> set[tuple[str, str]]:
         """Every hypernym of the synset, to the root of its hierarchy."""
@@ -259,21 +267,31 @@ class WordNetLexicon:
         WordNet does not know ("Talkeetna")."""
         found: set[str] = set()
         for part, lemma in self._lemmas(name):
-            offsets = self._offsets(part, lemma)[:1] if part == "noun" else ()
-            for offset in offsets:
-                pointers = self._synset(part, offset)[1]
-                if not any(symbol == "@i" for symbol, *_ in pointers):
-                    continue
-                layer = set(self._hypernyms(part, offset)) | {
-                    (target_part, target)
-                    for symbol, target, target_part, _ in pointers
-                    if symbol == "#p" and target_part == part
-                }
-                upper = {kind for current in layer for kind in self._hypernyms(*current)}
-                for kind_part, kind in layer | upper:
-                    if self._depth(kind_part, kind) >= _GENUS_MIN_DEPTH:
-                        found.update(self._synset(kind_part, kind)[0])
+            if part == "noun":
+                found |= self._name_kinds(self._offsets(part, lemma)[0])
         return frozenset(found - {name.strip().casefold()})
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _name_kinds(self, offset: str) -> frozenset[str]:
+        """`kinds_of_name` of one noun synset, the name itself left in; empty unless it is an instance (the
+        bridge table holds them for the first senses: the trimmed data has no instance or part pointers)."""
+        if self._table is not None:
+            return self._table.name_kinds(offset)
+        pointers = self._synset("noun", offset)[1]
+        if not any(symbol == "@i" for symbol, *_ in pointers):
+            return frozenset()
+        layer = set(self._hypernyms("noun", offset)) | {
+            (target_part, target)
+            for symbol, target, target_part, _ in pointers
+            if symbol == "#p" and target_part == "noun"
+        }
+        upper = {kind for current in layer for kind in self._hypernyms(*current)}
+        return frozenset(
+            word
+            for kind_part, kind in layer | upper
+            if self._depth(kind_part, kind) >= _GENUS_MIN_DEPTH
+            for word in self._synset(kind_part, kind)[0]
+        )
 
     def _defined_as_kind_of(self, first: str, second: str) -> bool:
         """Whether a noun sense of the first word is defined through the kind the second's definition gives

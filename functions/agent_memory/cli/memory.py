@@ -11,13 +11,12 @@ import argparse
 import json
 import os
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 from ..domain.errors import ValidationFailed
 from ..domain.memory.service import RecallInput, RememberInput
 from ..domain.records import MemoryType, Metadata, Source, SourceKind, Status, Tier
-from .versioning import NO_CHILDREN, list_memories
+from .versioning import NO_CHILDREN, list_memories, zoned_datetime
 
 ACTOR = "cli"
 NAMESPACE_HELP = "namespace path, e.g. /projects/billing"
@@ -38,19 +37,6 @@ def metadata(pairs: Sequence[str] | None) -> Metadata:
             raise SystemExit(f"--metadata takes key=value, got {pair!r}")
         result[key] = value
     return result
-
-
-def zoned_datetime(text: str) -> datetime:
-    """--as-of: an ISO 8601 date-time with a time zone; a naive one is refused, as the API refuses it."""
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not an ISO 8601 date-time: {text!r}") from error
-    if value.utcoffset() is None:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has no time zone: add 'Z' (UTC) or a UTC offset, e.g. 2030-01-01T00:00:00Z"
-        )
-    return value
 
 
 # ------------------------------------------------------------------ parsers

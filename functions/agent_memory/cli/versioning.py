@@ -35,13 +35,16 @@ ACTOR = "cli"
 NO_CHILDREN = "only the namespace itself, not the namespaces below it (/me but not /me/users/...)"
 
 
-def _time(text: str) -> datetime:
+def zoned_datetime(text: str) -> datetime:
+    """--as-of, --since, --until: an ISO 8601 date-time with a time zone; a naive one is refused, as the API refuses it."""
     try:
         value = datetime.fromisoformat(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 date-time: {text!r}") from error
     if value.utcoffset() is None:
-        raise argparse.ArgumentTypeError(f"{text!r} has no time zone: add 'Z' (UTC) or a UTC offset")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has no time zone: add 'Z' (UTC) or a UTC offset, e.g. 2030-01-01T00:00:00Z"
+        )
     return value
 
 
@@ -73,8 +76,8 @@ def add_versioning_parsers(commands: Any) -> None:
     diff = sub.add_parser("diff", help="what changed between two snapshots, a snapshot and now, or two times")
     diff.add_argument("source", nargs="?", help="snapshot to diff from")
     diff.add_argument("target", nargs="?", help="snapshot to diff to (default: the current state)")
-    diff.add_argument("--since", type=_time, help="a point in time instead of a snapshot")
-    diff.add_argument("--until", type=_time, help="with --since: the later point (default: now)")
+    diff.add_argument("--since", type=zoned_datetime, help="a point in time instead of a snapshot")
+    diff.add_argument("--until", type=zoned_datetime, help="with --since: the later point (default: now)")
     diff.add_argument("--json", action="store_true", help="print the whole diff as JSON")
     restore = sub.add_parser("restore", help="restore the namespace to a snapshot (as new versions)")
     restore.add_argument("name", help="the snapshot to restore")

@@ -284,3 +284,22 @@ def test_the_settings_point_the_runtimes_at_a_wordnet_copy(
     # Then it reads that copy, its bridge table included
     assert settings.wordnet_dir == trimmed and lexicon is not parts.lexicon()
     assert lexicon._table is not None and lexicon.defines("pediatric", "children")
+
+
+def test_a_bridge_table_is_built_once_per_process_for_the_same_wordnet_and_again_for_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two copies of the same WordNet files and a third that differs in one byte of one file
+    built: list[Path] = []
+    monkeypatch.setattr("infra.bundling._TABLES", {})
+    monkeypatch.setattr("infra.bundling.build_table", lambda d: built.append(d) or d.name.encode())
+    copies = [tmp_path / name for name in ("first", "second", "changed")]
+    for copy in copies:
+        copy.mkdir()
+        (copy / "data.noun").write_text("00001740 03 n 01 entity 0 000 | that which exists\n")
+        (copy / "lexnames").write_text("00\tadj.all\t3\n")
+    (copies[2] / "lexnames").write_text("00\tadj.all\t4\n")
+    # When each is asked for its table
+    tables = [bundling.bridge_table(copy) for copy in copies]
+    # Then the second reuses the first's table, and the changed copy gets its own
+    assert built == [copies[0], copies[2]] and tables == [b"first", b"first", b"changed"]

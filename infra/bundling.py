@@ -243,8 +243,10 @@ def bridge_table(directory: Path) -> bytes:
     process that builds the layer twice, as the test run does, pays it once). The table is a function of
     exactly these inputs (it is byte-identical on every build), so reusing it changes nothing."""
     digest = hashlib.sha256(builder_fingerprint().encode())
-    for path in sorted(p for p in directory.iterdir() if p.is_file()):  # every file the adapter may read
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for part in ("noun", "verb", "adj", "adv"):  # what the adapter reads (LAYER_PRUNED: not the rest)
+        for name in (f"index.{part}", f"data.{part}", f"{part}.exc"):
+            path = directory / name
+            digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"\0missing"))
     key = digest.hexdigest()
     if key not in _TABLES:
         _TABLES[key] = build_table(directory)

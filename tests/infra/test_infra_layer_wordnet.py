@@ -289,7 +289,7 @@ def test_the_settings_point_the_runtimes_at_a_wordnet_copy(
 def test_a_bridge_table_is_built_once_per_process_for_the_same_wordnet_and_again_for_other_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given two copies of the same WordNet files and a third that differs in one byte of one file
+    # Given two copies of the same WordNet files (one with a file the adapter never reads), a third that differs
     built: list[Path] = []
     monkeypatch.setattr("infra.bundling._TABLES", {})
     monkeypatch.setattr("infra.bundling.build_table", lambda d: built.append(d) or d.name.encode())
@@ -297,8 +297,9 @@ def test_a_bridge_table_is_built_once_per_process_for_the_same_wordnet_and_again
     for copy in copies:
         copy.mkdir()
         (copy / "data.noun").write_text("00001740 03 n 01 entity 0 000 | that which exists\n")
-        (copy / "lexnames").write_text("00\tadj.all\t3\n")
-    (copies[2] / "lexnames").write_text("00\tadj.all\t4\n")
+        (copy / "noun.exc").write_text("geese goose\n")
+    (copies[1] / "index.sense").write_text("a file the adapter never reads (the layer prunes it)\n")
+    (copies[2] / "noun.exc").write_text("mice mouse\n")
     # When each is asked for its table
     tables = [bundling.bridge_table(copy) for copy in copies]
     # Then the second reuses the first's table, and the changed copy gets its own

@@ -12,6 +12,21 @@ RERANK_MODEL = "cohere.rerank-v3-5:0"
 """The Bedrock rerank model the infra tests enable (tests/infra/infra_support.TEST_RERANK); served in REGION."""
 
 
+def lambda_environment(patch: Any, **extra: str) -> None:
+    """Set, on `patch` (a pytest MonkeyPatch), what a function of the stack sees in moto: fake credentials,
+    the region, Powertools' namespace without tracing, and `extra` variables."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "POWERTOOLS_METRICS_NAMESPACE": "AgentMemoryTest",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        **extra,
+    }.items():
+        patch.setenv(name, value)
+
+
 def create_memory_table(client: Any, name: str = TABLE) -> None:
     """The MemoryTable exactly as the shared AWS contract defines it."""
     client.create_table(

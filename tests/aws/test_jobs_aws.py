@@ -32,7 +32,7 @@ from tests.aws.file_function import (
     file_function_serving,
     in_process_lambda_client,
 )
-from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table
+from tests.aws.support import REGION, TABLE, VECTOR_BUCKET, create_memory_table, lambda_environment
 from tests.behaviour.conftest import LambdaClient
 
 STAGING_BUCKET = "job-staging-bucket"  # bound_name("AGENT_MEMORY_JOB_STAGING_BUCKET")
@@ -65,15 +65,7 @@ def aws(tmp_path_factory) -> Iterator[Runtime]:
     from agent_memory.handlers import job_worker
 
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_SESSION_TOKEN": "testing",
-            "AWS_DEFAULT_REGION": REGION,
-            "POWERTOOLS_METRICS_NAMESPACE": "AgentMemoryTest",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-        }.items():
-            patch.setenv(name, value)
+        lambda_environment(patch)
         moto_s3vectors.install(patch)
         with mock_aws():
             dynamodb = boto3.client("dynamodb", region_name=REGION)

@@ -48,7 +48,14 @@ from tests.aws.file_function import (
     file_function_serving,
     in_process_lambda_client,
 )
-from tests.aws.support import REGION, RERANK_MODEL, TABLE, VECTOR_BUCKET, create_memory_table
+from tests.aws.support import (
+    REGION,
+    RERANK_MODEL,
+    TABLE,
+    VECTOR_BUCKET,
+    create_memory_table,
+    lambda_environment,
+)
 from tests.integration.conftest import start_server
 
 # who → (tenant, namespace patterns, scopes)
@@ -467,17 +474,11 @@ def _aws_api(
     from tests.contract.judge_fakes import scripted_converse
 
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in {
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_SESSION_TOKEN": "testing",
-            "AWS_DEFAULT_REGION": REGION,
-            "POWERTOOLS_METRICS_NAMESPACE": "AgentMemoryTest",
-            "POWERTOOLS_SERVICE_NAME": "agent-memory",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "AGENT_MEMORY_IAM_PRINCIPALS": json.dumps(IAM_PRINCIPALS),
-        }.items():
-            patch.setenv(name, value)
+        lambda_environment(
+            patch,
+            POWERTOOLS_SERVICE_NAME="agent-memory",
+            AGENT_MEMORY_IAM_PRINCIPALS=json.dumps(IAM_PRINCIPALS),
+        )
         moto_s3vectors.install(patch)
         with mock_aws():
             dynamodb = boto3.client("dynamodb", region_name=REGION)

@@ -11,9 +11,12 @@ UTF-8 JSON (400), other media types (415), Powertools' own service errors and an
 from __future__ import annotations
 
 import binascii
+import importlib
 import json
 import logging
+import pkgutil
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, Response
@@ -32,20 +35,7 @@ from . import powertools_compat
 from .context import RequestContext, Services, serving
 from .models import ErrorBody
 from .purge_fence import fence_write
-from .routes import (
-    admin,
-    console,
-    dreaming,
-    files,
-    jobs,
-    memories,
-    migration,
-    purges,
-    sessions,
-    skills,
-    versioning,
-)
-from .routes import imports as import_routes
+from .routes import console
 
 PREFIX = "/v1"
 PUBLIC_PATHS = ("/v1/health", "/swagger", console.CONSOLE_PATH)
@@ -235,17 +225,25 @@ def _add_routes(app: ApiGatewayResolver) -> None:
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    for module in (memories, files, admin, sessions, dreaming, skills, migration, jobs):
+    for module in route_modules():
         app.include_router(module.router, prefix=PREFIX)
-    app.include_router(purges.router, prefix=PREFIX)
-    app.include_router(console.router, prefix=PREFIX)
-    app.include_router(versioning.router, prefix=PREFIX)
-    app.include_router(import_routes.router, prefix=PREFIX)
-    app.include_router(console.pages)
+        if hasattr(module, "pages"):
+            app.include_router(module.pages)
 
     @app.get("/swagger", include_in_schema=False)
     def swagger() -> Response[str]:
         return _swagger(app)
+
+
+def route_modules() -> list[ModuleType]:
+    """Every module of `api/routes/` (a name without a leading underscore), by name: a new module is served
+    without an edit here. Each has a `router` (served under /v1) and may have `pages` (served at the root;
+    public only under a `PUBLIC_PATHS` path, as the console's). Their order does not change which route answers: Powertools tries static paths first, and no
+    dynamic route of one module matches another's path (`tests/unit/test_route_discovery.py`)."""
+    from . import routes
+
+    names = sorted(m.name for m in pkgutil.iter_modules(routes.__path__) if not m.name.startswith("_"))
+    return [importlib.import_module(f"{routes.__name__}.{name}") for name in names]
 
 
 def _not_found_or_not_allowed(app: ApiGatewayResolver) -> Response:

@@ -4,6 +4,7 @@ from .access_logs import AccessLogs
 from .bedrock_models import BedrockModels
 from .content_guardrail import ContentGuardrail
 from .data_key import data_key
+from .declared_buckets import DeclaredBuckets
 from .dreaming_workflow import dreaming_function
 from .function_set import FunctionSet
 from .job_schedules import decay_job_schedule, job_schedule_group
@@ -23,6 +24,7 @@ __all__ = [
     "AccessLogs",
     "BedrockModels",
     "ContentGuardrail",
+    "DeclaredBuckets",
     "FunctionSet",
     "JobWorker",
     "MemoryApi",

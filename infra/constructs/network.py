@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import jsii
 from aws_cdk import IStableListProducer, Lazy
@@ -261,11 +261,18 @@ class Network(Construct):
         actions: Sequence[str],
         resources: Sequence[str],
         sid: str,
+        conditions: Mapping[str, Any] | None = None,
     ) -> None:
-        """One call a function makes: the statement `sid` in its role's policy and, when it runs in the VPC,
-        in the policy of the endpoint `name` it goes through."""
+        """One call a function makes: the statement `sid` in its role's policy (with `conditions`, e.g. the
+        `s3:prefix` a listing is confined to) and, when it runs in the VPC, in the policy of the endpoint
+        `name` it goes through."""
         function.role.add_to_principal_policy(
-            iam.PolicyStatement(sid=sid, actions=list(actions), resources=list(resources))
+            iam.PolicyStatement(
+                sid=sid,
+                actions=list(actions),
+                resources=list(resources),
+                conditions=dict(conditions) if conditions else None,
+            )
         )
         self.allow_functions(name, [function], actions=actions, resources=resources, sid=sid)
 

@@ -111,6 +111,8 @@ class TenantVectors(Construct):
         self._allow_background_indexing(key)
         self.indexes = self._tenant_indexes(tenants, embedding, removal)
 
+        self.trusted = tuple(trusted)
+        """The functions that may assume the tenant role."""
         first, *others = trusted
         self.tenant_access_role = iam.Role(
             self,

@@ -15,6 +15,7 @@ from ..constructs import (
     AccessLogs,
     BedrockModels,
     ContentGuardrail,
+    DeclaredBuckets,
     FunctionSet,
     JobWorker,
     MemoryApi,
@@ -54,6 +55,7 @@ class MemoryStack(Stack):
         logs = AccessLogs.for_deployment(self, "AccessLogs", config).bucket
         self.network = net = Network.for_deployment(self, "Network", config, flow_logs_bucket=logs)
         self.tables = MemoryTables.for_deployment(self, "Tables", config, key=key, network=net)
+        self.buckets = DeclaredBuckets.for_deployment(self, "Buckets", config, key, logs, net)
         self.memory_files = MemoryFiles.for_deployment(
             self, "MemoryFiles", config, network=net, key=key, logs=logs
         )
@@ -106,7 +108,8 @@ class MemoryStack(Stack):
 
         # Each function's own calls, beyond the tenant role.
         every_function = (*self.tenant_functions, authorizer, console, self.file_function)
-        self.tables.grant_declared(every_function)  # the declared tables: agent_memory.settings.resources
+        self.tables.grant_declared(every_function)  # the declared tables and buckets: settings.resources
+        self.buckets.grant_declared(every_function, self.vectors)
         for workflow in self.workflows.values():
             if workflow.started_on_demand:
                 workflow.grant_start(api, net)

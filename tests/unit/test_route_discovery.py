@@ -17,8 +17,7 @@ import pytest
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
 from agent_memory.api import app as app_module
-from agent_memory.api import powertools_compat
-from agent_memory.api import routes
+from agent_memory.api import powertools_compat, routes
 from agent_memory.api.app import create_app, route_modules
 from agent_memory.api.openapi import openapi_document
 from agent_memory.domain.identity import Principal, Scope

@@ -1,4 +1,5 @@
-"""The DynamoDB tables the functions reach with their own role (not the tenant role), one declaration each.
+"""The DynamoDB tables the functions reach with their own role (not the tenant role), and the S3 buckets an
+adapter of their own needs, one declaration each.
 
 Everything else is derived from these entries: the table itself (`infra/constructs/memory_tables.py` builds
 every declared table under its `construct_id`, with the shared encryption, recovery and removal settings), its
@@ -9,7 +10,14 @@ the same call in the DynamoDB endpoint's policy under `sid` (`Network.allow_func
 table's name through `setting`. Plain data: the CDK app imports it.
 
 The memory table is not declared here: every function reaches it with the tenant role, whose grant
-(`infra/constructs/tenant_vectors.py`) confines each call to the tenant's partition keys."""
+(`infra/constructs/tenant_vectors.py`) confines each call to the tenant's partition keys.
+
+A declared bucket (`BUCKETS`) is built the same way (`infra/constructs/declared_buckets.py`): SSE-KMS with the
+stack's key, TLS only, no public access, server access logs (`infra/constructs/buckets.py` `data_bucket`, as
+the buckets the constructs own); its name goes to the functions its accesses name, and each access is granted
+to exactly those functions: with their own role, or with the tenant's session (`tenant=True`: the tenant role
+they assume, confined to keys under `<tenant>/`), on the objects under its `prefix` (a listing only with an
+`s3:prefix` under it), with the key use it needs and the same call in the S3 endpoint's policy."""
 
 from __future__ import annotations
 
@@ -40,8 +48,22 @@ class Access:
     """What the calls need of the data key the table is encrypted with."""
 
 
+class _Named:
+    """A resource the functions find through a `Settings` field."""
+
+    setting: str
+
+    @property
+    def variable(self) -> str:
+        return f"AGENT_MEMORY_{self.setting.upper()}"
+
+    def name_in(self, settings: Any) -> str:
+        """The resource's name in `settings` (a `Settings` or `HandlerSettings`); empty when the stack set none."""
+        return str(getattr(settings, self.setting))
+
+
 @dataclass(frozen=True)
-class Table:
+class Table(_Named):
     construct_id: str
     """The table's id under the `Tables` construct (its CloudFormation logical id derives from it)."""
     setting: str
@@ -51,14 +73,6 @@ class Table:
     access: tuple[Access, ...]
     time_to_live: str | None = None
     """The item attribute holding its expiry (DynamoDB TTL), if any."""
-
-    @property
-    def variable(self) -> str:
-        return f"AGENT_MEMORY_{self.setting.upper()}"
-
-    def name_in(self, settings: Any) -> str:
-        """The table's name in `settings` (a `Settings` or `HandlerSettings`); empty when the stack set none."""
-        return str(getattr(settings, self.setting))
 
 
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
@@ -92,6 +106,57 @@ API_KEYS = Table(
 """SHA-256 hashes of API keys and what each may do."""
 
 TABLES: tuple[Table, ...] = (IDEMPOTENCY, API_KEYS)
+
+
+S3_BUCKET_ACTIONS = frozenset(
+    {"s3:ListBucket", "s3:ListBucketVersions", "s3:ListBucketMultipartUploads", "s3:GetBucketLocation"}
+)
+"""Calls on a bucket itself (granted on the bucket's ARN); every other `s3:` action is on its objects."""
+TENANT_FUNCTIONS = ("api", "chat", "dreaming", "job_worker", "jobs", "migration")
+"""The functions that may assume the tenant role (the stack's `tenant_functions`)."""
+
+
+@dataclass(frozen=True)
+class BucketAccess(Access):
+    """One kind of call some functions make on a declared bucket."""
+
+    prefix: str = ""
+    """The keys the calls are confined to (`reports/`): the objects under it, and a listing only with an
+    `s3:prefix` under it; empty: the whole bucket."""
+    tenant: bool = False
+    """Made with the tenant's session (the tenant role the functions assume: decision 0004) rather than the
+    function's own role; the keys are then confined to `<tenant>/<prefix>` of the session's tenant, and the
+    functions must be `TENANT_FUNCTIONS`."""
+
+    @property
+    def object_actions(self) -> tuple[str, ...]:
+        return tuple(a for a in self.actions if a not in S3_BUCKET_ACTIONS)
+
+    @property
+    def bucket_actions(self) -> tuple[str, ...]:
+        return tuple(a for a in self.actions if a in S3_BUCKET_ACTIONS)
+
+
+@dataclass(frozen=True)
+class Bucket(_Named):
+    construct_id: str
+    """The bucket's id under the `Buckets` construct (its CloudFormation logical id derives from it)."""
+    setting: str
+    """The `Settings` field naming the bucket: the stack sets `AGENT_MEMORY_<SETTING>` on every function an
+    access names."""
+    access: tuple[BucketAccess, ...]
+    expire_days: int | None = None
+    """Objects expire this many days after they are written (an S3 lifecycle rule); None: kept."""
+    transient: bool = False
+    """Its objects outlive no request or job (as staged job requests): deleted with the stack even when the
+    deployment retains its data."""
+
+
+BUCKETS: tuple[Bucket, ...] = ()
+"""None yet: the two data buckets the service has (the migration archive, the staged job requests) predate the
+declaration and are owned by their constructs (`migration_workflow.py`, `job_worker.py`). A new adapter's
+bucket is declared here; `tests/infra/test_infra_declared_buckets.py` deploys a throwaway one to prove the
+path."""
 
 
 def accesses_of(function: str) -> tuple[tuple[Table, Access], ...]:

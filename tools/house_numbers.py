@@ -6,8 +6,8 @@
 - the assembly sites: for each Lambda function the stack deploys (its handler string in `infra/`), the
   `wiring/process.py` slot its handler modules take their graph from and the `wiring/aws.py` builder that
   slot calls;
-- the touches to add a route, an adapter (on an existing resource or a declared table; on another kind of new
-  resource) and a workflow, as docs/architecture.md lists them;
+- the touches to add a route, a service (a new wing's), an adapter (on an existing resource or a declared
+  table, bucket or queue) and a workflow, as docs/architecture.md lists them;
 - the stack class's line count (`infra/stacks/memory_stack.py`, budget 150).
 
     .venv/bin/python tools/house_numbers.py [checkout]
@@ -142,8 +142,16 @@ def _hosted_task_modules() -> list[str]:
     ]
 
 
-ENTRIES = ("A route", "An adapter", "An adapter on another kind of new resource", "A workflow")
-"""The 'Where to add things' entries counted (an entry that extends another continues its numbering)."""
+ENTRIES = (
+    "A route",
+    "A service",
+    "An adapter",
+    "An adapter on another kind of new resource",
+    "A workflow",
+)
+"""The 'Where to add things' entries counted (an entry that extends another continues its numbering); an
+entry the page no longer has is not printed (an older checkout's page has no service entry, a newer one no
+adapter on another kind of resource: buckets and queues are declared)."""
 
 
 def touches() -> dict[str, int]:

@@ -5,6 +5,7 @@ from .bedrock_models import BedrockModels
 from .content_guardrail import ContentGuardrail
 from .data_key import data_key
 from .declared_buckets import DeclaredBuckets
+from .declared_queues import DeclaredQueues
 from .dreaming_workflow import dreaming_function
 from .function_set import FunctionSet
 from .job_schedules import decay_job_schedule, job_schedule_group
@@ -25,6 +26,7 @@ __all__ = [
     "BedrockModels",
     "ContentGuardrail",
     "DeclaredBuckets",
+    "DeclaredQueues",
     "FunctionSet",
     "JobWorker",
     "MemoryApi",

@@ -12,6 +12,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from agent_memory.settings import resources
+
 from ..config import FILE_FUNCTION_PROFILES, INTERFACE_ENDPOINT_AZS, DeploymentConfig, NetworkConfig
 from .service_function import ServiceFunction
 
@@ -24,8 +26,10 @@ _INTERFACE_SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "sts": ec2.InterfaceVpcEndpointAwsService.STS,
     "states": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
     "lambda": ec2.InterfaceVpcEndpointAwsService.LAMBDA_,
+    "sqs": ec2.InterfaceVpcEndpointAwsService.SQS,
 }
-"""One per name in config.INTERFACE_ENDPOINTS: the services the functions call."""
+"""One per name in config.INTERFACE_ENDPOINTS: the services the functions call; and `sqs`, added by the stack
+only when a queue is declared (agent_memory.settings.resources `QUEUES`)."""
 
 
 DYNAMODB = "dynamodb"
@@ -178,6 +182,7 @@ class Network(Construct):
             # job, an import or a large batch, to the job function: infra/constructs/job_worker.py); Bedrock's
             # agent runtime when recall may rerank (the API function's calls).
             needed = ("states", "lambda", *(("bedrock-agent-runtime",) if config.rerank.model_id else ()))
+            needed += ("sqs",) if resources.QUEUES else ()  # the declared queues' calls
             missing = tuple(name for name in needed if name not in network_config.interface_endpoints)
             network_config = network_config.model_copy(
                 update={"interface_endpoints": (*network_config.interface_endpoints, *missing)}

@@ -16,6 +16,7 @@ from ..constructs import (
     BedrockModels,
     ContentGuardrail,
     DeclaredBuckets,
+    DeclaredQueues,
     FunctionSet,
     JobWorker,
     MemoryApi,
@@ -56,6 +57,7 @@ class MemoryStack(Stack):
         self.network = net = Network.for_deployment(self, "Network", config, flow_logs_bucket=logs)
         self.tables = MemoryTables.for_deployment(self, "Tables", config, key=key, network=net)
         self.buckets = DeclaredBuckets.for_deployment(self, "Buckets", config, key, logs, net)
+        self.queues = DeclaredQueues(self, "Queues", key=key, network=net)
         self.memory_files = MemoryFiles.for_deployment(
             self, "MemoryFiles", config, network=net, key=key, logs=logs
         )
@@ -108,8 +110,9 @@ class MemoryStack(Stack):
 
         # Each function's own calls, beyond the tenant role.
         every_function = (*self.tenant_functions, authorizer, console, self.file_function)
-        self.tables.grant_declared(every_function)  # the declared tables and buckets: settings.resources
+        self.tables.grant_declared(every_function)  # the declared tables, buckets, queues: settings.resources
         self.buckets.grant_declared(every_function, self.vectors)
+        self.queues.grant_declared(every_function)
         for workflow in self.workflows.values():
             if workflow.started_on_demand:
                 workflow.grant_start(api, net)

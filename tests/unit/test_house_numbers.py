@@ -39,17 +39,29 @@ def test_each_deployed_function_takes_its_graph_from_one_builder() -> None:
     }
 
 
-def test_the_touches_are_those_the_architecture_page_lists_and_a_workflow_takes_three() -> None:
+def test_the_touches_are_those_the_architecture_page_lists_and_each_but_a_service_takes_three() -> None:
     touches = numbers.touches()
-    assert set(touches) == {
-        "A route",
-        "An adapter",
-        "An adapter on another kind of new resource",
-        "A workflow",
-    }
+    assert set(touches) == {"A route", "A service", "An adapter", "A workflow"}
+    assert touches["A route"] <= 3  # routers discovered (api/app.route_modules), the README table a summary
     assert touches["A workflow"] <= 3
-    assert touches["An adapter"] <= 3  # a table of its own is declared (agent_memory.settings.resources)
-    assert touches["An adapter on another kind of new resource"] == touches["An adapter"] + 1
+    assert (
+        touches["An adapter"] <= 3
+    )  # its table, bucket or queue is declared (agent_memory.settings.resources)
+    assert touches["A service"] == touches["A route"] + 1  # the route's, and its wiring
+
+
+def test_the_touches_are_read_from_the_numbered_items_of_each_entry(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "architecture.md").write_text(
+        "## Where to add things\n\n**A route** (x):\n1. a;\n2. b\n   c;\n\n"
+        "**An adapter** (y):\n1. a;\n   - not counted;\n2. b.\n\n## Next\n\n**A workflow**:\n1. x\n"
+    )
+    try:
+        numbers.use(tmp_path)
+        assert numbers.touches() == {"A route": 2, "An adapter": 2}
+    finally:
+        numbers.use(ROOT)
 
 
 def test_sizes_are_measured_from_the_syntax_tree() -> None:

@@ -155,8 +155,31 @@ class Bucket(_Named):
 BUCKETS: tuple[Bucket, ...] = ()
 """None yet: the two data buckets the service has (the migration archive, the staged job requests) predate the
 declaration and are owned by their constructs (`migration_workflow.py`, `job_worker.py`). A new adapter's
-bucket is declared here; `tests/infra/test_infra_declared_buckets.py` deploys a throwaway one to prove the
+bucket is declared here; `tests/infra/test_infra_declared_storage.py` deploys a throwaway one to prove the
 path."""
+
+
+@dataclass(frozen=True)
+class Queue(_Named):
+    """An SQS queue an adapter sends to or receives from, with its own role (`Access`: `sqs:` actions)."""
+
+    construct_id: str
+    """The queue's id under the `Queues` construct (its CloudFormation logical id derives from it)."""
+    setting: str
+    """The `Settings` field naming the queue (its URL): the stack sets `AGENT_MEMORY_<SETTING>` on every
+    function an access names."""
+    access: tuple[Access, ...]
+    retention_days: int = 4
+    visibility_timeout_seconds: int = 30
+    max_receive_count: int = 3
+    """Receives before a message moves to the queue's own dead-letter queue (kept 14 days)."""
+
+
+QUEUES: tuple[Queue, ...] = ()
+"""None yet: long work goes through Lambda's own asynchronous queue (decision 0008). A declared queue is built
+by `infra/constructs/declared_queues.py` (encrypted with the stack's key, TLS only, its own dead-letter queue;
+in the `isolated` profile the SQS interface endpoint is added); `tests/infra/test_infra_declared_storage.py`
+deploys a throwaway one to prove the path."""
 
 
 def accesses_of(function: str) -> tuple[tuple[Table, Access], ...]:

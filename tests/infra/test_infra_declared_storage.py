@@ -1,9 +1,10 @@
-"""Every bucket agent_memory.settings.resources declares is deployed from its declaration, without a construct
-or stack line of its own: the bucket (SSE-KMS with the stack's key, TLS only, no public access, access logs),
-its name in the environment of exactly the functions its accesses name, and each access granted to exactly
-those functions (their own role, or the tenant role for a tenant access), confined to its key prefix, with the
-same call in the S3 endpoint's policy. The service declares no bucket yet, so the path is proved on a
-throwaway declaration synthesized with the isolated profile (every function in the VPC, behind endpoints)."""
+"""Every bucket and queue agent_memory.settings.resources declares is deployed from its declaration, without a
+construct or stack line of its own: the bucket (SSE-KMS with the stack's key, TLS only, no public access,
+access logs) or queue (the stack's key, TLS only, its own dead-letter queue), its name in the environment of
+exactly the functions its accesses name, and each access granted to exactly those functions (their own role,
+or the tenant role for a tenant access on a bucket, confined to its key prefix), with the same call in the
+endpoint's policy. The service declares neither yet, so the path is proved on throwaway declarations
+synthesized with the isolated profile (every function in the VPC, behind endpoints)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from infra_support import Synthesized, as_list, infra_test_context, policy_statements, render
 
 from agent_memory.settings import resources
-from agent_memory.settings.resources import BUCKETS, Bucket, BucketAccess
+from agent_memory.settings.resources import BUCKETS, QUEUES, Access, Bucket, BucketAccess, Queue
 
 TENANT = "${aws:PrincipalTag/tenant}"
 THROWAWAY = Bucket(
@@ -40,15 +41,30 @@ THROWAWAY = Bucket(
     ),
 )
 
+THROWAWAY_QUEUE = Queue(
+    "Signals",
+    setting="signals_queue",
+    access=(
+        Access("SignalSend", ("sqs:SendMessage",), functions=("api",)),
+        Access(
+            "SignalReceive",
+            ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
+            functions=("dreaming",),
+            key_actions=resources.KEY_READ_ACTIONS,
+        ),
+    ),
+)
+
 
 @pytest.fixture(scope="module")
 def with_throwaway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthesized]:
-    """The isolated profile's stack with THROWAWAY declared too (synthesized here: the shared synth of the
-    run is of the real declarations)."""
+    """The isolated profile's stack with THROWAWAY and THROWAWAY_QUEUE declared too (synthesized here: the
+    shared synth of the run is of the real declarations)."""
     from tests.iam.synth import _synthesize
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(resources, "BUCKETS", (*BUCKETS, THROWAWAY))
+        patch.setattr(resources, "QUEUES", (*QUEUES, THROWAWAY_QUEUE))
         result = _synthesize(infra_test_context("isolated"), tmp_path_factory.mktemp("cdk-out"))
     yield Synthesized(
         profile="isolated",
@@ -197,6 +213,63 @@ def test_the_stack_with_a_declared_bucket_passes_cdk_nag_and_cfn_lint(with_throw
     assert violations == [] and with_throwaway.synth_error is None, violations
     matches = lint(json.dumps(with_throwaway.template), regions=["us-east-1"])
     assert [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")] == []
+
+
+def check_declared_queues(synthesized: Synthesized, queues: tuple[Queue, ...]) -> None:
+    functions = _functions(synthesized)
+    (key,) = synthesized.of_type("AWS::KMS::Key")
+    ours = [k for k in synthesized.of_type("AWS::SQS::Queue") if k.startswith("Queues")]
+    assert len(ours) == 2 * len(queues), ours  # each with its dead-letter queue
+    for queue in queues:
+        (logical_id,) = [
+            k for k in ours if k.startswith(f"Queues{queue.construct_id}") and "DeadLetters" not in k
+        ]
+        properties = synthesized.resources[logical_id]["Properties"]
+        assert properties["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+        target = properties["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+        assert target.startswith(f"Queues{queue.construct_id}DeadLetters")
+        assert synthesized.resources[target]["Properties"]["KmsMasterKeyId"] == {"Fn::GetAtt": [key, "Arn"]}
+        for queue_id in (logical_id, target):
+            (policy,) = [
+                p["Properties"]["PolicyDocument"]["Statement"]
+                for p in synthesized.of_type("AWS::SQS::QueuePolicy").values()
+                if {"Ref": queue_id} in p["Properties"]["Queues"]
+            ]
+            assert {"Bool": {"aws:SecureTransport": "false"}} in [
+                s["Condition"] for s in policy if s["Effect"] == "Deny"
+            ]
+        named = {name for access in queue.access for name in access.functions}
+        for module, (role, environment) in functions.items():
+            assert (environment.get(queue.variable) == {"Ref": logical_id}) == (module in named), module
+            declared = {a for access in queue.access if module in access.functions for a in access.actions}
+            granted = {
+                action
+                for s in policy_statements(synthesized, role)
+                if f"<{logical_id}.Arn>" in as_list(s["Resource"])
+                or f"<{target}.Arn>" in as_list(s["Resource"])
+                for action in as_list(s["Action"])
+            }
+            assert granted == declared, module
+
+
+def test_the_real_queue_declarations_are_deployed_as_declared(synthesized: Synthesized) -> None:
+    check_declared_queues(synthesized, QUEUES)
+    if not QUEUES:  # no queue, no SQS endpoint (an endpoint at rest costs money)
+        assert not [k for k in synthesized.of_type("AWS::EC2::VPCEndpoint") if "sqs" in k.lower()]
+
+
+def test_a_declared_queue_is_built_named_and_granted_exactly_as_declared(with_throwaway: Synthesized) -> None:
+    check_declared_queues(with_throwaway, (*QUEUES, THROWAWAY_QUEUE))
+    endpoint = with_throwaway.logical_id("AWS::EC2::VPCEndpoint", "Endpointsqs")
+    statements = {
+        s["Sid"]: s
+        for s in render(with_throwaway.resources[endpoint]["Properties"]["PolicyDocument"]["Statement"])
+    }
+    assert set(statements) == {"SignalSend", "SignalReceive"}
+    role = _functions(with_throwaway)["api"][0]
+    assert as_list(statements["SignalSend"]["Condition"]["ArnEquals"]["aws:PrincipalArn"]) == [
+        f"<{role}.Arn>"
+    ]
 
 
 @pytest.mark.parametrize(

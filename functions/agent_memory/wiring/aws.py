@@ -154,6 +154,7 @@ def _services(base: AwsBase, *, sweep: bool) -> Services:
         erasure=aws_parts.erasure(base, core.file_store, namespaces, versions),
         imports=parts.imports(memory, files, skills, aws_parts.import_store(base), clock),
         archive_reader=parts.archive_reader,
+        **parts.wing_services(_wing_parts(base, core), None if sweep else "api"),
     )
     return aws_jobs.with_jobs(base, services)  # imports and large batches as jobs, when the stack set one
 
@@ -162,7 +163,22 @@ def build_chat(settings: Settings | RuntimeSettings, clients: AwsClients | None 
     """The chat function (/v1/sessions): sessions and chat turns over memory, files and skills; versioning
     counts each session's snapshot references as it starts."""
     base = _base(settings, clients)
-    return _with_sessions(base, _core(base))[0]
+    core = _core(base)
+    return replace(_with_sessions(base, core)[0], **parts.wing_services(_wing_parts(base, core), "chat"))
+
+
+def _wing_parts(base: AwsBase, core: _Core) -> parts.WingParts:
+    return parts.WingParts(
+        config=base.config,
+        clients=base.clients,
+        clock=base.clock,
+        store=base.store,
+        memory=core.memory,
+        file_store=core.file_store,
+        namespaces=core.namespaces,
+        files=core.files,
+        skills=core.skills,
+    )
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ an offline embedder + a local files directory, every service in one process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,7 @@ from ..domain.ports import Clock, Embedder, FileStore, RecordStore, SearchIndex
 from ..settings.service import Settings
 from . import parts
 from .config import RuntimeSettings
-from .parts import AwsClients, NamespaceLister
+from .parts import AwsClients, NamespaceLister, WingParts
 
 if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
@@ -64,6 +64,7 @@ def build_local(
     core = _local_core(config, data_dir, clock, judge, clients)
     jobs = local_jobs(config, data_dir, clock, in_process=in_process)
     services = _local_services(config, data_dir, core, clock, clients, jobs)
+    services = replace(services, **parts.wing_services(_wing_parts(config, core, clock, clients), None))
     if services.jobs is not None:
         services.jobs.bind(job_executor(services))
     return LocalRuntime(
@@ -120,6 +121,20 @@ def _local_core(
         namespaces=parts.namespace_dirs(files_root),
         files=parts.memory_files(config, file_store, clock, scan),
         skills=parts.skills(config, file_store, clock, scan),
+    )
+
+
+def _wing_parts(config: RuntimeSettings, core: _LocalCore, clock: Clock, clients: AwsClients) -> WingParts:
+    return WingParts(
+        config=config,
+        clients=clients,
+        clock=clock,
+        store=core.store,
+        memory=core.memory,
+        file_store=core.file_store,
+        namespaces=core.namespaces,
+        files=core.files,
+        skills=core.skills,
     )
 
 

@@ -39,6 +39,46 @@ NamespaceLister = Callable[[str], list[str]]
 
 
 @dataclass(frozen=True)
+class WingParts:
+    """What a wing's service is built from, the same names in both runtimes (`wiring/local.py` and every
+    `wiring/aws.py` builder of the routes' services hand them to `wing_services`)."""
+
+    config: RuntimeSettings
+    clients: AwsClients
+    clock: Clock
+    store: RecordStore
+    memory: MemoryService
+    file_store: FileStore
+    namespaces: NamespaceLister
+    files: MemoryFilesService
+    skills: SkillsService
+
+
+@dataclass(frozen=True)
+class WingService:
+    """One service the routes call, declared once for both runtimes."""
+
+    field: str
+    """The `api.context.Services` field the routes read it from."""
+    build: Callable[[WingParts], Any]
+    functions: tuple[str, ...] = ("api",)
+    """The AWS functions whose routes call it: `api` (its graph is also the job function's) and `chat` (the
+    session routes); the local runtime, one process, builds every one."""
+
+
+WING_SERVICES: tuple[WingService, ...] = ()
+"""The services of wings added after this declaration (the earlier ones are built by name in `local.py` and
+`aws.py`): a new wing's service is one entry here, which both runtimes' builders read
+(`tests/unit/test_wing_services.py` declares a throwaway one)."""
+
+
+def wing_services(wing: WingParts, function: str | None) -> dict[str, Any]:
+    """The declared services `function` serves (None: every one, the local runtime and `build_aws`), by their
+    `Services` field."""
+    return {s.field: s.build(wing) for s in WING_SERVICES if function is None or function in s.functions}
+
+
+@dataclass(frozen=True)
 class AwsClients:
     """How the AWS runtime gets its clients; tests replace any of these (moto, Stubber)."""
 

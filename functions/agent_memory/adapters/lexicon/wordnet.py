@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import mmap
 import os
 import re
 import threading
 from pathlib import Path
-from typing import BinaryIO
 
 from .wordnet_table import TABLE_NAME, BridgeTable
 
@@ -78,46 +78,46 @@ def wordnet_directory() -> Path:
 
 class _SortedFile:
     """One sorted WordNet file, searched by its lines' first field. Licence lines (two leading spaces) come
-    first and sort below every key."""
+    first and sort below every key. The file is memory-mapped: a probe of the search reads a line in place
+    (no seek and buffer refill per probe) and only the pages probed are ever read."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._file: BinaryIO | None = None
-        self._size = 0
+        self._map: mmap.mmap | bytes | None = None
         self._lock = threading.Lock()
 
     def line(self, key: bytes) -> bytes | None:
-        with self._lock:
-            if self._file is None:
-                self._file = self._path.open("rb")
-                self._size = os.fstat(self._file.fileno()).st_size
-            return self._search(self._file, key + b" ")
-
-    def _search(self, file: BinaryIO, prefix: bytes) -> bytes | None:
-        """The line starting with `prefix`. Invariant: if it exists, it starts in [low, high)."""
-        low, high = 0, self._size
-        while low < high:
-            middle = (low + high) // 2
-            start, line = _line_from(file, middle)
-            if not line or start >= high:
-                high = middle  # no line starts in [middle, high)
-            elif line.startswith(prefix):
-                return line.rstrip(b"\r\n")
-            elif line.startswith(b"  ") or line < prefix:
-                low = start + len(line)
-            else:
-                high = middle  # it starts before this line, the first one at or after `middle`
-        return None
+        data = self._map
+        if data is None:
+            with self._lock:
+                if self._map is None:
+                    with self._path.open("rb") as file:
+                        size = os.fstat(file.fileno()).st_size
+                        self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                data = self._map
+        return _search(data, key + b" ")
 
 
-def _line_from(file: BinaryIO, position: int) -> tuple[int, bytes]:
-    """(where it starts, the line) of the first line starting at or after `position`."""
-    if position:
-        file.seek(position - 1)
-        file.readline()  # the rest of the line `position - 1` is in (only its newline if a line starts here)
-    else:
-        file.seek(0)
-    return file.tell(), file.readline()
+def _search(data: mmap.mmap | bytes, prefix: bytes) -> bytes | None:
+    """The line starting with `prefix`. Invariant: if it exists, it starts in [low, high)."""
+    low, high = 0, len(data)
+    while low < high:
+        middle = (low + high) // 2
+        # the first line starting at or after `middle`: past the end of the line `middle - 1` is in (-1 + 1:
+        # none starts after it)
+        start = data.find(b"\n", middle - 1) + 1 if middle else 0
+        if (middle and not start) or start >= high:
+            high = middle  # no line starts in [middle, high)
+            continue
+        end = data.find(b"\n", start) + 1 or len(data)
+        if data[start : start + len(prefix)] == prefix:
+            return data[start:end].rstrip(b"\r\n")
+        line = data[start:end]
+        if line.startswith(b"  ") or line < prefix:
+            low = end
+        else:
+            high = middle  # it starts before this line, the first one at or after `middle`
+    return None
 
 
 class WordNetLexicon:

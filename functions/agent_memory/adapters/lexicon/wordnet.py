@@ -412,13 +412,16 @@ class WordNetLexicon:
         words = _DEFINITION_WORD_RE.findall(text)
         if _DEFINITION_NEGATIVE.intersection(words):
             return frozenset()
-        found: set[str] = set()
-        for word in words:
-            if word not in _DEFINITION_STOP:
-                found.add(word)
-                # a noun's or a verb's base form ("children", "sitting"); not the adjective rule's ("owner")
-                found |= {lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj"}
+        found = set().union(*(self._definition_forms(word) for word in words if word not in _DEFINITION_STOP))
         return frozenset(found - _DEFINITION_STOP)
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _definition_forms(self, word: str) -> frozenset[str]:
+        """A definition's word and its noun's or verb's base forms ("children", "sitting"); not the adjective
+        rule's ("owner")."""
+        return frozenset(
+            {word, *(lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj")}
+        )
 
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _lexfile(self, part: str, offset: str) -> str:
@@ -488,17 +491,19 @@ class WordNetLexicon:
         if line is None:
             return (), ()
         fields = line.decode("utf-8").split(" | ", 1)[0].split()
-        count = int(fields[3], 16)
-        words = tuple(fields[4 + 2 * i].split("(", 1)[0].casefold().replace("_", " ") for i in range(count))
-        at = 4 + 2 * count
+        at = 4 + 2 * int(fields[3], 16)
+        words = tuple(word.split("(", 1)[0].casefold().replace("_", " ") for word in fields[4:at:2])
+        end = at + 1 + 4 * int(fields[at])
+        # each pointer is four fields: symbol, target offset, target part of speech, source/target numbers
+        parts = map(_POS.__getitem__, fields[at + 3 : end : 4])
         pointers = tuple(
-            (
-                fields[at + 1 + 4 * i],
-                fields[at + 2 + 4 * i],
-                _POS[fields[at + 3 + 4 * i]],
-                fields[at + 4 + 4 * i],
+            zip(
+                fields[at + 1 : end : 4],
+                fields[at + 2 : end : 4],
+                parts,
+                fields[at + 4 : end : 4],
+                strict=True,
             )
-            for i in range(int(fields[at]))
         )
         return words, pointers
 

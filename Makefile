@@ -45,7 +45,7 @@ run: setup
 	$(BIN)/agent-memory serve
 
 # mypy runs beside the tests rather than before them: in a fresh clone (no mypy cache) it keeps one core busy for
-# a minute or more, which run alone leaves the other core idle. Its report is printed after the tests' and
+# ~20 s (pyproject.toml skips the aws_cdk services infra/ does not use), which run alone leaves the other core idle. Its report is printed after the tests' and
 # either failing fails the target.
 test: setup browser
 	$(BIN)/ruff check .

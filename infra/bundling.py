@@ -1,10 +1,14 @@
 """Docker-free build of the Lambda assets: the dependencies layer and the function code.
 
-CDK asks the local bundler first; the layer's runs the host's pip with `--platform manylinux_2_28_aarch64
---platform manylinux2014_aarch64 --only-binary=:all:` so the wheels match the arm64 Python 3.14 runtime
-whatever the build machine is. That runtime is Amazon Linux 2023 (glibc 2.34), so it loads wheels tagged for
+CDK asks the local bundler first; the layer's installs binary wheels only (`--only-binary=:all:`) for the
+arm64 Python 3.14 runtime whatever the build machine is: with the uv beside the build interpreter when there
+is one (the project venv's, pinned in constraints.txt, run through tools/uv_pip.py so it uses the package
+sources pip is configured with: `--python-platform aarch64-manylinux_2_28`, which takes the manylinux2014
+wheels too), else with that interpreter's pip (`--platform manylinux_2_28_aarch64 --platform
+manylinux2014_aarch64`). Either resolves the same pins to the same wheels; uv in a few seconds of CPU
+where pip takes ten. That runtime is Amazon Linux 2023 (glibc 2.34), so it loads wheels tagged for
 glibc 2.28 as well as the older manylinux2014 (glibc 2.17) ones; some projects publish only the newer tag.
-There is deliberately no Docker fallback: if pip fails, synth fails with pip's own output. Everything pip
+There is deliberately no Docker fallback: if the installer fails, synth fails with its own output. Everything pip
 installs stays, the AWS SDK included (layers/requirements.txt pins it: the function runs the SDK the tests
 validated, not whatever the runtime bundles).
 
@@ -40,6 +44,9 @@ to pip as its own `--platform` (pip matches a `manylinux_2_28` tag exactly, not 
 both are listed)."""
 
 BYTECODE_PYTHON_ENV = "AGENT_MEMORY_BYTECODE_PYTHON"
+
+UV_PIP = Path(__file__).resolve().parents[1] / "tools" / "uv_pip.py"
+"""`uv pip` with pip's configured package sources (indexes, find-links, constraints; `make setup` uses it)."""
 
 CODE_IGNORED = ("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", ".mypy_cache", ".ruff_cache", "tests")
 """What the function code asset leaves out of `functions/`: caches and build metadata."""
@@ -99,6 +106,38 @@ class PipLayerBundler:
             *self.extra_pip_args,
         ]
 
+    def uv_command(self, target: Path, requirements: Path | None = None) -> list[str] | None:
+        """The binary install with the uv beside `python` (through tools/uv_pip.py), or None when there is no
+        such uv, pip arguments were given, or a platform is not an aarch64 manylinux tag uv can take. uv takes
+        one platform and every older manylinux tag with it, so the newest tag stands for all of them."""
+        uv = Path(self.python).parent / "uv"
+        if self.extra_pip_args or not (UV_PIP.is_file() and os.access(uv, os.X_OK)):
+            return None
+        tags = [_uv_manylinux(platform) for platform in self.platforms]
+        if None in tags:
+            return None
+        newest = max(tags, key=lambda tag: tuple(map(int, str(tag).split("_")[-2:])))
+        return [
+            self.python,
+            str(UV_PIP),
+            "install",
+            "--quiet",
+            "--python-platform",
+            f"aarch64-{newest}",
+            "--python-version",
+            self.python_version,
+            "--only-binary",
+            ":all:",
+            "--target",
+            str(target),
+            "-r",
+            str(requirements or self.requirements),
+        ]
+
+    def install_command(self, target: Path, requirements: Path | None = None) -> list[str]:
+        """uv's command when it can build the layer (`uv_command`), else pip's."""
+        return self.uv_command(target, requirements) or self.pip_command(target, requirements)
+
     def source_commands(self, target: Path, pins: Sequence[str], wheels: Path) -> list[list[str]]:
         """Build each pin marked `# build: sdist` (a pure-Python project published as an sdist only) into a
         wheel on the host, then install that wheel without dependencies (the marked pins have none)."""
@@ -123,12 +162,12 @@ class PipLayerBundler:
         target.mkdir(parents=True, exist_ok=True)
         binary, source = split_requirements(self.requirements.read_text(encoding="utf-8"))
         if not source:
-            self._run(self.pip_command(target))
+            self._run(self.install_command(target))
         else:
             with tempfile.TemporaryDirectory(prefix="layer-") as scratch:
                 listed = Path(scratch) / "requirements.txt"
                 listed.write_text("\n".join(binary) + "\n", encoding="utf-8")
-                self._run(self.pip_command(target, listed))
+                self._run(self.install_command(target, listed))
                 wheels = Path(scratch) / "wheels"
                 build, install = self.source_commands(target, source, wheels)
                 self._run(build)
@@ -136,6 +175,7 @@ class PipLayerBundler:
                 if impure:
                     raise LayerBuildError(f"a '# build: sdist' pin built a platform wheel: {impure}")
                 self._run(install)
+        (target / ".lock").unlink(missing_ok=True)  # uv's lock of the target directory
         # Console scripts cannot run from a layer; only importable code is useful there.
         shutil.rmtree(target / "bin", ignore_errors=True)
         for cache in list(target.rglob("__pycache__")):
@@ -157,19 +197,38 @@ class PipLayerBundler:
             ) from exc
         except subprocess.TimeoutExpired as exc:
             raise LayerBuildError(
-                f"pip did not finish within {self.timeout_seconds}s while building the Lambda layer"
+                f"the installer did not finish within {self.timeout_seconds}s while building the Lambda layer"
             ) from exc
         if result.returncode != 0:
             raise LayerBuildError(
                 "building the Lambda dependencies layer failed (no Docker fallback by design).\n"
                 f"command: {' '.join(command)}\n"
                 f"exit code: {result.returncode}\n"
-                f"pip output:\n{result.stdout}{result.stderr}\n"
+                f"installer output:\n{result.stdout}{result.stderr}\n"
                 "Hints: every package in the requirements file needs a wheel for "
                 f"{' or '.join(self.platforms)} / CPython {self.python_version} on PyPI (no source builds), "
                 f"except pure-Python pins marked '{SOURCE_MARKER}'; offline builds can point pip at a "
                 "wheelhouse with PIP_FIND_LINKS and PIP_NO_INDEX=1."
             )
+
+
+UV_GLIBC_MINORS = (17, 28, *range(31, 41))
+"""The aarch64 manylinux_2_<minor> platforms uv's `--python-platform` names (aarch64-manylinux_2_28, ...)."""
+
+
+def _uv_manylinux(platform: str) -> str | None:
+    """uv's name of a pip aarch64 manylinux platform tag ("manylinux_2_28_aarch64" -> "manylinux_2_28",
+    "manylinux2014_aarch64" -> "manylinux_2_17", its PEP 600 name), or None for a tag uv cannot take."""
+    tag = "manylinux_2_17_aarch64" if platform == "manylinux2014_aarch64" else platform
+    prefix, _, minor = tag.removesuffix("_aarch64").rpartition("_")
+    if (
+        tag.endswith("_aarch64")
+        and prefix == "manylinux_2"
+        and minor.isdigit()
+        and int(minor) in UV_GLIBC_MINORS
+    ):
+        return f"manylinux_2_{int(minor)}"
+    return None
 
 
 SOURCE_MARKER = "# build: sdist"

@@ -90,6 +90,49 @@ def test_pip_accepts_the_commands_targets_as_both_manylinux_generations(tmp_path
     assert {"cp314-cp314-manylinux_2_28_aarch64", "cp314-cp314-manylinux2014_aarch64"} <= tags
 
 
+def test_the_uv_beside_the_interpreter_installs_the_same_targets_through_pips_sources(tmp_path: Path) -> None:
+    # Given the project interpreter, with the pinned uv beside it
+    bundler = bundling.PipLayerBundler(tmp_path / "requirements.txt")
+    command = bundler.install_command(tmp_path / "python")
+    # Then the binary install is uv's, through tools/uv_pip.py (pip's indexes, find-links and constraints),
+    # for the runtime: the newest manylinux tag (uv takes the older manylinux2014 wheels with it), CPython 3.14
+    assert command[:3] == [sys.executable, str(ROOT / "tools" / "uv_pip.py"), "install"]
+    joined = " ".join(command)
+    assert "--python-platform aarch64-manylinux_2_28 " in joined and "--python-version 3.14 " in joined
+    assert "--only-binary :all:" in joined and f"--target {tmp_path / 'python'}" in joined
+    assert f"-r {(tmp_path / 'requirements.txt').resolve()}" in joined
+    # And pip builds it when there is no uv beside the interpreter, when pip arguments are given, or for a
+    # platform uv has no name for
+    for other in (
+        bundling.PipLayerBundler(tmp_path / "requirements.txt", python=str(tmp_path / "python3")),
+        bundling.PipLayerBundler(tmp_path / "requirements.txt", extra_pip_args=["--no-index"]),
+        bundling.PipLayerBundler(tmp_path / "requirements.txt", platforms=["manylinux_2_24_aarch64"]),
+    ):
+        assert other.install_command(tmp_path / "python")[1:4] == ["-m", "pip", "install"]
+    only_2014 = bundling.PipLayerBundler(tmp_path / "requirements.txt", platforms=["manylinux2014_aarch64"])
+    assert "aarch64-manylinux_2_17" in only_2014.install_command(tmp_path / "python")
+
+
+def test_a_requirement_without_a_wheel_fails_the_uv_build_with_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a requirement no source can satisfy (uv, offline: pip configured with an empty wheelhouse, no index)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("agent-memory-no-such-distribution==0.0.1\n")
+    wheelhouse = tmp_path / "wheels"
+    wheelhouse.mkdir()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheelhouse))
+    bundler = bundling.PipLayerBundler(requirements)
+    assert "tools/uv_pip.py" in " ".join(bundler.install_command(tmp_path / "layer" / "python"))
+    # When / Then the build fails, says which requirement could not be met and shows the command
+    with pytest.raises(bundling.LayerBuildError) as caught:
+        bundler.build(tmp_path / "layer")
+    message = str(caught.value)
+    assert "agent-memory-no-such-distribution" in message.split("installer output:", 1)[1]
+    assert "no Docker fallback" in message and "uv_pip.py install" in message
+
+
 def test_a_layer_build_needs_a_platform(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one wheel platform"):
         bundling.PipLayerBundler(tmp_path / "requirements.txt", platforms=())

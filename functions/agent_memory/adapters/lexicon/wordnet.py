@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import mmap
 import os
 import re
 import threading
 from pathlib import Path
-from typing import BinaryIO
 
 from .wordnet_table import TABLE_NAME, BridgeTable
 
@@ -78,46 +78,46 @@ def wordnet_directory() -> Path:
 
 class _SortedFile:
     """One sorted WordNet file, searched by its lines' first field. Licence lines (two leading spaces) come
-    first and sort below every key."""
+    first and sort below every key. The file is memory-mapped: a probe of the search reads a line in place
+    (no seek and buffer refill per probe) and only the pages probed are ever read."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._file: BinaryIO | None = None
-        self._size = 0
+        self._map: mmap.mmap | bytes | None = None
         self._lock = threading.Lock()
 
     def line(self, key: bytes) -> bytes | None:
-        with self._lock:
-            if self._file is None:
-                self._file = self._path.open("rb")
-                self._size = os.fstat(self._file.fileno()).st_size
-            return self._search(self._file, key + b" ")
-
-    def _search(self, file: BinaryIO, prefix: bytes) -> bytes | None:
-        """The line starting with `prefix`. Invariant: if it exists, it starts in [low, high)."""
-        low, high = 0, self._size
-        while low < high:
-            middle = (low + high) // 2
-            start, line = _line_from(file, middle)
-            if not line or start >= high:
-                high = middle  # no line starts in [middle, high)
-            elif line.startswith(prefix):
-                return line.rstrip(b"\r\n")
-            elif line.startswith(b"  ") or line < prefix:
-                low = start + len(line)
-            else:
-                high = middle  # it starts before this line, the first one at or after `middle`
-        return None
+        data = self._map
+        if data is None:
+            with self._lock:
+                if self._map is None:
+                    with self._path.open("rb") as file:
+                        size = os.fstat(file.fileno()).st_size
+                        self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                data = self._map
+        return _search(data, key + b" ")
 
 
-def _line_from(file: BinaryIO, position: int) -> tuple[int, bytes]:
-    """(where it starts, the line) of the first line starting at or after `position`."""
-    if position:
-        file.seek(position - 1)
-        file.readline()  # the rest of the line `position - 1` is in (only its newline if a line starts here)
-    else:
-        file.seek(0)
-    return file.tell(), file.readline()
+def _search(data: mmap.mmap | bytes, prefix: bytes) -> bytes | None:
+    """The line starting with `prefix`. Invariant: if it exists, it starts in [low, high)."""
+    low, high = 0, len(data)
+    while low < high:
+        middle = (low + high) // 2
+        # the first line starting at or after `middle`: past the end of the line `middle - 1` is in (-1 + 1:
+        # none starts after it)
+        start = data.find(b"\n", middle - 1) + 1 if middle else 0
+        if (middle and not start) or start >= high:
+            high = middle  # no line starts in [middle, high)
+            continue
+        end = data.find(b"\n", start) + 1 or len(data)
+        if data[start : start + len(prefix)] == prefix:
+            return data[start:end].rstrip(b"\r\n")
+        line = data[start:end]
+        if line.startswith(b"  ") or line < prefix:
+            low = end
+        else:
+            high = middle  # it starts before this line, the first one at or after `middle`
+    return None
 
 
 class WordNetLexicon:
@@ -412,13 +412,16 @@ class WordNetLexicon:
         words = _DEFINITION_WORD_RE.findall(text)
         if _DEFINITION_NEGATIVE.intersection(words):
             return frozenset()
-        found: set[str] = set()
-        for word in words:
-            if word not in _DEFINITION_STOP:
-                found.add(word)
-                # a noun's or a verb's base form ("children", "sitting"); not the adjective rule's ("owner")
-                found |= {lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj"}
+        found = set().union(*(self._definition_forms(word) for word in words if word not in _DEFINITION_STOP))
         return frozenset(found - _DEFINITION_STOP)
+
+    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    def _definition_forms(self, word: str) -> frozenset[str]:
+        """A definition's word and its noun's or verb's base forms ("children", "sitting"); not the adjective
+        rule's ("owner")."""
+        return frozenset(
+            {word, *(lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj")}
+        )
 
     @functools.lru_cache(maxsize=32768)  # noqa: B019
     def _lexfile(self, part: str, offset: str) -> str:
@@ -488,17 +491,19 @@ class WordNetLexicon:
         if line is None:
             return (), ()
         fields = line.decode("utf-8").split(" | ", 1)[0].split()
-        count = int(fields[3], 16)
-        words = tuple(fields[4 + 2 * i].split("(", 1)[0].casefold().replace("_", " ") for i in range(count))
-        at = 4 + 2 * count
+        at = 4 + 2 * int(fields[3], 16)
+        words = tuple(word.split("(", 1)[0].casefold().replace("_", " ") for word in fields[4:at:2])
+        end = at + 1 + 4 * int(fields[at])
+        # each pointer is four fields: symbol, target offset, target part of speech, source/target numbers
+        parts = map(_POS.__getitem__, fields[at + 3 : end : 4])
         pointers = tuple(
-            (
-                fields[at + 1 + 4 * i],
-                fields[at + 2 + 4 * i],
-                _POS[fields[at + 3 + 4 * i]],
-                fields[at + 4 + 4 * i],
+            zip(
+                fields[at + 1 : end : 4],
+                fields[at + 2 : end : 4],
+                parts,
+                fields[at + 4 : end : 4],
+                strict=True,
             )
-            for i in range(int(fields[at]))
         )
         return words, pointers
 

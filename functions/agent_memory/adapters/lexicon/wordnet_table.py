@@ -352,6 +352,7 @@ def _whole(lexicon: WordNetLexicon, directory: Path) -> list[tuple[str, str]]:
         "_hypernyms",
         "_depth",
         "_definition",
+        "_definition_forms",
         "_lexfile",
         "_lemmas",
         "_genus",

@@ -193,17 +193,19 @@ _GOVERNED_RE = lazy(r"\b(?P<verb>[\w-]+)\s+(?P<preposition>under|through)\b")
 one that places or orders it ("after", "before", "below", "near": content words everywhere)."""
 
 
-def _governed(text: str, other: str) -> frozenset[str]:
-    """Prepositions of `text` that attach the argument of a word `other` holds too, when `other` is a copula
-    statement naming that word's thing ("The project is licensed *under* Apache-2.0" / "Apache License 2.0 is
-    the project's licence": the verb's argument is the noun's value)."""
+def _governed(text: str, other: str, lexicon: Lexicon | None) -> frozenset[str]:
+    """Prepositions of `text` that attach the argument of a word `other` holds too (or, given a lexicon, a word
+    of one thing with it: "governed" / "governance"), when `other` is a copula statement naming that word's
+    thing ("The project is licensed *under* Apache-2.0" / "Apache License 2.0 is the project's licence")."""
     if not _COPULA_RE.search(normalize(other)):
         return frozenset()
     theirs = set(_words(other)[0])
+    written = [s for surfaces in _surfaces(other).values() for s in surfaces]
     return frozenset(
         _fold(match["preposition"])
         for match in _GOVERNED_RE.finditer(normalize(speaker(text)[1]))
         if _key_of_word(match["verb"]) in theirs
+        or (lexicon is not None and any(one_thing(lexicon, match["verb"], word) for word in written))
     )
 
 
@@ -240,8 +242,8 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
-    new_left = _leftover(new_content, shared, _absorbed(new, old, old) | _governed(new, old))
-    old_left = _leftover(old_content, shared, _absorbed(new, old, new) | _governed(old, new))
+    new_left = _leftover(new_content, shared, _absorbed(new, old, old) | _governed(new, old, lexicon))
+    old_left = _leftover(old_content, shared, _absorbed(new, old, new) | _governed(old, new, lexicon))
     paired = False
     if lexicon is not None:
         new_left = _inflections_dropped(new, old, new_left, lexicon)

@@ -1,6 +1,7 @@
 """The merge guard's third round (issue 27): a negation said by a prefixed antonym ("don't like" = "dislike"),
-"not something I V" (= "don't V"), a name in capitals counted ("PRs" = "PR"), and a preposition that only
-attaches a verb's argument against a copula statement ("licensed under MIT" = "MIT is the licence"). Each is
+"not something I V" (= "don't V"), a name in capitals counted ("PRs" = "PR"), a preposition that only
+attaches a verb's argument against a copula statement ("licensed under MIT" = "MIT is the licence"), and a
+scheduled run told by its start ("run every night at 02:00" = "nightly … start at 02:00"). Each is
 tried against pairs written to break it: a contrary antonym, another thing or person, another tense, a
 preposition that orders, a prefix that is no negation."""
 
@@ -38,6 +39,8 @@ OTHER_WORDS = [
     ("The project is licensed under Apache-2.0", "Apache License 2.0 is the project's licence"),
     ("Long meetings are not something I enjoy", "I don't like long meetings"),
     ("PRs need two approvals before merging", "A PR needs two approvals before merging"),
+    ("Nightly backups start at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("The nightly import job starts at 6 am", "The import job runs nightly at 6 am"),
 ]
 
 KEPT_APART = [
@@ -69,6 +72,16 @@ KEPT_APART = [
     ("The audit is the release's plan", "The release is planned after the audit"),
     ("Apache License 2.0 was the project's licence", "The project is licensed under Apache-2.0"),
     ("Bob is Maria's listing", "Maria is listed under Bob"),
+    # a scheduled run: its end, its outcome, another job, another time, a run until a time, a past start
+    ("Nightly backups finish at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Nightly backups fail at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Nightly backups end at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Nightly backups stop at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Nightly restores start at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Nightly backups start at 03:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("Backups start at 02:00 UTC", "Backups run until 02:00 UTC"),
+    ("Backups start failing at 02:00 UTC", "Backups run every night at 02:00 UTC"),
+    ("The import job started at 6 am", "The import job runs at 6 am"),
 ]
 
 

@@ -209,6 +209,27 @@ def _governed(text: str, other: str, lexicon: Lexicon | None) -> frozenset[str]:
     )
 
 
+_STARTS_AT_RE = lazy(r"\b(?:starts?|begins?|commences?)(?:\s+[\w:]+){0,2}?\s+at\s+\d")
+_RUNS_AT_RE = lazy(r"\b(?:runs?)(?:\s+[\w:]+){0,3}?\s+at\s+\d")
+"""A scheduled run told by its start: "backups *run* every night *at* 02:00" / "nightly backups *start at*
+02:00" (a time of day after "at"). Not its end or its outcome ("finish", "end", "fail" at 02:00: left over),
+nor a run "until" or "for" a time, nor a past one ("the job *started* at 6 am" is an event, not a schedule)."""
+
+
+def _scheduled(text: str, other: str) -> frozenset[str]:
+    """The verb of `text` that names the same scheduled run as `other`'s: "start" against "runs at <time>",
+    "run" against "starts at <time>" (the time itself is equal on both sides, `_hard_difference`)."""
+    mine, theirs = normalize(speaker(text)[1]), normalize(speaker(other)[1])
+    if _STARTS_AT_RE.search(mine) and _RUNS_AT_RE.search(theirs):
+        return frozenset({_START})
+    if _RUNS_AT_RE.search(mine) and _STARTS_AT_RE.search(theirs):
+        return frozenset({_USE})  # "run" is of the family of "use" (`_FAMILY_LINES`)
+    return frozenset()
+
+
+_START = _fold("start")
+
+
 def _key_of_word(word: str) -> str:
     listed = terms(word)
     return _key(listed[0]) if listed else word
@@ -242,8 +263,12 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
-    new_left = _leftover(new_content, shared, _absorbed(new, old, old) | _governed(new, old, lexicon))
-    old_left = _leftover(old_content, shared, _absorbed(new, old, new) | _governed(old, new, lexicon))
+    new_left = _leftover(
+        new_content, shared, _absorbed(new, old, old) | _governed(new, old, lexicon) | _scheduled(new, old)
+    )
+    old_left = _leftover(
+        old_content, shared, _absorbed(new, old, new) | _governed(old, new, lexicon) | _scheduled(old, new)
+    )
     paired = False
     if lexicon is not None:
         new_left = _inflections_dropped(new, old, new_left, lexicon)

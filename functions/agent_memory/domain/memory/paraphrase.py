@@ -16,9 +16,11 @@ value is identical and every content word left over is accounted for:
   "use"), agree except for frame words that carry no content ("happen", "where", "go"), category nouns that
   only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
   words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
-  the comparison's own words, "allowed" under a negation).
+  the comparison's own words, "allowed" under a negation; `_governed`: "under" after a verb against a copula
+  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>").
 
-Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
+Opposite polarities are one statement only when a negation and a prefixed antonym flip together ("don't like"
+/ "dislike", `negated_antonyms`). Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
 of general words, never of values: a missing entry only keeps two memories apart."""
 
 from __future__ import annotations

@@ -56,9 +56,15 @@ class _Recording:
 
 def _guard_questions(full: WordNetLexicon) -> set[tuple[str, tuple[str, ...]]]:
     """Every look-up the merge guard makes on the labelled write-discipline set: each step of a case against
-    every earlier one, both ways (what bench/write_discipline.py drives through the API)."""
+    every earlier one, both ways (what bench/write_discipline.py drives through the API), and the same for the
+    adversarial pairs written against the guard's mechanisms (negations said by prefixed antonyms among them)."""
     recording = _Recording(full)
-    cases = json.loads((ROOT / "tests" / "data" / "write_discipline_cases.json").read_text())["cases"]
+    data = ROOT / "tests" / "data"
+    cases = [
+        case
+        for name in ("write_discipline_cases.json", "write_discipline_adversarial.json")
+        for case in json.loads((data / name).read_text())["cases"]
+    ]
     for case in cases:
         steps = case["steps"]
         for i, new in enumerate(steps):

@@ -9,8 +9,9 @@ Order of precedence, so that nothing a user gave is destroyed:
    are held for review.
 2. **Merge** — a neighbour says the same thing: a vector neighbour, the same values, names, polarity and
    order of compared items, and the same words up to word families and frame words (`paraphrase.same_meaning`),
-   with no update between them (a change cue between two statements of the very same words — "moved to
-   Toronto" / "relocated to Toronto" — is no update). The newer wording and both sides' provenance stay
+   with no update between them (a change cue or another verb between two statements the guard finds the
+   same — "moved to Toronto" / "relocated to Toronto", "runs nightly at 6 am" / "starts nightly at 6 am" —
+   is no update). The newer wording and both sides' provenance stay
    reachable (`write_ops.merge`).
 3. **Link** — weaker evidence of an update (`possible_update`): both stay current, linked newest first.
 4. **Add** — anything else, compatible facts included: nothing existing is touched.
@@ -29,7 +30,6 @@ from .paraphrase import same_meaning
 from .policy import SimilarityProfile
 from .ports import Lexicon
 from .relation import Relation, relate
-from .slots import same_statement
 
 Action = Literal["add", "merge", "supersede", "outdated", "conflict", "link", "archive"]
 
@@ -66,7 +66,7 @@ def decide(
     updated = [
         (r, rel)
         for r, _, rel in relations
-        if rel.kind == "update" and _current(r) and not same_statement(content, r.content).allowed
+        if rel.kind == "update" and _current(r) and not same_meaning(content, r.content, lexicon).allowed
     ]
     updated += [
         found
@@ -178,8 +178,4 @@ def _mergeable(
     if rel.kind == "same":
         return rel.reason
     check = same_meaning(content, record.content, lexicon)
-    if not check.allowed:
-        return None
-    if rel.kind in ("compatible", "possible_update") or same_statement(content, record.content).allowed:
-        return check.reason
-    return None
+    return check.reason if check.allowed else None  # an "update" the guard finds the same is none (`decide`)

@@ -16,9 +16,11 @@ value is identical and every content word left over is accounted for:
   "use"), agree except for frame words that carry no content ("happen", "where", "go"), category nouns that
   only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
   words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
-  the comparison's own words, "allowed" under a negation).
+  the comparison's own words, "allowed" under a negation; `_governed`: "under" after a verb against a copula
+  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>").
 
-Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
+Opposite polarities are one statement only when a negation and a prefixed antonym flip together ("don't like"
+/ "dislike", `negated_antonyms`). Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
 of general words, never of values: a missing entry only keeps two memories apart."""
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
-from . import value_frames
+from . import negated_antonyms, value_frames
 from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
@@ -143,7 +145,7 @@ def _hard_difference(new: str, old: str) -> str | None:
         return "said by different speakers"
     new_terms, old_terms = terms(new), terms(old)
     if sum(t.kind == "negation" for t in new_terms) % 2 != sum(t.kind == "negation" for t in old_terms) % 2:
-        return "opposite polarity"
+        return _OPPOSITE
     if tense_differs(new, old):
         return "another tense (has / had)"
     if negated(new) != negated(old):
@@ -188,6 +190,53 @@ def _absorbed(new: str, old: str, other: str) -> frozenset[str]:
     return frozenset(keys)
 
 
+_GOVERNED_RE = lazy(r"\b(?P<verb>[\w-]+)\s+(?P<preposition>under|through)\b")
+"""A preposition that only attaches a verb's argument ("licensed *under* MIT", "paid *through* Stripe"), unlike
+one that places or orders it ("after", "before", "below", "near": content words everywhere)."""
+
+
+def _governed(text: str, other: str, lexicon: Lexicon | None) -> frozenset[str]:
+    """Prepositions of `text` that attach the argument of a word `other` holds too (or, given a lexicon, a word
+    of one thing with it: "governed" / "governance"), when `other` is a copula statement naming that word's
+    thing ("The project is licensed *under* Apache-2.0" / "Apache License 2.0 is the project's licence")."""
+    if not _COPULA_RE.search(normalize(other)):
+        return frozenset()
+    theirs = set(_words(other)[0])
+    written = [s for surfaces in _surfaces(other).values() for s in surfaces]
+    return frozenset(
+        _fold(match["preposition"])
+        for match in _GOVERNED_RE.finditer(normalize(speaker(text)[1]))
+        if _key_of_word(match["verb"]) in theirs
+        or (lexicon is not None and any(one_thing(lexicon, match["verb"], word) for word in written))
+    )
+
+
+_STARTS_AT_RE = lazy(r"\b(?:starts?|begins?|commences?)(?:\s+[\w:]+){0,2}?\s+at\s+\d")
+_RUNS_AT_RE = lazy(r"\b(?:runs?)(?:\s+[\w:]+){0,3}?\s+at\s+\d")
+"""A scheduled run told by its start: "backups *run* every night *at* 02:00" / "nightly backups *start at*
+02:00" (a time of day after "at"). Not its end or its outcome ("finish", "end", "fail" at 02:00: left over),
+nor a run "until" or "for" a time, nor a past one ("the job *started* at 6 am" is an event, not a schedule)."""
+
+
+def _scheduled(text: str, other: str) -> frozenset[str]:
+    """The verb of `text` that names the same scheduled run as `other`'s: "start" against "runs at <time>",
+    "run" against "starts at <time>" (the time itself is equal on both sides, `_hard_difference`)."""
+    mine, theirs = normalize(speaker(text)[1]), normalize(speaker(other)[1])
+    if _STARTS_AT_RE.search(mine) and _RUNS_AT_RE.search(theirs):
+        return frozenset({_START})
+    if _RUNS_AT_RE.search(mine) and _STARTS_AT_RE.search(theirs):
+        return frozenset({_USE})  # "run" is of the family of "use" (`_FAMILY_LINES`)
+    return frozenset()
+
+
+_START = _fold("start")
+
+
+def _key_of_word(word: str) -> str:
+    listed = terms(word)
+    return _key(listed[0]) if listed else word
+
+
 def _leftover(mine: tuple[str, ...], shared: set[str], absorbed: frozenset[str]) -> list[str]:
     """Content keys of `mine` the other statement does not account for."""
     left: list[str] = []
@@ -209,13 +258,19 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     if strict.allowed:
         return strict
     hard = _hard_difference(new, old)
+    if hard == _OPPOSITE and lexicon is not None:
+        return _denied(new, old, lexicon)
     if hard is not None:
         return MergeCheck(False, hard)
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
-    new_left = _leftover(new_content, shared, _absorbed(new, old, old))
-    old_left = _leftover(old_content, shared, _absorbed(new, old, new))
+    new_left = _leftover(
+        new_content, shared, _absorbed(new, old, old) | _governed(new, old, lexicon) | _scheduled(new, old)
+    )
+    old_left = _leftover(
+        old_content, shared, _absorbed(new, old, new) | _governed(old, new, lexicon) | _scheduled(old, new)
+    )
     paired = False
     if lexicon is not None:
         new_left = _inflections_dropped(new, old, new_left, lexicon)
@@ -233,6 +288,19 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     if left or not (shared or paired):
         return MergeCheck(False, f"different words ({', '.join(sorted(set(left))[:4])})")
     return MergeCheck(True, "the same values, names and polarity in other words")
+
+
+_OPPOSITE = "opposite polarity"
+
+
+def _denied(new: str, old: str, lexicon: Lexicon) -> MergeCheck:
+    """Two statements of opposite polarity: the same statement only when a negation on one side and a
+    prefixed antonym on the other flip together ("don't like" / "dislike"; `negated_antonyms`)."""
+    for rewritten_new, rewritten_old in negated_antonyms.rewritten(new, old, lexicon):
+        check = same_meaning(rewritten_new, rewritten_old, lexicon)
+        if check.allowed:
+            return MergeCheck(True, f"a negation said by a prefixed antonym; {check.reason}")
+    return MergeCheck(False, _OPPOSITE)
 
 
 def _surfaces(text: str) -> dict[str, list[str]]:

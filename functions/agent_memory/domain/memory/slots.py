@@ -100,7 +100,7 @@ _SOFT_TEXT = """
     really very always usually generally typically best most mostly quite pretty just also too much strongly
     definitely truly certainly absolutely kind sort rather lot lots please note remember keep mind that which
     what user users person people team default normally basically actually literally simply only currently
-    now today nowadays these days moment time nah ok okay yeah yep hmm oh
+    now today nowadays these days moment time nah ok okay yeah yep hmm oh something anything
 """
 SOFT = frozenset(_SOFT_TEXT.split())
 _NEGATION_WORDS_TEXT = """
@@ -285,6 +285,15 @@ def entities(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_ACRONYM_PLURAL_RE = lazy(r"(?<![\w'’])([A-Z][A-Z0-9]+)s\b")
+
+
+def _acronym_plurals(text: str) -> frozenset[str]:
+    """Casefolded plurals of names written in capitals with a lower-case "s" ("PRs", "APIs", "URLs"): the name
+    counted, written "pr", "api", "url" in the singular. "AWS", "JS", "OS" (an upper-case S) are names as such."""
+    return frozenset(match.group(0).casefold() for match in _ACRONYM_PLURAL_RE.finditer(text))
+
+
 def _looks_like_name(word: str) -> bool:
     """A sentence's first word is a name when it has inner capitals or digits ("iOS", "GitHub", "S3")."""
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
@@ -295,6 +304,7 @@ def terms(text: str) -> tuple[Term, ...]:
     """The statement's terms in order (see the module docstring). A transcript line's speaker is left out."""
     _, body = speaker(text)
     names = entities(body)
+    plurals = _acronym_plurals(body)
     canonical, values = _canonical_values(normalize(body))
     out: list[Term] = []
     for token in tokens(canonical):
@@ -317,6 +327,8 @@ def terms(text: str) -> tuple[Term, ...]:
             continue  # pronouns: who the statement is about is compared by `relation`, not here
         elif token.kind == "sym":
             continue
+        elif surface in plurals:  # "PRs" is the name "PR" counted, as "tickets" is "ticket"
+            out.append(Term(_fold(stem(surface[:-1])), "entity", surface))
         elif surface in names or any(c.isdigit() for c in surface) or "@" in surface:
             out.append(Term(_fold(token.key), "entity", surface))
         elif token.surface in STOP_FOR_TERMS:
@@ -426,7 +438,10 @@ def negated(text: str) -> frozenset[str]:
             (
                 t.key
                 for t in listed[index + 1 :]
-                if t.kind != "negation" and t.key not in SOFT and t.key not in _LIGHT_VERBS
+                if t.kind != "negation"
+                and t.key not in SOFT
+                and t.surface not in SOFT  # "not something I enjoy" negates "enjoy"
+                and t.key not in _LIGHT_VERBS
             ),
             "",
         )
@@ -462,8 +477,8 @@ def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
     new_order = [k for k in dict.fromkeys(t.key for t in new_terms if t.surface in written) if k in names]
     old_order = [k for k in dict.fromkeys(t.key for t in old_terms if t.surface in written) if k in names]
     new_passive, old_passive = _PASSIVE_RE.search(normalize(new)), _PASSIVE_RE.search(normalize(old))
-    if bool(new_passive) == bool(old_passive):
-        return new_order == old_order
+    if bool(new_passive) == bool(old_passive):  # the names both statements write, in the same order
+        return [k for k in new_order if k in old_order] == [k for k in old_order if k in new_order]
     passive, active = (new_passive, old) if new_passive else (old_passive, new)
     if passive is None or stem(passive.group("verb")) not in {t.key for t in tokens(normalize(active))}:
         return True  # another verb ("works at Globex" / "is employed by Globex"): no voice to compare

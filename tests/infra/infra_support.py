@@ -101,6 +101,18 @@ MOUNTING_FUNCTIONS = {"lean": ("FileFunction",), "isolated": FILE_WORKERS}
 FILE_WORKERS invoke from outside the VPC; `isolated` mounts it into each of them."""
 
 
+def functions_by_module(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:
+    """handler module -> (its role's logical id, its environment), for the service's own functions."""
+    found = {}
+    for function in synthesized.of_type("AWS::Lambda::Function").values():
+        properties = function["Properties"]
+        handler = properties.get("Handler", "")
+        if handler.startswith("agent_memory.handlers."):
+            role = properties["Role"]["Fn::GetAtt"][0]
+            found[handler.split(".")[-2]] = (role, properties.get("Environment", {}).get("Variables", {}))
+    return found
+
+
 def infra_test_context(profile: str | None = None) -> dict[str, Any]:
     """The test deployment; `profile` overrides cdk.json's (`lean` or `isolated`)."""
     from infra.config import CONTEXT_KEY, load_cdk_json_context

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from infra_support import Synthesized, as_list, infra_test_context, policy_statements, render
+from infra_support import (
+    Synthesized,
+    as_list,
+    functions_by_module,
+    infra_test_context,
+    policy_statements,
+    render,
+)
 
 from agent_memory.settings import resources
 from agent_memory.settings.resources import BUCKETS, QUEUES, Access, Bucket, BucketAccess, Queue
@@ -77,18 +84,6 @@ def with_throwaway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthes
     )
 
 
-def _functions(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, object]]]:
-    """handler module -> (its role's logical id, its environment)."""
-    found = {}
-    for function in synthesized.of_type("AWS::Lambda::Function").values():
-        properties = function["Properties"]
-        handler = properties.get("Handler", "")
-        if handler.startswith("agent_memory.handlers."):
-            role = properties["Role"]["Fn::GetAtt"][0]
-            found[handler.split(".")[-2]] = (role, properties.get("Environment", {}).get("Variables", {}))
-    return found
-
-
 def _tenant_role(synthesized: Synthesized) -> str:
     return synthesized.logical_id("AWS::IAM::Role", "TenantAccessRole")
 
@@ -146,7 +141,7 @@ def _granted(synthesized: Synthesized, role: str, logical_id: str) -> set[tuple[
 
 
 def check_declared_buckets(synthesized: Synthesized, buckets: tuple[Bucket, ...]) -> None:
-    functions = _functions(synthesized)
+    functions = functions_by_module(synthesized)
     ours = [k for k in synthesized.of_type("AWS::S3::Bucket") if k.startswith("Buckets")]
     assert len(ours) == len(buckets), ours
     for bucket in buckets:
@@ -171,7 +166,7 @@ def test_a_declared_bucket_is_built_named_and_granted_exactly_as_declared(
     with_throwaway: Synthesized,
 ) -> None:
     check_declared_buckets(with_throwaway, (*BUCKETS, THROWAWAY))
-    functions = _functions(with_throwaway)
+    functions = functions_by_module(with_throwaway)
     (key,) = with_throwaway.of_type("AWS::KMS::Key")
     sweep_role = functions["dreaming"][0]
     key_use = {
@@ -189,7 +184,7 @@ def test_each_access_is_in_the_s3_endpoint_policy_for_its_callers_roles(with_thr
         s["Sid"]: s
         for s in render(with_throwaway.resources[endpoint]["Properties"]["PolicyDocument"]["Statement"])
     }
-    functions = _functions(with_throwaway)
+    functions = functions_by_module(with_throwaway)
     logical_id = with_throwaway.logical_id("AWS::S3::Bucket", "BucketsReports")
     sweep = statements["ReportSweep"]
     assert set(as_list(sweep["Action"])) == {"s3:GetObject", "s3:DeleteObject"}
@@ -216,7 +211,7 @@ def test_the_stack_with_a_declared_bucket_passes_cdk_nag_and_cfn_lint(with_throw
 
 
 def check_declared_queues(synthesized: Synthesized, queues: tuple[Queue, ...]) -> None:
-    functions = _functions(synthesized)
+    functions = functions_by_module(synthesized)
     (key,) = synthesized.of_type("AWS::KMS::Key")
     ours = [k for k in synthesized.of_type("AWS::SQS::Queue") if k.startswith("Queues")]
     assert len(ours) == 2 * len(queues), ours  # each with its dead-letter queue
@@ -266,7 +261,7 @@ def test_a_declared_queue_is_built_named_and_granted_exactly_as_declared(with_th
         for s in render(with_throwaway.resources[endpoint]["Properties"]["PolicyDocument"]["Statement"])
     }
     assert set(statements) == {"SignalSend", "SignalReceive"}
-    role = _functions(with_throwaway)["api"][0]
+    role = functions_by_module(with_throwaway)["api"][0]
     assert as_list(statements["SignalSend"]["Condition"]["ArnEquals"]["aws:PrincipalArn"]) == [
         f"<{role}.Arn>"
     ]

@@ -7,25 +7,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from infra_support import Synthesized, actions_of, as_list, policy_statements
+from infra_support import Synthesized, actions_of, as_list, functions_by_module, policy_statements
 
 from agent_memory.settings.resources import TABLES
 
 
-def _functions_by_module(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, str]]]:
-    """handler module -> (its role's logical id, its environment)."""
-    found = {}
-    for function in synthesized.of_type("AWS::Lambda::Function").values():
-        properties = function["Properties"]
-        handler = properties.get("Handler", "")
-        if handler.startswith("agent_memory.handlers."):
-            role = properties["Role"]["Fn::GetAtt"][0]
-            found[handler.split(".")[-2]] = (role, properties.get("Environment", {}).get("Variables", {}))
-    return found
-
-
 def test_each_declared_table_is_deployed_and_named_to_the_data_functions(synthesized: Synthesized) -> None:
-    functions = _functions_by_module(synthesized)
+    functions = functions_by_module(synthesized)
     for table in TABLES:
         logical_id = synthesized.logical_id("AWS::DynamoDB::Table", f"Tables{table.construct_id}")
         properties = synthesized.resources[logical_id]["Properties"]
@@ -41,7 +29,7 @@ def test_each_declared_access_is_granted_to_exactly_the_functions_it_names(
     profile_synthesized: Synthesized,
 ) -> None:
     synthesized = profile_synthesized
-    functions = _functions_by_module(synthesized)
+    functions = functions_by_module(synthesized)
     for table in TABLES:
         logical_id = synthesized.logical_id("AWS::DynamoDB::Table", f"Tables{table.construct_id}")
         declared: dict[str, set[str]] = defaultdict(set)

@@ -142,29 +142,6 @@ def test_the_checks_see_an_adapter_import_and_a_service_construction(tmp_path: P
 # --------------------------------------------------------------------------- one builder per function
 
 
-@pytest.fixture
-def aws_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """AWS settings and static credentials: building makes no call (clients are created, never used)."""
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    from agent_memory.settings.service import Settings
-    from agent_memory.wiring.config import RuntimeSettings
-
-    return RuntimeSettings.of(
-        Settings(
-            runtime="aws",
-            table="MemoryTable",
-            vector_bucket="vectors",
-            tenant_role_arn="arn:aws:iam::123456789012:role/tenant",
-            files_root=tmp_path,
-            region="eu-west-1",
-            idempotency_table="Idempotency",
-            dreaming_state_machine_arn="arn:aws:states:eu-west-1:123456789012:stateMachine:dreaming",
-        )
-    )
-
-
 def test_each_function_builds_only_what_it_uses(aws_settings: Any) -> None:
     from agent_memory.domain.memory.service import MemoryService
     from agent_memory.wiring import aws

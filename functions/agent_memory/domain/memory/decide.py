@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
+from . import relation_frames
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
-from . import relation_frames
 from .ports import Lexicon
 from .relation import Relation, relate
 

@@ -163,7 +163,9 @@ def _hard_difference(new: str, old: str) -> str | None:
     reporting = relation_frames.converse(new, old)
     if reporting is False:
         return "another person reports to another (who manages whom)"
-    if reporting is None and not (same_roles(new, old, new_names | old_names) and same_participants(new, old)):
+    if reporting is None and not (
+        same_roles(new, old, new_names | old_names) and same_participants(new, old)
+    ):
         return "names in other roles (who does what to whom)"
     return None
 

@@ -33,7 +33,9 @@ from .slots import STOP_FOR_TERMS
 from .tokens import PRONOUNS, normalize, speaker
 
 _DET = r"(?:(?:the|a|an|my|our|his|her|their|your)\s+)?"
-_NUMBER_AHEAD = r"(?=\s*(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|a hundred)\b))"
+_NUMBER_AHEAD = (
+    r"(?=\s*(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|a hundred)\b))"
+)
 _WORK = r"(?:work|the office|school|uni|university|college)"
 _MODE = r"(?P<mode>bikes?|bicycles?|cars?|trains?|bus|buses|foot|trams?|subway|metro|tube|ferry|scooters?)"
 
@@ -69,7 +71,7 @@ _FRAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
         rf"\b(?:use|uses|using) {_DET}(?P<arg>[\w.-]+) (?:for|to (?:track|manage|store|handle|host))\b",
         rf"\b(?:is|are) (?:tracked|managed|kept|handled|organi[sz]ed|stored|hosted) (?:in|on|with|using|via) "
         rf"{_DET}(?P<arg>[\w.-]+)",
-        rf"\b(?P<arg>[\w.-]+) is (?:used|the tool) for\b",
+        r"\b(?P<arg>[\w.-]+) is (?:used|the tool) for\b",
     )),
     ("implementation language", (
         r"\b(?:is|are)? ?(?:written|implemented|coded|programmed|developed) in\b",
@@ -135,9 +137,7 @@ def _own_words(match: re.Match[str]) -> tuple[str, ...]:
     """The words of `match` outside its named groups."""
     text, start = match.group(0), match.start()
     spans = [match.span(name) for name in match.groupdict() if match.group(name) is not None]
-    kept = [
-        c if not any(s - start <= i < e - start for s, e in spans) else " " for i, c in enumerate(text)
-    ]
+    kept = [c if not any(s - start <= i < e - start for s, e in spans) else " " for i, c in enumerate(text)]
     return tuple("".join(kept).split())
 
 
@@ -228,7 +228,7 @@ def _canonical(text: str, relations: frozenset[str]) -> str:
             continue
         verb = "frame-" + relation.replace(" ", "-")
         for form in forms:
-            body = _compiled(form).sub(lambda m, v=verb: _with_arguments(m, v), body)
+            body = _compiled(form).sub(functools.partial(_with_arguments, verb=verb), body)
     return f"{who}: {body}" if who else body
 
 

@@ -25,8 +25,11 @@ def slip_of(typo: str, word: str) -> bool:
         return any(word[:i] + word[i + 1 :] == typo for i in range(len(word)))
     if len(word) == len(typo):
         differ = [i for i in range(len(word)) if word[i] != typo[i]]
-        return len(differ) == 2 and differ[1] == differ[0] + 1 and typo[differ[0]] == word[differ[1]] and (
-            typo[differ[1]] == word[differ[0]]
+        return (
+            len(differ) == 2
+            and differ[1] == differ[0] + 1
+            and typo[differ[0]] == word[differ[1]]
+            and (typo[differ[1]] == word[differ[0]])
         )
     return False
 

@@ -39,6 +39,13 @@ ONE_RELATION = [
     ("Each API key may make up to 100 requests a minute", "Rate limit is 100 requests per minute per API key"),
     ("Maria owns the laptop", "The laptop belongs to Maria"),
     ("The standup is scheduled for 9 am", "The standup is at 9 am"),
+    ("Ana has an allergy to peanuts", "Ana is allergic to peanuts"),
+    ("The report's deadline is Friday", "The report is due on Friday"),
+    ("The API's port is 8080", "The API listens on port 8080"),
+    ("The app runs on AWS", "The app is hosted on AWS"),
+    ("The Pro plan's price is $20 per month", "The Pro plan costs $20 a month"),
+    ("My son's age is 7", "My son is 7 years old"),
+    ("Ana can be reached at ana@x.com", "Ana's email is ana@x.com"),
     # the converse frame: who reports to whom, whichever side names it
     ("Bo is Ana's manager", "Ana reports to Bo"),
     ("Bo manages Ana", "Ana reports to Bo"),
@@ -65,6 +72,12 @@ KEPT_APART = [
     ("Jon commutes by car", "Jon cycles to work"),
     ("Jon cycles to the gym", "Jon cycles to work"),
     ("Each key may make up to 200 requests a minute", "Rate limit is 100 requests per minute"),
+    ("The report was submitted on Friday", "The report is due on Friday"),
+    ("The app was migrated to AWS", "The app is hosted on AWS"),
+    ("The Pro plan saves $20 a month", "The Pro plan costs $20 a month"),
+    ("Ana is allergic to cats", "Ana is allergic to peanuts"),
+    ("My birthday is on May 3", "My wedding is on May 3"),
+    ("The app is deployed on Mondays", "The app runs on Mondays"),
     # the converse read backwards, or the roles swapped by a pronoun's case
     ("Ana reports to me", "I report to Ana"),
     ("Bo reports to Ana", "Ana reports to Bo"),
@@ -97,6 +110,8 @@ def test_the_frame_words_are_spent_only_on_a_relation_both_state_alike() -> None
     # the same relation with another argument spends nothing
     assert relation_frames.shared("I see the doctor", "The dentist appointment") == (frozenset(), frozenset())
     assert relation_frames.shared("Jon drives to work", "Jon cycles to work") == (frozenset(), frozenset())
+    # a time after "on" is no place: "is hosted on Fridays" states no hosting
+    assert relation_frames.found("The job is hosted on Fridays") == ()
 
 
 def test_who_reports_to_whom() -> None:

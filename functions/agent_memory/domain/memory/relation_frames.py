@@ -36,6 +36,8 @@ _DET = r"(?:(?:the|a|an|my|our|his|her|their|your)\s+)?"
 _NUMBER_AHEAD = (
     r"(?=\s*(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|a hundred)\b))"
 )
+_NOT_WHEN = r"(?!\s*(?:the\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|weekdays?\b|weekends?\b))"
+"""Not a time: "runs on Fridays", "is deployed on the 3rd" say when, not where."""
 _WORK = r"(?:work|the office|school|uni|university|college)"
 _MODE = r"(?P<mode>bikes?|bicycles?|cars?|trains?|bus|buses|foot|trams?|subway|metro|tube|ferry|scooters?)"
 
@@ -70,7 +72,7 @@ _FRAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tool for", (
         rf"\b(?:use|uses|using) {_DET}(?P<arg>[\w.-]+) (?:for|to (?:track|manage|store|handle|host))\b",
         rf"\b(?:is|are) (?:tracked|managed|kept|handled|organi[sz]ed|stored|hosted) (?:in|on|with|using|via) "
-        rf"{_DET}(?P<arg>[\w.-]+)",
+        rf"{_DET}{_NOT_WHEN}(?P<arg>[\w.-]+)",
         r"\b(?P<arg>[\w.-]+) is (?:used|the tool) for\b",
     )),
     ("implementation language", (
@@ -92,6 +94,44 @@ _FRAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"\b(?:is|are) (?:held|scheduled|planned) (?=on|at|for|every|each)\b",
         r"\b(?:is|are) (?=on \w+|at \d|every|each)",
         r"\btakes? place\b",
+    )),
+    ("birthday", (
+        r"\bbirthday is(?: on)?\b",
+        r"\b(?:was|were) born on\b",
+        r"\bdate of birth is\b",
+    )),
+    ("allergy", (
+        r"\b(?:is|am|are) allergic to\b",
+        r"\b(?:has|have) an? (?:\w+ )?allergy to\b",
+        r"\ballergy is to\b",
+    )),
+    ("deadline", (
+        r"\b(?:is|are) due (?:on|by)\b",
+        r"\b(?:deadline|due date) is(?: on)?\b",
+        r"\bmust be (?:done|finished|delivered|shipped) by\b",
+    )),
+    ("port", (
+        r"\blistens on(?: port)?\b",
+        r"\b(?:runs|is served|is exposed|is reachable) on port\b",
+        r"\bport is\b",
+    )),
+    ("hosting", (
+        rf"\b(?:is|are) (?:hosted|deployed) (?:on|to|in)\b{_NOT_WHEN}",
+        rf"\b(?:runs|run) on\b{_NOT_WHEN}",
+    )),
+    ("price", (
+        r"\bcosts?\b",
+        r"\b(?:price|cost) is\b",
+        r"\b(?:is|are) priced at\b",
+    )),
+    ("age", (
+        rf"\b(?:is|am|are){_NUMBER_AHEAD}(?=\s*\S+ years? old\b)",
+        r"\byears? old\b",
+        r"\b(?:age is|is aged|am aged)\b",
+    )),
+    ("contact", (
+        r"\b(?:e-?mail|email address) is\b",
+        r"\bcan be (?:reached|contacted|emailed) at\b",
     )),
     ("ownership", (
         r"\b(?:owns?|owned)\b",

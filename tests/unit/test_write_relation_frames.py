@@ -36,7 +36,10 @@ ONE_RELATION = [
     ("Jon: I commute by bike now", "jon: cycling to work these days"),
     ("Lena commutes on foot", "Lena walks to work"),
     ("Sam commutes by train", "Sam takes the train to work"),
-    ("Each API key may make up to 100 requests a minute", "Rate limit is 100 requests per minute per API key"),
+    (
+        "Each API key may make up to 100 requests a minute",
+        "Rate limit is 100 requests per minute per API key",
+    ),
     ("Maria owns the laptop", "The laptop belongs to Maria"),
     ("The standup is scheduled for 9 am", "The standup is at 9 am"),
     ("Ana has an allergy to peanuts", "Ana is allergic to peanuts"),
@@ -104,9 +107,14 @@ def test_look_alikes_stay_apart(new: str, old: str) -> None:
 
 
 def test_the_frame_words_are_spent_only_on_a_relation_both_state_alike() -> None:
-    new, old = relation_frames.shared("Ravi is based in our Dublin office", "Ravi works from the Dublin office")
+    new, old = relation_frames.shared(
+        "Ravi is based in our Dublin office", "Ravi works from the Dublin office"
+    )
     assert {"based", "works", "from"} <= new | old
-    assert relation_frames.shared("Ravi lives in Dublin", "Ravi is based in Dublin") == (frozenset(), frozenset())
+    assert relation_frames.shared("Ravi lives in Dublin", "Ravi is based in Dublin") == (
+        frozenset(),
+        frozenset(),
+    )
     # the same relation with another argument spends nothing
     assert relation_frames.shared("I see the doctor", "The dentist appointment") == (frozenset(), frozenset())
     assert relation_frames.shared("Jon drives to work", "Jon cycles to work") == (frozenset(), frozenset())

@@ -6,7 +6,8 @@ Order of precedence, so that nothing a user gave is destroyed:
    the new memory supersedes every such neighbour (one atomic commit), or, when the new statement is older in
    the world than all of them (`valid_from` earlier: an old note imported late), it is stored as history,
    already superseded by the newest. Equal `valid_from` on both sides is the one irreconcilable case: both
-   are held for review.
+   are held for review. An update told in another wording of one relation ("cycles to work" → "commutes by
+   car now") is read with both statements in one wording (`relation_frames.one_wording`).
 2. **Merge** — a neighbour says the same thing: a vector neighbour, the same values, names, polarity and
    order of compared items, and the same words up to word families and frame words (`paraphrase.same_meaning`),
    with no update between them (a change cue or another verb between two statements the guard finds the

@@ -17,7 +17,13 @@ value is identical and every content word left over is accounted for:
   only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
   words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
   the comparison's own words, "allowed" under a negation; `_governed`: "under" after a verb against a copula
-  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>").
+  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>"), the words two
+  statements spend on one relation stated with the same arguments (`relation_frames`: "works from" / "is
+  based in", "see the dentist" / "dentist appointment"), and a one-letter slip of typing on a word the lexicon
+  does not know (`typos`: "hav" / "have");
+* who does what to whom: names in the same roles (above), a pronoun in the same case ("I report to Ana" is
+  not "Ana reports to me", `slots.same_participants`), and who reports to whom read through its converse
+  frame ("Bo is Ana's manager" = "Ana reports to Bo", `relation_frames.converse`).
 
 Opposite polarities are one statement only when a negation and a prefixed antonym flip together ("don't like"
 / "dislike", `negated_antonyms`). Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are

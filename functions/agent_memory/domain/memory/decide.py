@@ -6,7 +6,8 @@ Order of precedence, so that nothing a user gave is destroyed:
    the new memory supersedes every such neighbour (one atomic commit), or, when the new statement is older in
    the world than all of them (`valid_from` earlier: an old note imported late), it is stored as history,
    already superseded by the newest. Equal `valid_from` on both sides is the one irreconcilable case: both
-   are held for review.
+   are held for review. An update told in another wording of one relation ("cycles to work" → "commutes by
+   car now") is read with both statements in one wording (`relation_frames.one_wording`).
 2. **Merge** — a neighbour says the same thing: a vector neighbour, the same values, names, polarity and
    order of compared items, and the same words up to word families and frame words (`paraphrase.same_meaning`),
    with no update between them (a change cue or another verb between two statements the guard finds the
@@ -25,6 +26,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
+from . import relation_frames
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
@@ -101,8 +103,18 @@ def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
     """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
     rel = relate(content, existing)
     if rel.kind in ("compatible", "possible_update"):
-        return opposite_word(content, existing, lexicon) or rel
+        return opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
     return rel
+
+
+def _framed_update(content: str, existing: str) -> Relation | None:
+    """An update told in two wordings of one relation (`relation_frames`: "cycles to work" → "commutes by car
+    now"): `relate` on both statements in one wording, kept only when it finds an update."""
+    rewritten = relation_frames.one_wording(content, existing)
+    if rewritten is None:
+        return None
+    rel = relate(*rewritten)
+    return Relation("update", f"one relation in two wordings; {rel.reason}") if rel.kind == "update" else None
 
 
 def _returns(

@@ -17,7 +17,13 @@ value is identical and every content word left over is accounted for:
   only name the kind of a shared term ("the main *branch*", "the eu-west-1 *region*", "YAML *files*"), and
   words the other statement's form absorbs (`_absorbed`: "use" against a copula, "every" against a habit,
   the comparison's own words, "allowed" under a negation; `_governed`: "under" after a verb against a copula
-  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>").
+  statement naming its thing; `_scheduled`: "start at <time>" against "runs at <time>"), the words two
+  statements spend on one relation stated with the same arguments (`relation_frames`: "works from" / "is
+  based in", "see the dentist" / "dentist appointment"), and a one-letter slip of typing on a word the lexicon
+  does not know (`typos`: "hav" / "have");
+* who does what to whom: names in the same roles (above), a pronoun in the same case ("I report to Ana" is
+  not "Ana reports to me", `slots.same_participants`), and who reports to whom read through its converse
+  frame ("Bo is Ana's manager" = "Ana reports to Bo", `relation_frames.converse`).
 
 Opposite polarities are one statement only when a negation and a prefixed antonym flip together ("don't like"
 / "dislike", `negated_antonyms`). Anything else left over on either side ("start" / "end", "want" / "have") refuses the merge. The tables are
@@ -29,7 +35,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
-from . import negated_antonyms, value_frames
+from . import negated_antonyms, relation_frames, typos, value_frames
 from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
@@ -39,12 +45,13 @@ from .slots import (
     Term,
     negated,
     ordered_pairs,
+    same_participants,
     same_roles,
     same_statement,
     tense_differs,
     terms,
 )
-from .tokens import normalize, speaker
+from .tokens import normalize, speaker, tokens
 
 # Words of one family, folded to the first word's stem. Only words that name the same thing in a statement
 # about a fact or a preference; a word absent here keeps two memories apart.
@@ -159,7 +166,12 @@ def _hard_difference(new: str, old: str) -> str | None:
     missing = (new_names - set(old_keys)) | (old_names - set(new_keys))
     if missing:
         return f"different names ({', '.join(sorted(missing)[:3])})"
-    if not same_roles(new, old, new_names | old_names):
+    reporting = relation_frames.converse(new, old)
+    if reporting is False:
+        return "another person reports to another (who manages whom)"
+    if reporting is None and not (
+        same_roles(new, old, new_names | old_names) and same_participants(new, old)
+    ):
         return "names in other roles (who does what to whom)"
     return None
 
@@ -232,6 +244,13 @@ def _scheduled(text: str, other: str) -> frozenset[str]:
 _START = _fold("start")
 
 
+def _framed(new: str, old: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys of each statement's words spent on a relation both state alike (`relation_frames`: "works
+    from" / "is based in", "see the dentist" / "dentist appointment")."""
+    new_words, old_words = relation_frames.shared(new, old)
+    return frozenset(map(_key_of_word, new_words)), frozenset(map(_key_of_word, old_words))
+
+
 def _key_of_word(word: str) -> str:
     listed = terms(word)
     return _key(listed[0]) if listed else word
@@ -265,11 +284,16 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     new_content, _, _ = _words(new)
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
+    new_framed, old_framed = _framed(new, old)
     new_left = _leftover(
-        new_content, shared, _absorbed(new, old, old) | _governed(new, old, lexicon) | _scheduled(new, old)
+        new_content,
+        shared,
+        _absorbed(new, old, old) | _governed(new, old, lexicon) | _scheduled(new, old) | new_framed,
     )
     old_left = _leftover(
-        old_content, shared, _absorbed(new, old, new) | _governed(old, new, lexicon) | _scheduled(old, new)
+        old_content,
+        shared,
+        _absorbed(new, old, new) | _governed(old, new, lexicon) | _scheduled(old, new) | old_framed,
     )
     paired = False
     if lexicon is not None:
@@ -279,6 +303,10 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
         before = len(new_left)
         new_left, old_left = _synonyms_paired(new, old, new_left, old_left, lexicon)
         paired = len(new_left) < before
+    if lexicon is not None and (new_left or old_left):
+        before = len(new_left) + len(old_left)
+        new_left, old_left = typos.paired(_all_words(new), _all_words(old), new_left, old_left, lexicon)
+        paired = paired or len(new_left) + len(old_left) < before
     if lexicon is not None and (new_left or old_left):
         before = len(new_left) + len(old_left)
         keys = _both_surfaces(new, old)
@@ -309,6 +337,16 @@ def _surfaces(text: str) -> dict[str, list[str]]:
     for term in terms(text):
         if term.kind in ("word", "entity"):
             found.setdefault(_key(term), []).append(term.surface)
+    return found
+
+
+def _all_words(text: str) -> dict[str, list[str]]:
+    """`_surfaces`, and every other word of `text` (function words too) under its own spelling."""
+    found = _surfaces(text)
+    written = {s for surfaces in found.values() for s in surfaces}
+    for token in tokens(normalize(speaker(text)[1])):
+        if token.surface not in written:
+            found.setdefault(token.surface, []).append(token.surface)
     return found
 
 

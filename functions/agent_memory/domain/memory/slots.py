@@ -485,6 +485,36 @@ def same_roles(new: str, old: str, names: frozenset[str]) -> bool:
     return new_keys[:1] != old_keys[:1]  # the passive puts the other participant first
 
 
+_CASES = {
+    "i": ("<user>", "subject"), "me": ("<user>", "object"), "we": ("<we>", "subject"), "us": ("<we>", "object"),
+    "he": ("<he>", "subject"), "him": ("<he>", "object"), "she": ("<she>", "subject"),
+    "they": ("<they>", "subject"), "them": ("<they>", "object"),
+}  # fmt: skip
+"""Pronouns whose form tells their part ("I" does, "me" is done to); "her", "my", "the user" do not tell it."""
+
+
+def _cases(text: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for token in tokens(normalize(speaker(text)[1])):
+        if token.surface in _CASES:
+            person, case = _CASES[token.surface]
+            found.setdefault(person, set()).add(case)
+    return found
+
+
+def same_participants(new: str, old: str) -> bool:
+    """Whether no person is the subject of one statement and only the object of the other, when neither or
+    both are passive: "I report to Ana" is not "Ana reports to me" (`same_roles` compares names only; pronouns
+    are no terms)."""
+    if bool(_PASSIVE_RE.search(normalize(new))) != bool(_PASSIVE_RE.search(normalize(old))):
+        return True  # `same_roles` reads the voice
+    new_cases, old_cases = _cases(new), _cases(old)
+    return all(
+        len(cases) > 1 or len(old_cases.get(person, cases)) > 1 or old_cases.get(person, cases) == cases
+        for person, cases in new_cases.items()
+    )
+
+
 _TENSES = {
     "is": ("be", "present"), "are": ("be", "present"), "am": ("be", "present"), "was": ("be", "past"),
     "were": ("be", "past"), "has": ("have", "present"), "have": ("have", "present"), "had": ("have", "past"),

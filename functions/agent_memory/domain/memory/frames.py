@@ -86,8 +86,11 @@ _IRREGULAR_PAST = frozenset(
 
 # Attributes worded by different verbs: a change cue on one and the attribute on the other is one attribute.
 _ATTRIBUTES = (
-    (lazy(r"\b(?:live[sd]?|living|reside[sd]?|based|home\s+is|located)\s+(?:in|at|near|on)\b"),
-     lazy(r"\b(?:moved|moving|relocated|relocating|moves)\s+(?:back\s+)?(?:to|in)\b")),
+    (lazy(r"\b(?:live[sd]?|living|reside[sd]?|based|home\s+is|located)\s+(?:in|at|near|on)\b"
+          r"|\b(?:wohne|wohnt|wohnen|lebe|lebt)\s+in\b|\b(?:vivo|vive|viven)\s+en\b|\bj'habite\b|\bhabite\s+à\b"),
+     lazy(r"\b(?:moved|moving|relocated|relocating|moves)\s+(?:(?:back|again|once\s+more)[\s,]+(?:this\s+time[\s,]+)?)?(?:to|in)\b"
+          r"|\b(?:umgezogen|gezogen|zieht|ziehe)\b|\b(?:me|se|nos)\s+(?:mudé|mudó|mudamos|mudado)\b"
+          r"|\bdéménag\w*")),
     (lazy(r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+at|employer)\b"),
      lazy(r"\b(?:joined|joins|started\s+(?:at|working\s+(?:at|for))|switched\s+jobs?\s+to|hired\s+by|left)\b")),
 )  # fmt: skip
@@ -247,6 +250,8 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("compatible", f"a predicate that holds many values ({what})")
     if not cue and _relation_swapped(new, old, difference):
         return Relation("compatible", f"another relation stated by another verb ({what})")
+    if phrasal.preposition_changed(normalize(new), normalize(old)):
+        return Relation("compatible", f"another relation: the verb takes another preposition ({what})")
     if cue or role or frame & _SINGLE:
         return Relation("update", f"the same attribute with a new value: {what}")
     if len(difference.old) == len(difference.new) == 1 and (difference.kind == "entity" or len(frame) >= 2):

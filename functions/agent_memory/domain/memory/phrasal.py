@@ -93,3 +93,15 @@ def verbs_swapped(new: str, old: str, new_word: str, old_word: str) -> bool:
     """Whether `new_word` and `old_word`, the one word replaced between the statements, are each a verb
     followed by a preposition ("runs on Fridays" / "is hosted on Fridays"): the relation changed, not a value."""
     return any(p.verb == new_word for p in _pairs(new)) and any(p.verb == old_word for p in _pairs(old))
+
+
+def preposition_changed(new: str, old: str) -> bool:
+    """Whether a verb of both statements takes another preposition in each, and none of one usage: "reports
+    to Sandeep" / "reports on local elections" state two relations, whatever their arguments."""
+    shared = [
+        _one_usage(mine.preposition, theirs.preposition)
+        for mine in _pairs(new)
+        for theirs in _pairs(old)
+        if mine.key == theirs.key
+    ]
+    return bool(shared) and not any(shared)

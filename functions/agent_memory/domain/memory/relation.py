@@ -44,8 +44,23 @@ def relate(new: str, old: str) -> Relation:
     return _relate(new, old)
 
 
+_REDONE_RE = lazy(r"\bre-?(?P<verb>[a-z]{4,}(?:ed|en))\b")
+
+
+def _redone(new: str, old: str) -> str:
+    """`new` with a verb redone ("relicensed", "re-hosted", "reassigned") written as the verb the old statement
+    uses and a change cue ("now licensed"), when the old statement holds that verb: one attribute, changed."""
+    words = set(normalize(old).split())
+
+    def plain(match: re.Match[str]) -> str:
+        return f"now {match['verb']}" if match["verb"] in words else match[0]
+
+    return _REDONE_RE.sub(plain, new)
+
+
 @functools.lru_cache(maxsize=16384)
 def _relate(new: str, old: str) -> Relation:
+    new = _redone(new, old)
     new_speaker, new_body = speaker(new)
     old_speaker, old_body = speaker(old)
     if new_speaker and old_speaker and new_speaker != old_speaker:
@@ -78,7 +93,7 @@ def _relate(new: str, old: str) -> Relation:
     attribute = frames.same_attribute(normalize(new_body), normalize(old_body))
     if attribute is not None:
         return attribute
-    for told in (frames.changed_topic, narrative.measurement, narrative.change_target):
+    for told in (frames.changed_topic, narrative.measurement, narrative.count_change, narrative.change_target):
         found = told(new_body, old_body)
         if found is not None:
             return found

@@ -102,3 +102,41 @@ def test_look_alikes_stay_untouched(old: str, new: str) -> None:
 def test_a_hex_colour_is_one_value_and_an_issue_number_is_a_number() -> None:
     assert [t.key for t in terms("The accent is #0F9D58") if t.kind == "value"] == ["hex:0f9d58"]
     assert [t.key for t in terms("Issue #123 is fixed") if t.kind == "value"] == ["n123"]
+
+
+MORE_UPDATES = [
+    # a switch to a new version of the thing the old statement names
+    ("The service runs on Node.js 20", "The service was upgraded to Node.js 22"),
+    ("The API runs on Node.js 20", "Upgraded the API to Node.js 22"),
+    # a count told as growth or shrinkage
+    ("The team has 6 engineers", "The team grew to 8 engineers"),
+    ("The platform team has 6 people", "The platform team has grown to 8 people"),
+    ("Our Discord has 120 members", "Our Discord shrank to 90 members"),
+    ("The team has six engineers", "The team has grown to eight"),
+    # two rules with one rationale: the rules relate as such
+    (
+        "Deploy window is 10:00–16:00 UTC. **Why:** support is staffed then.",
+        "Deploy window is 09:00–15:00 UTC. **Why:** support is staffed then.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), MORE_UPDATES)
+def test_versions_counts_and_rules_with_a_rationale(old: str, new: str) -> None:
+    assert _relation(new, old, None).kind == "update"
+
+
+MORE_LOOK_ALIKES = [
+    ("The team has 6 engineers", "The team grew to 8 offices"),
+    ("The team has 6 engineers", "The budget grew to 8 million"),
+    ("Always squash-merge PRs", "**Why:** a linear history makes bisecting easy"),
+    ("Never deploy on Fridays. **Why:** nobody is around.", "**Why:** nobody is around."),
+    ("Never deploy on Fridays. **Why:** nobody is around.", "Never deploy on Fridays. **Why:** the CI is slow."),
+    ("Ask why: it matters", "The user asks why a lot"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), MORE_LOOK_ALIKES)
+def test_rationales_and_other_counts_stay_untouched(old: str, new: str) -> None:
+    assert _relation(new, old, None).kind == "compatible"
+    assert not same_meaning(new, old).allowed

@@ -14,7 +14,7 @@ CHANGE_CUE_RE = lazy(
     r"anymore|not\s+anymore|latest|currently|pushed|postponed|delayed|slipped|got|back|before|after|again|"
     r"brought\s+forward|took\s+over|instead|quit|stopped|dropped|sold|traded|gave\s+up|ditched|gone|"
     r"standardi[sz]ing|standardi[sz]ed|moving\s+to|going\s+forward|from\s+now)\b"
-    r"|现在|改|换|搬|已经|不再|jetzt|nun|maintenant|désormais|ahora|ya\s+no"
+    r"|现在|改|换|搬|已经|不再|jetzt|nun|wieder|erneut|maintenant|désormais|ahora|ya\s+no"
 )
 ADDITIVE_CUE_RE = lazy(
     r"\b(?:also|too|as\s+well|another|additionally|in\s+addition|besides|plus|both|except|"

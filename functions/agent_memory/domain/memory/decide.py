@@ -31,7 +31,7 @@ from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
 from .ports import Lexicon
-from .relation import Relation, relate
+from .relation import Relation, rationale_only, relate
 
 Action = Literal["add", "merge", "supersede", "outdated", "conflict", "link", "archive"]
 
@@ -102,6 +102,8 @@ def decide(
 def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
     """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
     rel = relate(content, existing)
+    if rationale_only(content, existing):
+        return rel  # a rule and its rationale: no opposite word nor other wording ties them
     if rel.kind in ("compatible", "possible_update"):
         return opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
     return rel

@@ -58,9 +58,44 @@ def _redone(new: str, old: str) -> str:
     return _REDONE_RE.sub(plain, new)
 
 
+_RATIONALE_RE = lazy(
+    r"[*_]{2}(?:why|reason|rationale|how\s+to\s+apply)[*_]{0,2}\s*:|"
+    r"(?:^|(?<=[.!?\n]))\s*(?:why|reason|rationale)\s*:",
+    re.IGNORECASE,
+)
+"""A rationale's marker: "**Why:**", "_Reason:_", or "Why:" / "Reason:" starting a sentence (not "ask why: …")."""
+
+
+def _rule(text: str) -> str:
+    """The rule a statement states without its rationale ("Never deploy on Fridays. **Why:** …"); empty when
+    the statement is only a rationale."""
+    found = _RATIONALE_RE.search(text)
+    return text if found is None else text[: found.start()].strip()
+
+
+def rationale_only(new: str, old: str) -> bool:
+    """Whether one of the statements is only a rationale (a "**Why:**" line): compatible with any rule."""
+    return (_rule(new) != new or _rule(old) != old) and not (_rule(new) and _rule(old))
+
+
+def _rationale_aside(new: str, old: str) -> Relation | None:
+    """A rule and its rationale are compatible; two rules told with rationales relate as the rules do (the
+    deploy window changed, its reason kept), unless the rules are the same (then the rationales differ)."""
+    new_rule, old_rule = _rule(new), _rule(old)
+    if new_rule == new and old_rule == old:
+        return None
+    if rationale_only(new, old):
+        return Relation("compatible", "a rule's rationale (a '**Why:**' line)")
+    rel = _relate(new_rule, old_rule)
+    return None if rel.kind == "same" else Relation(rel.kind, f"the rules, rationale aside: {rel.reason}")
+
+
 @functools.lru_cache(maxsize=16384)
 def _relate(new: str, old: str) -> Relation:
     new = _redone(new, old)
+    aside = _rationale_aside(new, old)
+    if aside is not None:
+        return aside
     new_speaker, new_body = speaker(new)
     old_speaker, old_body = speaker(old)
     if new_speaker and old_speaker and new_speaker != old_speaker:

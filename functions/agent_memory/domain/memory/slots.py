@@ -344,7 +344,7 @@ def terms(text: str) -> tuple[Term, ...]:
 _STOP_FOR_TERMS_TEXT = """
     a an the this that these those it its you your be is are was were am been being do does did have has had
     will would can could should shall may might must to of for in on at by with and or but so as into from
-    over than then there here some any all about up out off via per also just still again 的 了 吧 呢 吗 啊
+    over than then there here some any all about up out off via per also just still again wieder erneut 的 了 吧 呢 吗 啊
     是 在 和 也 都 很 就 还 们 把 被 个 这 那 过 着 再
 """
 STOP_FOR_TERMS = frozenset(_STOP_FOR_TERMS_TEXT.split())

@@ -131,7 +131,10 @@ MORE_LOOK_ALIKES = [
     ("The team has 6 engineers", "The budget grew to 8 million"),
     ("Always squash-merge PRs", "**Why:** a linear history makes bisecting easy"),
     ("Never deploy on Fridays. **Why:** nobody is around.", "**Why:** nobody is around."),
-    ("Never deploy on Fridays. **Why:** nobody is around.", "Never deploy on Fridays. **Why:** the CI is slow."),
+    (
+        "Never deploy on Fridays. **Why:** nobody is around.",
+        "Never deploy on Fridays. **Why:** the CI is slow.",
+    ),
     ("Ask why: it matters", "The user asks why a lot"),
 ]
 

@@ -17,16 +17,18 @@ Written from general English; a missing equivalence only keeps two memories apar
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..patterns import lazy
 from .tokens import normalize, speaker, stem
 
-_PREPOSITIONS = frozenset(
-    """at with for in on to from by under through into onto over about against of off out via within
-    without after before behind beside near toward towards""".split()
-)
+_PREPOSITIONS_TEXT = """
+    at with for in on to from by under through into onto over about against of off out via within
+    without after before behind beside near toward towards
+"""
+_PREPOSITIONS = frozenset(_PREPOSITIONS_TEXT.split())
 _ONE_USAGE = (
     frozenset({"at", "for"}),  # an employer, a client: "works at / for Acme"
     frozenset({"in", "at", "within", "inside"}),  # a place: "lives in / at", "is based in / at"
@@ -37,7 +39,8 @@ _ONE_USAGE = (
     frozenset({"onto", "on"}),
 )
 _WORD_RE = lazy(r"[\w.'’#:-]+")
-_DETERMINERS = frozenset("the a an my our his her their your its this that every each".split())
+_DETERMINERS_TEXT = "the a an my our his her their your its this that every each"
+_DETERMINERS = frozenset(_DETERMINERS_TEXT.split())
 _WHEN_RE = lazy(
     r"^(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?$|weekdays?$|weekends?$|nights?$|mornings?$|evenings?$|"
     r"noon$|midnight$)"
@@ -57,7 +60,7 @@ def _pairs(text: str) -> list[_Pair]:
     """Each verb-like word directly followed by a preposition in `text`, with that preposition's argument."""
     words = _WORD_RE.findall(normalize(speaker(text)[1]))
     found: list[_Pair] = []
-    for index, (before, word) in enumerate(zip(words, words[1:], strict=False)):
+    for index, (before, word) in enumerate(itertools.pairwise(words)):
         if word in _PREPOSITIONS and before not in _PREPOSITIONS and before.isalpha():
             rest = [w for w in words[index + 2 :] if w not in _DETERMINERS]
             found.append(_Pair(before, stem(before), word, rest[0].strip(".,;:") if rest else ""))
@@ -75,7 +78,9 @@ def relation_differs(new: str, old: str, family: Callable[[str], str | None]) ->
         for theirs in _pairs(old):
             if mine.argument != theirs.argument or not mine.argument:
                 continue
-            told = f"another relation: '{mine.verb} {mine.preposition}' / '{theirs.verb} {theirs.preposition}'"
+            told = (
+                f"another relation: '{mine.verb} {mine.preposition}' / '{theirs.verb} {theirs.preposition}'"
+            )
             if mine.key == theirs.key and not _one_usage(mine.preposition, theirs.preposition):
                 return told
             folded = family(mine.verb)

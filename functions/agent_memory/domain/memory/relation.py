@@ -128,7 +128,12 @@ def _relate(new: str, old: str) -> Relation:
     attribute = frames.same_attribute(normalize(new_body), normalize(old_body))
     if attribute is not None:
         return attribute
-    for told in (frames.changed_topic, narrative.measurement, narrative.count_change, narrative.change_target):
+    for told in (
+        frames.changed_topic,
+        narrative.measurement,
+        narrative.count_change,
+        narrative.change_target,
+    ):
         found = told(new_body, old_body)
         if found is not None:
             return found

@@ -143,3 +143,16 @@ MORE_LOOK_ALIKES = [
 def test_rationales_and_other_counts_stay_untouched(old: str, new: str) -> None:
     assert _relation(new, old, None).kind == "compatible"
     assert not same_meaning(new, old).allowed
+
+
+def test_a_name_of_several_words_for_another_is_at_least_a_possible_update() -> None:
+    old, new = (
+        "The user is contracted through Northwind Staffing",
+        "The user is contracted through Bluefin Partners",
+    )
+    assert _relation(new, old, None).kind == "possible_update"
+    for old, new in [
+        ("The user met Anna Berg at the conference", "The user met Lars Holm at the conference"),
+        ("The user follows Hannah Fry on Mastodon", "The user follows Adam Savage on Mastodon"),
+    ]:
+        assert _relation(new, old, None).kind == "compatible"

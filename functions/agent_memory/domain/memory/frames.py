@@ -254,7 +254,10 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("compatible", f"another relation: the verb takes another preposition ({what})")
     if cue or role or frame & _SINGLE:
         return Relation("update", f"the same attribute with a new value: {what}")
-    if len(difference.old) == len(difference.new) == 1 and (difference.kind == "entity" or len(frame) >= 2):
+    one_name = all(t.kind == "entity" for t in (*difference.old, *difference.new))  # "Northwind Staffing"
+    if (len(difference.old) == len(difference.new) == 1 or one_name) and (
+        difference.kind == "entity" or len(frame) >= 2
+    ):
         return Relation("possible_update", f"the same statement with another detail: {what}")
     return Relation("compatible", f"too little in common to tell ({what})")
 

@@ -5,6 +5,8 @@ same thing ("The billing service is owned by Maria", "Port 8080 is where the API
 Postgres 16 as the primary database"). `same_meaning` accepts such a pair only when everything that carries a
 value is identical and every content word left over is accounted for:
 
+* the same relation between the same arguments: a verb's preposition before one argument ("works *at* Acme" /
+  "works *with* Acme"; `phrasal`), checked before everything else, `same_statement` included;
 * the same speaker, the same polarity, the same thing negated, the same compared items in the same order;
 * the same values (numbers, versions, dates, weekdays, times, states), counted;
 * the same names: every name of one statement appears in the other (a name that starts a sentence is written

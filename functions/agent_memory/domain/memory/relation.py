@@ -22,6 +22,10 @@ Evidence, strongest first:
 5. a change told as a story (`narrative`): a bare new reading of a measure ("I weigh 90 kg" → "down to 86
    kg"), the same subject changed to another target ("upgraded to an iPhone 14" → "switched to a Pixel 8").
 
+Before all of them: a verb redone ("relicensed" after "licensed") is read as that verb with a change cue, and
+a rule's rationale ("**Why:** …") is set aside: a rationale alone is compatible with any rule, two rules told
+with rationales relate as the rules do.
+
 What keeps compatible facts untouched: an additive cue ("also", "too", "another"), a statement about the past
 ("used to", an earlier year), statements of different speakers, a negation about something else ("never
 uses Windows" / "uses macOS"), and two or more differing details ("tabs in Go" / "spaces in YAML")."""

@@ -156,16 +156,3 @@ def test_a_name_of_several_words_for_another_is_at_least_a_possible_update() -> 
         ("The user follows Hannah Fry on Mastodon", "The user follows Adam Savage on Mastodon"),
     ]:
         assert _relation(new, old, None).kind == "compatible"
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "kind"),
-    [
-        ("- Allergies: shellfish", "- Allergies: penicillin", "compatible"),
-        ("Languages: Spanish", "Languages: German", "compatible"),
-        ("- Allergies: shellfish", "- Allergies changed to penicillin", "update"),
-        ("- Region: us-west-2", "- Region: us-east-1", "update"),
-    ],
-)
-def test_a_note_of_a_list_attribute_adds_an_item(old: str, new: str, kind: str) -> None:
-    assert _relation(new, old, None).kind == kind

@@ -417,27 +417,6 @@ _KEY_CHANGE_RE = lazy(
 )
 
 
-_LIST_KEYS = frozenset(
-    stem(word)
-    for word in [
-        "allergies",
-        "allergy",
-        "languages",
-        "spoken",
-        "pets",
-        "hobbies",
-        "interests",
-        "likes",
-        "skills",
-        "kids",
-        "children",
-        "friends",
-    ]
-)
-"""Keys of an attribute that holds many values ("- Allergies: shellfish" / "- Allergies: penicillin"): another
-item, unless the new note names a change ("Languages now: German")."""
-
-
 def key_value(new: str, old: str) -> Relation | None:
     """A note of the form "Key: value" and a new value for the same key ("Region: us-west-2", "Preferred
     meeting tool changed to Google Meet", "Region is us-east-1")."""
@@ -453,10 +432,6 @@ def key_value(new: str, old: str) -> Relation | None:
     old_value, new_value = _words(old_match.group("value")), _words(new_match.group("value"))
     if not new_value or new_value == old_value:
         return None
-    if old_key & _LIST_KEYS and not new_cue(new, old):
-        return Relation(
-            "compatible", f"another item of a list ('{quote(old_match.group('key').strip(), 30)}')"
-        )
     return Relation("update", f"'{quote(old_match.group('key').strip(), 30)}' has a new value")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.domain.memory.decide import _relation
+from agent_memory.domain.memory.decide import _relation, _says_again
 from agent_memory.domain.memory.paraphrase import same_meaning
 from agent_memory.domain.memory.phrasal import relation_differs
 from agent_memory.domain.memory.slots import terms
@@ -156,3 +156,17 @@ def test_a_name_of_several_words_for_another_is_at_least_a_possible_update() -> 
         ("The user follows Hannah Fry on Mastodon", "The user follows Adam Savage on Mastodon"),
     ]:
         assert _relation(new, old, None).kind == "compatible"
+
+
+@pytest.mark.parametrize(
+    ("new", "earlier", "again"),
+    [
+        ("Go back to addressing the user as Dr. Lindqvist", "Address the user as Dr. Lindqvist", True),
+        ("Das Team-Meeting ist wieder am Montag", "Das Team-Meeting ist am Montag", True),
+        ("The standup is back at 9:00", "The standup is at 9:00", True),
+        ("Switched back to Vim", "Uses Emacs", False),
+        ("The standup is back at 9:30", "The standup is at 9:00", False),
+    ],
+)
+def test_a_return_is_read_without_its_words_of_return(new: str, earlier: str, again: bool) -> None:
+    assert _says_again(new, earlier, None) is again

@@ -87,6 +87,7 @@ LOOK_ALIKES = [
     ("The SDK is licensed under MIT", "The SDK reported a bug under load"),
     ("Maya moved to the web team", "Leo moved to the mobile team"),
     ("The user is allergic to shellfish", "The user is allergic to penicillin"),
+    ("The user speaks Dutch", "The user speaks Greek"),
     ("Issue #123 is about login", "Issue #456 is about login"),
     ("Priya reports to Sandeep", "Priya's blog reports on local elections"),
     ("- 2026-03-04: Sam moved to Toronto", "- 2026-03-04: Moved the standup to the big conference room"),

@@ -405,6 +405,15 @@ _USAGE_RE = lazy(
 )
 
 
+_NUMBER_RE = lazy(r"\d+(?:\.\d+)*")
+
+
+def _new_number(target: str, old: str) -> bool:
+    """The switch's target carries a number or version the old statement lacks ("upgraded to Node.js 22"
+    after "runs on Node.js 20"): the old statement names the thing, not the new value."""
+    return bool(set(_NUMBER_RE.findall(target)) - set(_NUMBER_RE.findall(old)))
+
+
 def _assess_switch(new: str, old: str, old_tokens: list[Token]) -> Assessment | None:
     match = _SWITCH_TO_RE.search(new)
     if match is None:
@@ -420,7 +429,7 @@ def _assess_switch(new: str, old: str, old_tokens: list[Token]) -> Assessment | 
             f"replacement by '{c}', but the subjects differ from the old statement's",
             basis="subjects_differ",
         )
-    if _mentions_head(content(old_tokens), target):
+    if _mentions_head(content(old_tokens), target) and not _new_number(target, old):
         return Assessment(
             "uncertain",
             f"both statements name '{c}'; unclear whether the new one replaces the old",

@@ -3,6 +3,8 @@ addition ("also", "another"), the past ("used to", "back in 2019"), a role frame
 
 from __future__ import annotations
 
+import re
+
 from ..patterns import lazy
 
 CHANGE_CUE_RE = lazy(
@@ -14,7 +16,7 @@ CHANGE_CUE_RE = lazy(
     r"anymore|not\s+anymore|latest|currently|pushed|postponed|delayed|slipped|got|back|before|after|again|"
     r"brought\s+forward|took\s+over|instead|quit|stopped|dropped|sold|traded|gave\s+up|ditched|gone|"
     r"standardi[sz]ing|standardi[sz]ed|moving\s+to|going\s+forward|from\s+now)\b"
-    r"|现在|改|换|搬|已经|不再|jetzt|nun|maintenant|désormais|ahora|ya\s+no"
+    r"|现在|改|换|搬|已经|不再|jetzt|nun|wieder|erneut|maintenant|désormais|ahora|ya\s+no"
 )
 ADDITIVE_CUE_RE = lazy(
     r"\b(?:also|too|as\s+well|another|additionally|in\s+addition|besides|plus|both|except|"
@@ -47,3 +49,12 @@ CHANGE_VERB_RE = lazy(
     r"no\s+longer|anymore|instead)\b"
 )
 """A change verb: stronger than "now" alone, which may only date a statement."""
+
+RETURN_RE = lazy(
+    r"\b(?:(?:go|goes|going|went|gone|switch|switched|switching|change|changed|changing|move|moved|moving)\s+)?"
+    r"back\s+to\b|\b(?:is|are|was|were)\s+back\b|\breturn(?:s|ed|ing)?\s+to\b|\bonce\s+more\b|\bagain\b|"
+    r"\bwieder\b|\bde\s+nuevo\b|\bde\s+nouveau\b",
+    re.IGNORECASE,
+)
+"""The words that tell a return to an earlier value ("go back to", "is back", "returned to", "again"): left out
+when a new statement is compared with the value it returns to (`decide`)."""

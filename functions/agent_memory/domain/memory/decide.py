@@ -26,12 +26,12 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
-from . import relation_frames
+from . import cues, relation_frames
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
 from .ports import Lexicon
-from .relation import Relation, relate
+from .relation import Relation, rationale_only, relate
 
 Action = Literal["add", "merge", "supersede", "outdated", "conflict", "link", "archive"]
 
@@ -102,6 +102,8 @@ def decide(
 def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
     """`relation.relate`, and where it sees no update, an opposite word the lexicon knows ("fast" → "slow")."""
     rel = relate(content, existing)
+    if rationale_only(content, existing):
+        return rel  # a rule and its rationale: no opposite word nor other wording ties them
     if rel.kind in ("compatible", "possible_update"):
         return opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
     return rel
@@ -127,7 +129,7 @@ def _returns(
     for record, _, rel in relations:
         if not record.superseded_by:
             continue
-        if rel.kind != "same" and not same_meaning(content, record.content, lexicon).allowed:
+        if rel.kind != "same" and not _says_again(content, record.content, lexicon):
             continue
         successor, seen = by_id.get(record.superseded_by), {record.id}
         while successor is not None and successor.superseded_by and successor.id not in seen:
@@ -142,6 +144,15 @@ def _returns(
             reason = f"back to an earlier value: '{record.content[:60]}' (superseded by {successor.id})"
             found.append((successor, Relation("update", reason)))
     return found
+
+
+def _says_again(content: str, earlier: str, lexicon: Lexicon | None) -> bool:
+    """Whether `content` says what `earlier` said, its words of return aside ("Go back to addressing the user
+    as Dr. Lindqvist" / "Address the user as Dr. Lindqvist")."""
+    if same_meaning(content, earlier, lexicon).allowed:
+        return True
+    plain = " ".join(cues.RETURN_RE.sub(" ", content).split())
+    return plain != content and bool(plain) and same_meaning(plain, earlier, lexicon).allowed
 
 
 def _update(valid_from: datetime, updated: list[tuple[MemoryRecord, Relation]], dated: bool) -> Plan:

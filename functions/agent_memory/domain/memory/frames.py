@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from ..patterns import lazy
-from . import cues
+from . import cues, phrasal
 from .slots import SOFT, Term, entities, is_date, terms
 from .tokens import clash, normalize, quote, stem, subject, tokens
 
@@ -33,6 +33,7 @@ _SINGLE_WORDS = """
     manager manages owner owns default version port region limit deadline due schedule scheduled rotate rotation
     budget price cost salary rent editor shell theme mode language framework database stack provider plan tier
     team manager boss partner spouse wife husband capital weight height size length count total status
+    report reports reporting colour color licensed license licence
 """
 _MULTI_WORDS = """
     speak speaks spoke fluent like likes liked love loves loved enjoy enjoys enjoyed have has had own owns know
@@ -85,8 +86,11 @@ _IRREGULAR_PAST = frozenset(
 
 # Attributes worded by different verbs: a change cue on one and the attribute on the other is one attribute.
 _ATTRIBUTES = (
-    (lazy(r"\b(?:live[sd]?|living|reside[sd]?|based|home\s+is|located)\s+(?:in|at|near|on)\b"),
-     lazy(r"\b(?:moved|moving|relocated|relocating|moves)\s+(?:back\s+)?(?:to|in)\b")),
+    (lazy(r"\b(?:live[sd]?|living|reside[sd]?|based|home\s+is|located)\s+(?:in|at|near|on)\b"
+          r"|\b(?:wohne|wohnt|wohnen|lebe|lebt)\s+in\b|\b(?:vivo|vive|viven)\s+en\b|\bj'habite\b|\bhabite\s+à\b"),
+     lazy(r"\b(?:moved|moving|relocated|relocating|moves)\s+(?:(?:back|again|once\s+more)[\s,]+(?:this\s+time[\s,]+)?)?(?:to|in)\b"
+          r"|\b(?:umgezogen|gezogen|zieht|ziehe)\b|\b(?:me|se|nos)\s+(?:mudé|mudó|mudamos|mudado)\b"
+          r"|\bdéménag\w*")),
     (lazy(r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+at|employer)\b"),
      lazy(r"\b(?:joined|joins|started\s+(?:at|working\s+(?:at|for))|switched\s+jobs?\s+to|hired\s+by|left)\b")),
 )  # fmt: skip
@@ -244,11 +248,28 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("update", f"the same statement with a new value: {what}")
     if multi and not cue:
         return Relation("compatible", f"a predicate that holds many values ({what})")
+    if not cue and _relation_swapped(new, old, difference):
+        return Relation("compatible", f"another relation stated by another verb ({what})")
+    if phrasal.preposition_changed(normalize(new), normalize(old)):
+        return Relation("compatible", f"another relation: the verb takes another preposition ({what})")
     if cue or role or frame & _SINGLE:
         return Relation("update", f"the same attribute with a new value: {what}")
-    if len(difference.old) == len(difference.new) == 1 and (difference.kind == "entity" or len(frame) >= 2):
+    one_name = all(t.kind == "entity" for t in (*difference.old, *difference.new))  # "Northwind Staffing"
+    if (len(difference.old) == len(difference.new) == 1 or one_name) and (
+        difference.kind == "entity" or len(frame) >= 2
+    ):
         return Relation("possible_update", f"the same statement with another detail: {what}")
     return Relation("compatible", f"too little in common to tell ({what})")
+
+
+def _relation_swapped(new: str, old: str, difference: _Difference) -> bool:
+    """The replaced word is the verb of a verb and its preposition on both sides ("the job runs on Fridays" /
+    "the job is hosted on Fridays"): another relation, not another value (`phrasal`)."""
+    if len(difference.old) != 1 or len(difference.new) != 1:
+        return False
+    return phrasal.verbs_swapped(
+        normalize(new), normalize(old), difference.new[0].surface, difference.old[0].surface
+    )
 
 
 _ANTONYM_PAIRS = (("like", "dislike"), ("enable", "disable"), ("allow", "forbid"), ("allow", "ban"))
@@ -275,6 +296,8 @@ def _dated(differences: list[_Difference]) -> bool:
 def _other_topic(difference: _Difference) -> bool:
     """Two objects of several words with none in common ("python for scripting" / "rust for systems work"):
     a predicate that holds one value per topic ("prefers") speaks of two topics."""
+    if all(t.kind == "entity" for t in (*difference.old, *difference.new)):
+        return False  # a name of several words is one value ("Amaia Etxeberria" → "Kwabena Asante")
     old_keys = {t.key for t in difference.old}
     new_keys = {t.key for t in difference.new}
     return len(old_keys) >= 2 and len(new_keys) >= 2 and not old_keys & new_keys
@@ -343,7 +366,22 @@ _ROLE_PATTERNS = (
          rf"(?P<role>{_ROLE_WORDS}?)(?=\s*(?:from|now|again|[.,;!]|$))"),
     lazy(rf"(?P<holder>{_NAME})\s+(?:is|'s)\s+(?:now\s+)?(?P<role>(?:release|engineering|product|project|team|"
          rf"tech|on-call|office|account)\s+(?:manager|lead|owner|captain))"),
+    lazy(rf"(?P<holder>{_NAME})\s+(?:now\s+)?(?P<role>leads|heads|manages|chairs|coordinates|is\s+in\s+charge\s+of|"
+         rf"is\s+responsible\s+for)\s+(?:now\s+)?(?P<scope>(?:the|our|their)\s+[\w-]+(?:\s+[\w-]+)?\s+"
+         rf"(?:team|squad|group|department|project|unit|effort|programme|program))\b"),
 )  # fmt: skip
+
+
+_ROLE_VERBS = {
+    "leads": "lead",
+    "heads": "lead",
+    "is in charge of": "lead",
+    "is responsible for": "lead",
+    "manages": "manager",
+    "chairs": "chair",
+    "coordinates": "coordinator",
+}
+"""A role told by its verb ("Yara leads the payments team") is the role its noun names ("the team lead")."""
 
 
 def _roles(text: str) -> dict[str, str]:
@@ -352,7 +390,8 @@ def _roles(text: str) -> dict[str, str]:
     for pattern in _ROLE_PATTERNS:
         for match in pattern.finditer(text):
             scope = match.groupdict().get("scope") or ""
-            role = " ".join(stem(w) for w in f"{match.group('role')} {scope}".casefold().split())
+            said = _ROLE_VERBS.get(" ".join(match.group("role").casefold().split()), match.group("role"))
+            role = " ".join(stem(w) for w in f"{said} {scope}".casefold().split())
             holder = match.group("holder").casefold().replace("’", "'")
             if role and holder not in ("it", "this", "that", "there", "he", "she", "they", "i"):
                 found.setdefault(role, holder)

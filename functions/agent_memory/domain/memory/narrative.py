@@ -87,3 +87,46 @@ def change_target(new: str, old: str) -> Relation | None:
     if new_family == old_family == "move":
         return Relation("update", f"the same subject moved to another place: {what}")
     return Relation("possible_update", f"the same subject changed again, to another target: {what}")
+
+
+_GROWN_RE = lazy(
+    r"^(?P<subject>.{1,60}?)\s+(?:has\s+|have\s+|had\s+|just\s+|now\s+)*(?:grown|grew|grows|shrunk|shrank|"
+    r"shrinks|risen|rose|rises|fallen|fell|falls|dropped|increased|decreased|went\s+up|went\s+down|gone\s+up|"
+    r"gone\s+down|(?:is|are)\s+(?:now\s+)?(?:up|down))\s+(?:from\s+\S+\s+)?to\s+(?P<count>[\w.,]+)"
+    r"(?:\s+(?P<noun>[a-z][\w-]*))?"
+)
+_HAS_RE = lazy(
+    r"^(?P<subject>.{1,60}?)\s+(?:has|have|had|counts|numbers|is\s+made\s+up\s+of|consists\s+of)\s+"
+    r"(?:about\s+|around\s+|roughly\s+)?(?P<count>[\w.,]+)\s+(?P<noun>[a-z][\w-]*)"
+)
+
+
+def _count(text: str) -> str | None:
+    found = [t.key for t in terms(text) if t.kind == "value" and t.key.startswith("n")]
+    return found[0] if len(found) == 1 else None
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(t.key for t in tokens(text) if t.key and t.key[0].isalnum())
+
+
+def count_change(new: str, old: str) -> Relation | None:
+    """A count told as a change ("the team grew to 8 engineers", "the list has shrunk to 40") after the same
+    subject's count of the same thing ("the team has 6 engineers"): an update of one quantity."""
+    grown, had = _GROWN_RE.match(normalize(new)), _HAS_RE.match(normalize(old))
+    if grown is None or had is None:
+        return None
+    new_count, old_count = _count(grown["count"]), _count(had["count"])
+    if new_count is None or old_count is None or new_count == old_count:
+        return None
+    if _content(grown["subject"]) != _content(had["subject"]):
+        return None  # another subject's count ("the team has 6" / "the budget grew to 8 million")
+    noun = grown["noun"]
+    if noun and stem_key(noun) != stem_key(had["noun"]):
+        return None  # a count of something else ("6 engineers" / "grew to 8 offices")
+    return Relation("update", f"the count changed: {old_count[1:]} → {new_count[1:]} {had['noun']}")
+
+
+def stem_key(word: str) -> str:
+    listed = tokens(word)
+    return listed[0].key if listed else word

@@ -5,6 +5,8 @@ same thing ("The billing service is owned by Maria", "Port 8080 is where the API
 Postgres 16 as the primary database"). `same_meaning` accepts such a pair only when everything that carries a
 value is identical and every content word left over is accounted for:
 
+* the same relation between the same arguments: a verb's preposition before one argument ("works *at* Acme" /
+  "works *with* Acme"; `phrasal`), checked before everything else, `same_statement` included;
 * the same speaker, the same polarity, the same thing negated, the same compared items in the same order;
 * the same values (numbers, versions, dates, weekdays, times, states), counted;
 * the same names: every name of one statement appears in the other (a name that starts a sentence is written
@@ -35,7 +37,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
-from . import negated_antonyms, relation_frames, typos, value_frames
+from . import negated_antonyms, phrasal, relation_frames, typos, value_frames
 from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
@@ -256,6 +258,12 @@ def _key_of_word(word: str) -> str:
     return _key(listed[0]) if listed else word
 
 
+def _family(word: str) -> str | None:
+    """The word family of `word` (`_FAMILIES`), None when it belongs to none."""
+    listed = terms(word)
+    return (_FAMILIES.get(listed[0].surface) or _FAMILIES.get(listed[0].key)) if listed else None
+
+
 def _leftover(mine: tuple[str, ...], shared: set[str], absorbed: frozenset[str]) -> list[str]:
     """Content keys of `mine` the other statement does not account for."""
     left: list[str] = []
@@ -273,6 +281,9 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     """Whether merging `new` into `old` loses nothing: `same_statement`, or the same values, names, polarity
     and order with the content words agreeing up to word families, frame words, category nouns and, given a
     `lexicon`, words that name one thing ("cilantro" / "coriander")."""
+    other_relation = phrasal.relation_differs(new, old, _family)
+    if other_relation is not None:
+        return MergeCheck(False, other_relation)
     strict = same_statement(new, old)
     if strict.allowed:
         return strict

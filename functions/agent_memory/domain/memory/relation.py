@@ -22,6 +22,10 @@ Evidence, strongest first:
 5. a change told as a story (`narrative`): a bare new reading of a measure ("I weigh 90 kg" → "down to 86
    kg"), the same subject changed to another target ("upgraded to an iPhone 14" → "switched to a Pixel 8").
 
+Before all of them: a verb redone ("relicensed" after "licensed") is read as that verb with a change cue, and
+a rule's rationale ("**Why:** …") is set aside: a rationale alone is compatible with any rule, two rules told
+with rationales relate as the rules do.
+
 What keeps compatible facts untouched: an additive cue ("also", "too", "another"), a statement about the past
 ("used to", an earlier year), statements of different speakers, a negation about something else ("never
 uses Windows" / "uses macOS"), and two or more differing details ("tabs in Go" / "spaces in YAML")."""
@@ -44,8 +48,58 @@ def relate(new: str, old: str) -> Relation:
     return _relate(new, old)
 
 
+_REDONE_RE = lazy(r"\bre-?(?P<verb>[a-z]{4,}(?:ed|en))\b")
+
+
+def _redone(new: str, old: str) -> str:
+    """`new` with a verb redone ("relicensed", "re-hosted", "reassigned") written as the verb the old statement
+    uses and a change cue ("now licensed"), when the old statement holds that verb: one attribute, changed."""
+    words = set(normalize(old).split())
+
+    def plain(match: re.Match[str]) -> str:
+        return f"now {match['verb']}" if match["verb"] in words else match[0]
+
+    return _REDONE_RE.sub(plain, new)
+
+
+_RATIONALE_RE = lazy(
+    r"[*_]{2}(?:why|reason|rationale|how\s+to\s+apply)[*_]{0,2}\s*:|"
+    r"(?:^|(?<=[.!?\n]))\s*(?:why|reason|rationale)\s*:",
+    re.IGNORECASE,
+)
+"""A rationale's marker: "**Why:**", "_Reason:_", or "Why:" / "Reason:" starting a sentence (not "ask why: …")."""
+
+
+def _rule(text: str) -> str:
+    """The rule a statement states without its rationale ("Never deploy on Fridays. **Why:** …"); empty when
+    the statement is only a rationale."""
+    found = _RATIONALE_RE.search(text)
+    return text if found is None else text[: found.start()].strip()
+
+
+def rationale_only(new: str, old: str) -> bool:
+    """Whether one of the statements is only a rationale (a "**Why:**" line): compatible with any rule."""
+    return (_rule(new) != new or _rule(old) != old) and not (_rule(new) and _rule(old))
+
+
+def _rationale_aside(new: str, old: str) -> Relation | None:
+    """A rule and its rationale are compatible; two rules told with rationales relate as the rules do (the
+    deploy window changed, its reason kept), unless the rules are the same (then the rationales differ)."""
+    new_rule, old_rule = _rule(new), _rule(old)
+    if new_rule == new and old_rule == old:
+        return None
+    if rationale_only(new, old):
+        return Relation("compatible", "a rule's rationale (a '**Why:**' line)")
+    rel = _relate(new_rule, old_rule)
+    return None if rel.kind == "same" else Relation(rel.kind, f"the rules, rationale aside: {rel.reason}")
+
+
 @functools.lru_cache(maxsize=16384)
 def _relate(new: str, old: str) -> Relation:
+    new = _redone(new, old)
+    aside = _rationale_aside(new, old)
+    if aside is not None:
+        return aside
     new_speaker, new_body = speaker(new)
     old_speaker, old_body = speaker(old)
     if new_speaker and old_speaker and new_speaker != old_speaker:
@@ -78,7 +132,12 @@ def _relate(new: str, old: str) -> Relation:
     attribute = frames.same_attribute(normalize(new_body), normalize(old_body))
     if attribute is not None:
         return attribute
-    for told in (frames.changed_topic, narrative.measurement, narrative.change_target):
+    for told in (
+        frames.changed_topic,
+        narrative.measurement,
+        narrative.count_change,
+        narrative.change_target,
+    ):
         found = told(new_body, old_body)
         if found is not None:
             return found

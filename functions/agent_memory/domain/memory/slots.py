@@ -113,6 +113,8 @@ _TIME_RE = lazy(
     r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])|\b(?P<h24>\d{1,2}):(?P<m24>\d{2})\b"
     r"|\b(?P<word>noon|midday|midnight)\b"
 )
+_HEX_COLOUR_RE = lazy(r"(?<![\w&])#(?=\d*[a-f])((?:[0-9a-f]{3}){1,2}|[0-9a-f]{8})(?![\w-])")
+"""A hex colour ("#1E6FD9", "#fff"; a letter in it: "#123" is an issue number): one value, not a number and a name."""
 _ISO_DATE_RE = lazy(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _VERSION_RE = lazy(r"\bv?(\d+(?:\.\d+)+)\b")
 _NUMBER_RE = lazy(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:\s*(%|°c|°f|k\b|m\b|kb\b|gb\b|mb\b|tb\b|ms\b|s\b))?")
@@ -253,6 +255,7 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
 
     for pattern, replacement in _IDIOMS:
         text = pattern.sub(replacement, text)
+    text = _HEX_COLOUR_RE.sub(lambda m: keep(f"hex:{m[1]}"), text)
     text = _COMPOUND_NUMBER_RE.sub(lambda m: f" {_NUMBER_WORDS[m['tens']] + _NUMBER_WORDS[m['unit']]} ", text)
     text = _AGE_RE.sub(lambda m: keep(f"n{int(m['n'])}"), text)
     text = _PERCENT_RE.sub(lambda m: keep(_share(m["n"], percent=True)), text)
@@ -341,7 +344,7 @@ def terms(text: str) -> tuple[Term, ...]:
 _STOP_FOR_TERMS_TEXT = """
     a an the this that these those it its you your be is are was were am been being do does did have has had
     will would can could should shall may might must to of for in on at by with and or but so as into from
-    over than then there here some any all about up out off via per also just still again 的 了 吧 呢 吗 啊
+    over than then there here some any all about up out off via per also just still again wieder erneut 的 了 吧 呢 吗 啊
     是 在 和 也 都 很 就 还 们 把 被 个 这 那 过 着 再
 """
 STOP_FOR_TERMS = frozenset(_STOP_FOR_TERMS_TEXT.split())

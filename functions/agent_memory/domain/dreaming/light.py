@@ -297,8 +297,8 @@ def record_candidate(record: MemoryRecord, first_recall: datetime | None, window
 
 def attach_recalls(candidates: list[Candidate], recalls: Sequence[RecallLogEntry]) -> None:
     """Each recall that returned a candidate's record counts once for it, with the best match strength of its
-    records in that recall (`RecallLogEntry.match_scores`: free of the fusion weights; an entry logged before
-    they were recorded gives its recall scores, which are never higher under the default score fusion)."""
+    records in that recall (`RecallLogEntry.match_scores`: free of the fusion's weights; an entry logged before
+    they were recorded gives its recall scores, calibrated alike: bench/README.md, issue 34 seventh round)."""
     owner: dict[str, int] = {}
     for index, candidate in enumerate(candidates):
         for record_id in candidate.record_ids:

@@ -23,7 +23,7 @@ strength is its days / `rem_days`. A candidate's reinforcement is the mean stren
 
     frequency     = ln(1 + recalls + mentions) / ln(1 + frequency_saturation)
     relevance     = mean match strength of its records over its recalls (0 if never recalled): the
-                    better of keyword and vector evidence, free of the fusion weights
+                    keyword and vector evidence at equal weights × the question's focus
     diversity     = max(unique queries, recall days) / diversity_saturation
     recency       = exp(−ln 2 · days since the newest evidence / recency_half_life_days)
     consolidation = (distinct days with a recall or a mention − 1) / (consolidation_days − 1)

@@ -32,7 +32,7 @@ class Fused:
     """Score fusion's relevance in [0, 1] (None: RRF's, normalised in `rerank`)."""
     match: float = 0.0
     """How strongly the record matched, free of the fusion's mode and weights: the mean of its evidence in the
-    halves that grade this recall (`match_strengths`), in [0, 1]. Scaled by the question's focus, it is what
+    halves that grade this recall (`match_shares`), in [0, 1]. Scaled by the question's focus, it is what
     the recall log records for dreaming's relevance signal (`recall_log_entries`), so the fusion can be retuned
     without changing what dreaming promotes."""
 
@@ -56,9 +56,13 @@ def reciprocal_rank_fusion(
     RRF needs no score calibration between cosine similarity and BM25, which live on different scales. Each
     record's `match` is the same as under score fusion (`min_span`: MemoryPolicy.vector_min_span)."""
     vector, keyword = scaled_halves(vector_hits, keyword_hits, min_span)
-    match = match_strengths(vector, keyword, vector_hits, keyword_hits)
+    by_vector, by_keyword = match_shares(vector_hits, keyword_hits)
     fused = [
-        _fused(record_id, row, match=match(record_id))
+        _fused(
+            record_id,
+            row,
+            match=by_vector * vector.get(record_id, 0.0) + by_keyword * keyword.get(record_id, 0.0),
+        )
         for record_id, row in _rrf_table(vector_hits, keyword_hits, k).items()
     ]
     fused.sort(key=lambda f: (-f.rrf, f.record_id))
@@ -84,28 +88,20 @@ def scaled_halves(
     return _scaled(vector_hits, True, min_span), _scaled(keyword_hits, False)
 
 
-def match_strengths(
-    vector: dict[str, float],
-    keyword: dict[str, float],
-    vector_hits: Sequence[Hit],
-    keyword_hits: Sequence[Hit],
-) -> Callable[[str], float]:
-    """record id → its `Fused.match`: the mean of its evidence (`scaled_halves`; 0 where a half did not find it)
-    over the halves that grade this recall, with equal weight whatever the fusion's: the keyword half when it
-    found anything, the vector half when it has two hits or more (min-max scaling of a single hit has nothing to
-    scale against: its 0 says nothing). No half grading: 0.
+def match_shares(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> tuple[float, float]:
+    """(vector share, keyword share) of `Fused.match` = vector share × vector evidence + keyword share × keyword
+    evidence (`scaled_halves`; 0 where a half did not find the record): the mean over the halves that grade this
+    recall, with equal weight whatever the fusion's: the keyword half when it found anything, the vector half
+    when it has two hits or more (min-max scaling of a single hit has nothing to scale against: its 0 says
+    nothing). No half grading: (0, 0).
 
     Equal weights, not the better half: on LoCoMo dev the mean, scaled by the question's focus, tells the
     evidence turns among returned hits from the others as well as the ranked score (AUC 0.833, the score at
     `vector_weight` 0.4 0.829) and averages 0.459 per hit against that score's 0.487, on which `min_score` was
     set; the better half averages 0.742 with AUC 0.694 (bench/dreaming_relevance.py)."""
-    halves = [
-        half for half, grades in ((vector, len(vector_hits) > 1), (keyword, bool(keyword_hits))) if grades
-    ]
-    if not halves:
-        return lambda record_id: 0.0
-    share = 1.0 / len(halves)
-    return lambda record_id: share * sum(half.get(record_id, 0.0) for half in halves)
+    grades = (len(vector_hits) > 1, bool(keyword_hits))
+    share = 1.0 / sum(grades) if any(grades) else 0.0
+    return (share if grades[0] else 0.0), (share if grades[1] else 0.0)
 
 
 def _rrf_table(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int) -> dict[str, _FusionRow]:
@@ -145,21 +141,20 @@ def score_fusion(
     over the fetched lists (a record absent from a list gets 0 from it); RRF is kept for explanation only.
     `min_span` keeps a flat vector list (every cosine within noise of the others) from being stretched to
     [0, 1] as if its first hit were a clear match (MemoryPolicy.vector_min_span). Each record's `match`
-    (`match_strengths`) is the halves' evidence at equal weights, which `vector_weight` does not move.
+    (`match_shares`) is the halves' evidence at equal weights, which `vector_weight` does not move.
 
     Unlike RRF, it keeps how far ahead the best matches are: a turn that matches the question's rare words
     strongly is not pulled level with one that ranks first in the other list by a hair. On LoCoMo (both dev
     conversations) it beats RRF in every category (bench/retrieval_quality.py; docs/architecture.md)."""
     table = _rrf_table(vector_hits, keyword_hits, k)
     vector, keyword = scaled_halves(vector_hits, keyword_hits, min_span)
-    match = match_strengths(vector, keyword, vector_hits, keyword_hits)
+    share_v, share_k = match_shares(vector_hits, keyword_hits)
     # One Fused per record, built once (building RRF's list first and copying it cost ~0.5 ms per recall)
     scored: list[Fused] = []
     for record_id, row in table.items():
-        relevance = vector_weight * vector.get(record_id, 0.0) + (1.0 - vector_weight) * keyword.get(
-            record_id, 0.0
-        )
-        scored.append(_fused(record_id, row, relevance, match=match(record_id)))
+        by_vector, by_keyword = vector.get(record_id, 0.0), keyword.get(record_id, 0.0)
+        relevance = vector_weight * by_vector + (1.0 - vector_weight) * by_keyword
+        scored.append(_fused(record_id, row, relevance, match=share_v * by_vector + share_k * by_keyword))
     scored.sort(key=lambda f: (-(f.relevance or 0.0), -f.rrf, f.record_id))
     return scored
 

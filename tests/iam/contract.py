@@ -132,7 +132,9 @@ def judge(calls: list[dict[str, Any]], resolved: ResolvedTemplate) -> tuple[list
         context = {}
         if principal.get("tenant"):
             context["aws:principaltag/tenant"] = [principal["tenant"]]
-        statements = statements_cache.setdefault(role, resolved.role_statements(role))
+        if role not in statements_cache:  # (setdefault would resolve them again for every call)
+            statements_cache[role] = resolved.role_statements(role)
+        statements = statements_cache[role]
         endpoint = _endpoint_of(call)
         # A call no handler made (an adapter driven directly) is judged as coming from the VPC whenever any
         # function that makes AWS calls is in it; with `lean` only the file function is, which makes none.

@@ -17,6 +17,7 @@ conditions or naming IAM and service principals (`Request.principal`). Anything 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,13 +82,20 @@ def substitute(text: str, context: Context) -> str | None:
 
 
 def _glob(pattern: str, value: str, *, case_sensitive: bool = True) -> bool:
+    return _glob_regex(pattern, case_sensitive).match(value) is not None
+
+
+@functools.cache
+def _glob_regex(pattern: str, case_sensitive: bool) -> re.Pattern[str]:
+    """The compiled regex of an IAM pattern, once per pattern: the contract matches a few hundred patterns
+    against ~17,000 recorded calls, and translating each again was most of its time."""
     # fnmatch's `[...]` classes do not exist in IAM: escape them; IAM's only wildcards are * and ?.
     escaped = pattern.replace("[", "[[]")
     regex = fnmatch.translate(escaped)
     for token, literal in (("\x00STAR\x00", r"\*"), ("\x00QMARK\x00", r"\?")):
         regex = regex.replace(re.escape(token), literal).replace(token, literal)
     flags = 0 if case_sensitive else re.IGNORECASE
-    return re.match(regex, value, flags | re.DOTALL) is not None
+    return re.compile(regex, flags | re.DOTALL)
 
 
 def _action_matches(patterns: Iterable[str], action: str) -> bool:

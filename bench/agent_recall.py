@@ -299,9 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(moved(before["ranks"], outcomes)) or "  none")
     if args.ranks:
         ranks = {o.query["id"]: list(o.ranks) for o in outcomes}
-        args.ranks.write_text(
-            json.dumps({"overrides": overrides, "ranks": ranks}, indent=1), encoding="utf-8"
-        )
+        report = {"overrides": overrides, "superseded": sorted(written.superseded), "ranks": ranks}
+        args.ranks.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0
 
 

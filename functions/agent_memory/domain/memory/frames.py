@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from ..patterns import lazy
-from . import cues, phrasal
+from . import cues, holders, phrasal
 from .slots import SOFT, Term, entities, is_date, terms
 from .tokens import clash, normalize, quote, stem, subject, tokens
 
@@ -417,6 +417,10 @@ _KEY_CHANGE_RE = lazy(
 )
 
 
+_CLAUSE = 4
+"""Content words from which a key's value is a statement of its own rather than one value."""
+
+
 def key_value(new: str, old: str) -> Relation | None:
     """A note of the form "Key: value" and a new value for the same key ("Region: us-west-2", "Preferred
     meeting tool changed to Google Meet", "Region is us-east-1")."""
@@ -432,6 +436,8 @@ def key_value(new: str, old: str) -> Relation | None:
     old_value, new_value = _words(old_match.group("value")), _words(new_match.group("value"))
     if not new_value or new_value == old_value:
         return None
+    if min(len(old_value), len(new_value)) >= _CLAUSE and not old_value & new_value:
+        return None  # a label for many notes ("Coding convention: …", "Decision: …"), not one attribute
     return Relation("update", f"'{quote(old_match.group('key').strip(), 30)}' has a new value")
 
 
@@ -500,7 +506,7 @@ def changed_topic(new: str, old: str) -> Relation | None:
         return None
     old_topic, new_topic = _topic_words(old), _topic_words(new)
     shared = [key for key in old_topic if key in new_topic]
-    if not shared or not set(new_topic) - set(old_topic):
+    if not shared or not set(new_topic) - set(old_topic) or holders.other_attribute(new, old) is not None:
         return None
     named = cues.CHANGE_VERB_RE.search(normalize(new)) is not None
     if (old_topic[0] in shared and (named or len(shared) >= 2)) or 2 * len(shared) >= len(old_topic):

@@ -36,7 +36,7 @@ import functools
 import re
 
 from ..patterns import lazy
-from . import contradiction, cues, frames, narrative
+from . import contradiction, cues, frames, holders, narrative
 from .assessment import Assessment
 from .frames import Relation
 from .slots import SOFT, meaning, negations, ordered_pairs, terms
@@ -197,6 +197,12 @@ _OPPOSITION = {
 def _opposition(new: str, old: str, assessment: Assessment) -> Relation | None:
     if assessment.kind == "supersedes" and assessment.basis == "value":
         return None  # a value frame: the parallel rules below weigh the predicate
+    if assessment.basis == "replacement_unmentioned":
+        return Relation("compatible", assessment.reason)  # it replaces something the old one never said
+    if assessment.basis == "switch":
+        other = holders.other_attribute(new, old)
+        if other is not None:
+            return Relation("compatible", f"a switch of {other}")
     mapped = _OPPOSITION.get(assessment.basis)
     if mapped == "update" and assessment.kind == "supersedes":
         return Relation("update", assessment.reason)
@@ -238,10 +244,19 @@ def _polarity_change(new: str, old: str) -> Relation | None:
     something the old statement says: "I'm learning Spanish" → "I stopped learning Spanish"."""
     if negations(new) % 2 == negations(old) % 2 or not frames.new_cue(new, old):
         return None
+    if not _names_change(new, old):
+        return None  # "time out after 3 seconds" names no change: only a flip of polarity by chance
     shared = _topic(new) & _topic(old)
     if not shared:
         return None
     return Relation("update", f"a change of polarity about {', '.join(sorted(shared)[:3])}")
+
+
+def _names_change(new: str, old: str) -> bool:
+    """The new statement carries a change cue that names a change by itself ("no longer", "stopped", "now"),
+    one the old statement does not have ("after", "before", "back" only date or place a statement)."""
+    old_text = normalize(old)
+    return any(m.group() not in old_text for m in cues.STRONG_CHANGE_RE.finditer(normalize(new)))
 
 
 def _topic(text: str) -> set[str]:

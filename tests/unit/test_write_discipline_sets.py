@@ -56,6 +56,7 @@ def _problems(case: dict[str, Any], splits: set[str], tag: str) -> list[str]:
     [
         ("write_discipline_cases.json", {"dev", "holdout"}, ""),
         ("write_discipline_fresh.json", {"fresh"}, "F-"),
+        ("write_discipline_supersede_attacks.json", {"dev"}, "S-"),
     ],
 )
 def test_each_labelled_set_keeps_the_documented_shape(name: str, splits: set[str], tag: str) -> None:

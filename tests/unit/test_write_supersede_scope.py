@@ -20,9 +20,15 @@ UNRELATED_CHANGES = [
         "The Atlas API listens on port 8443 in every environment; its admin metrics endpoint is on 9102.",
         "The Atlas API is at v3; v2 is deprecated and will be switched off on 30 June 2026.",
     ),
-    ("Kestrel's staging environment is at https://staging.kestrel.dev.", "Kestrel moved to Postgres 16 last week."),
+    (
+        "Kestrel's staging environment is at https://staging.kestrel.dev.",
+        "Kestrel moved to Postgres 16 last week.",
+    ),
     ("Grafana is at grafana.ops.local.", "Grafana's admin login now requires SSO."),
-    ("The search service times out after 30 seconds.", "The search service was moved to the eu-west-1 region."),
+    (
+        "The search service times out after 30 seconds.",
+        "The search service was moved to the eu-west-1 region.",
+    ),
     ("Jonas is allergic to peanuts.", "Jonas moved to Rotterdam in March."),
     ("The billing API listens on port 8080.", "The billing API now uses PostgreSQL 16."),
     ("Redis maxmemory is set to 2 GB on the cache host.", "The cache host now runs Ubuntu 24.04."),
@@ -44,7 +50,10 @@ UNRELATED_CHANGES = [
         "Coding convention: snake_case for JSON fields in the public API, camelCase only inside the web client.",
         "Coding convention: every new module needs type hints and must pass mypy --strict.",
     ),
-    ("Frontend components live in src/components, one component per file.", "New components are now in TypeScript."),
+    (
+        "Frontend components live in src/components, one component per file.",
+        "New components are now in TypeScript.",
+    ),
     # a replacement of something the old statement never said
     ("The mail relay uses port 587.", "The mail relay moved from Postfix to Amazon SES."),
     # a polarity flip by chance ("after" names no change)
@@ -78,7 +87,9 @@ def test_given_a_change_about_another_attribute_when_related_then_both_stay(old:
 
 
 @pytest.mark.parametrize(("old", "new"), KEPT_UPDATES)
-def test_given_a_change_of_the_same_attribute_when_related_then_it_is_still_an_update(old: str, new: str) -> None:
+def test_given_a_change_of_the_same_attribute_when_related_then_it_is_still_an_update(
+    old: str, new: str
+) -> None:
     # When the change is about the old statement's holder and attribute
     relation = relate(new, old)
     # Then it still supersedes
@@ -105,7 +116,9 @@ def test_the_holder_is_the_noun_phrase_before_the_verb(text: str, expected: set[
 
 def test_other_attribute_names_why_and_stays_silent_on_the_same_attribute() -> None:
     # Given a change about a part of a holder and a change of the holder's one attribute
-    part = other_attribute("Kestrel moved to Postgres 16.", "Kestrel's staging environment is at staging.kestrel.dev")
+    part = other_attribute(
+        "Kestrel moved to Postgres 16.", "Kestrel's staging environment is at staging.kestrel.dev"
+    )
     same = other_attribute("Production moved to eu-west-1", "Production runs in us-east-1")
     # Then the first is another holder, the second may be the same attribute
     assert part is not None and "another holder" in part

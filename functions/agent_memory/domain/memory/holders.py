@@ -8,8 +8,6 @@ on. Used by `frames.changed_topic`; pure string work."""
 
 from __future__ import annotations
 
-import re
-
 from ..patterns import lazy
 from . import cues
 from .slots import SOFT, terms
@@ -23,20 +21,192 @@ _PREFIX_RE = lazy(
 )
 _WORD_RE = lazy(r"[^\W_][\w.#+/-]*(?:'s)?|'s|[:;,]")
 _BOUNDARY = frozenset(
-    """is are was were be been being am has have had will would must should can could may might need needs
-    does do did got gets get keeps keep now no not never also still just finally always only in on at to for
-    from with by of about over after before since until via as than and or but , ; : que est sont ist sind
-    hat haben es son está están a en de à au zu im bei sur dans chez para por con""".split()
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "must",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "need",
+        "needs",
+        "does",
+        "do",
+        "did",
+        "got",
+        "gets",
+        "get",
+        "keeps",
+        "keep",
+        "now",
+        "no",
+        "not",
+        "never",
+        "also",
+        "still",
+        "just",
+        "finally",
+        "always",
+        "only",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "by",
+        "of",
+        "about",
+        "over",
+        "after",
+        "before",
+        "since",
+        "until",
+        "via",
+        "as",
+        "than",
+        "and",
+        "or",
+        "but",
+        ",",
+        ";",
+        ":",
+        "que",
+        "est",
+        "sont",
+        "ist",
+        "sind",
+        "hat",
+        "haben",
+        "es",
+        "son",
+        "está",
+        "están",
+        "a",
+        "en",
+        "de",
+        "à",
+        "au",
+        "zu",
+        "im",
+        "bei",
+        "sur",
+        "dans",
+        "chez",
+        "para",
+        "por",
+        "con",
+    ]
 )
 _VERBS = frozenset(
     stem(word)
-    for word in """run use live work go come need want like love prefer own handle leave start stop take make
-    send ship sync expire deploy happen meet pay cost last require support serve store keep talk speak read
-    write drive play eat drink belong report lead manage rotate end begin open close follow wake sleep
-    give gave trabajo vivo tengo uso habe wohne arbeite""".split()
+    for word in [
+        "run",
+        "use",
+        "live",
+        "work",
+        "go",
+        "come",
+        "need",
+        "want",
+        "like",
+        "love",
+        "prefer",
+        "own",
+        "handle",
+        "leave",
+        "start",
+        "stop",
+        "take",
+        "make",
+        "send",
+        "ship",
+        "sync",
+        "expire",
+        "deploy",
+        "happen",
+        "meet",
+        "pay",
+        "cost",
+        "last",
+        "require",
+        "support",
+        "serve",
+        "store",
+        "keep",
+        "talk",
+        "speak",
+        "read",
+        "write",
+        "drive",
+        "play",
+        "eat",
+        "drink",
+        "belong",
+        "report",
+        "lead",
+        "manage",
+        "rotate",
+        "end",
+        "begin",
+        "open",
+        "close",
+        "follow",
+        "wake",
+        "sleep",
+        "give",
+        "gave",
+        "trabajo",
+        "vivo",
+        "tengo",
+        "uso",
+        "habe",
+        "wohne",
+        "arbeite",
+    ]
 )
 """Verbs in their base form: a plural holder's verb ("Backups run nightly") or an imperative's first word."""
-_PRONOUNS = frozenset("i we you they he she it me us them there this that these those ya so well and but then oh please".split())
+_PRONOUNS = frozenset(
+    [
+        "i",
+        "we",
+        "you",
+        "they",
+        "he",
+        "she",
+        "it",
+        "me",
+        "us",
+        "them",
+        "there",
+        "this",
+        "that",
+        "these",
+        "those",
+        "ya",
+        "so",
+        "well",
+        "and",
+        "but",
+        "then",
+        "oh",
+        "please",
+    ]
+)
 """First words that leave the holder unsaid (a pronoun, a filler): nothing is known of it."""
 _MAX_WORDS = 5
 _INFLECTED_RE = lazy(r"[a-z]{3,}(?:ed|es)|[a-z]{2,}[^s'\W]s")
@@ -79,7 +249,9 @@ def _verb_like(word: str, *, first: bool) -> bool:
 
 
 def _keys(text: str) -> list[str]:
-    return [t.key for t in terms(text) if t.kind != "negation" and t.key not in SOFT and t.surface not in SOFT]
+    return [
+        t.key for t in terms(text) if t.kind != "negation" and t.key not in SOFT and t.surface not in SOFT
+    ]
 
 
 def predicate(text: str, own: frozenset[str]) -> set[str]:

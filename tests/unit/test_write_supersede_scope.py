@@ -63,6 +63,11 @@ UNRELATED_CHANGES = [
     ),
     # a switch of another thing
     ("I run 5 km on Tuesdays.", "I switched my gym to the one on Oak Street."),
+    # two holders, neither named by the other statement, in one frame
+    ("- Dock order: Finder, Firefox, Terminal, Slack", "- The Firefox profile moved to the work laptop"),
+    ("The on-call rotation changes every Monday", "The bedsheets get changed every Monday"),
+    # a thing a rule told as an order names, with nothing else in common
+    ("Never commit directly to main; open a pull request.", "From now on, every pull request needs two approvals."),
 ]
 
 KEPT_UPDATES = [
@@ -75,6 +80,8 @@ KEPT_UPDATES = [
     ("Docs are hosted on GitHub Pages", "We migrated the docs site to Netlify"),
     ("- Preferred meeting tool: Zoom", "- Preferred meeting tool changed to Google Meet"),
     ("Region: us-east-1", "Region: us-west-2"),
+    ("The team uses Jira for tickets", "Tickets are tracked in Linear now"),
+    ("Always run `make lint` before committing", "Instead of `make lint`, run `make check` before committing"),
 ]
 
 
@@ -105,6 +112,7 @@ def test_given_a_change_of_the_same_attribute_when_related_then_it_is_still_an_u
         ("Backups run nightly at 02:00 UTC", {"backup"}),
         ("I moved to Munich", None),
         ("Moved the home office to the basement", None),
+        ("- 2026-05-13: Booked the flight to Lisbon", None),
     ],
 )
 def test_the_holder_is_the_noun_phrase_before_the_verb(text: str, expected: set[str] | None) -> None:

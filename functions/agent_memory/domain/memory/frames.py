@@ -252,6 +252,9 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("compatible", f"another relation stated by another verb ({what})")
     if phrasal.preposition_changed(normalize(new), normalize(old)):
         return Relation("compatible", f"another relation: the verb takes another preposition ({what})")
+    foreign = holders.foreign_holders(new, old) if cue else None
+    if foreign is not None:
+        return Relation("compatible", f"a change cue about {foreign} ({what})")
     if cue or role or frame & _SINGLE:
         return Relation("update", f"the same attribute with a new value: {what}")
     one_name = all(t.kind == "entity" for t in (*difference.old, *difference.new))  # "Northwind Staffing"

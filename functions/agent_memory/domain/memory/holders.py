@@ -20,196 +20,30 @@ _PREFIX_RE = lazy(
     r"(?:(?:new|every|each|all|any)\s+)?"
 )
 _WORD_RE = lazy(r"[^\W_][\w.#+/-]*(?:'s)?|'s|[:;,]")
-_BOUNDARY = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "must",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "need",
-        "needs",
-        "does",
-        "do",
-        "did",
-        "got",
-        "gets",
-        "get",
-        "keeps",
-        "keep",
-        "now",
-        "no",
-        "not",
-        "never",
-        "also",
-        "still",
-        "just",
-        "finally",
-        "always",
-        "only",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "with",
-        "by",
-        "of",
-        "about",
-        "over",
-        "after",
-        "before",
-        "since",
-        "until",
-        "via",
-        "as",
-        "than",
-        "and",
-        "or",
-        "but",
-        ",",
-        ";",
-        ":",
-        "que",
-        "est",
-        "sont",
-        "ist",
-        "sind",
-        "hat",
-        "haben",
-        "es",
-        "son",
-        "está",
-        "están",
-        "a",
-        "en",
-        "de",
-        "à",
-        "au",
-        "zu",
-        "im",
-        "bei",
-        "sur",
-        "dans",
-        "chez",
-        "para",
-        "por",
-        "con",
-    ]
-)
-_VERBS = frozenset(
-    stem(word)
-    for word in [
-        "run",
-        "use",
-        "live",
-        "work",
-        "go",
-        "come",
-        "need",
-        "want",
-        "like",
-        "love",
-        "prefer",
-        "own",
-        "handle",
-        "leave",
-        "start",
-        "stop",
-        "take",
-        "make",
-        "send",
-        "ship",
-        "sync",
-        "expire",
-        "deploy",
-        "happen",
-        "meet",
-        "pay",
-        "cost",
-        "last",
-        "require",
-        "support",
-        "serve",
-        "store",
-        "keep",
-        "talk",
-        "speak",
-        "read",
-        "write",
-        "drive",
-        "play",
-        "eat",
-        "drink",
-        "belong",
-        "report",
-        "lead",
-        "manage",
-        "rotate",
-        "end",
-        "begin",
-        "open",
-        "close",
-        "follow",
-        "wake",
-        "sleep",
-        "give",
-        "gave",
-        "trabajo",
-        "vivo",
-        "tengo",
-        "uso",
-        "habe",
-        "wohne",
-        "arbeite",
-    ]
-)
+_BOUNDARY_WORDS = """
+    is are was were be been being am has have had will would must should can could may might need needs does do did
+    got gets get keeps keep now no not never also still just finally always only in on at to for from with by of
+    about over after before since until via as than and or but , ; : que est sont ist sind hat haben es son está
+    están a en de à au zu im bei sur dans chez para por con
+"""
+_BOUNDARY = frozenset(_BOUNDARY_WORDS.split())
+"""Words that end a holder: a copula, an auxiliary, a preposition, a conjunction, a clause's punctuation."""
+_VERB_WORDS = """
+    run use live work go come need want like love prefer own handle leave start stop take make send ship sync
+    expire deploy happen meet pay cost last require support serve store keep talk speak read write drive play eat
+    drink belong report lead manage rotate end begin open close follow wake sleep give gave trabajo vivo tengo uso
+    habe wohne arbeite
+"""
+_VERBS = frozenset(stem(word) for word in _VERB_WORDS.split())
 """Verbs in their base form: a plural holder's verb ("Backups run nightly") or an imperative's first word."""
-_PRONOUNS = frozenset(
-    [
-        "i",
-        "we",
-        "you",
-        "they",
-        "he",
-        "she",
-        "it",
-        "me",
-        "us",
-        "them",
-        "there",
-        "this",
-        "that",
-        "these",
-        "those",
-        "ya",
-        "so",
-        "well",
-        "and",
-        "but",
-        "then",
-        "oh",
-        "please",
-    ]
+_UNSAID_WORDS = (
+    "i we you they he she it me us them there this that these those ya so well and but then oh please"
 )
+_UNSAID = frozenset(_UNSAID_WORDS.split())
 """First words that leave the holder unsaid (a pronoun, a filler): nothing is known of it."""
 _MAX_WORDS = 5
 _INFLECTED_RE = lazy(r"[a-z]{3,}(?:ed|es)|[a-z]{2,}[^s'\W]s")
+_PAST_RE = lazy(r"[a-z]{3,}ed")
 """A word in -ed / -es / -s after the holder's first word: most likely its verb ("listens", "moved")."""
 
 
@@ -223,7 +57,7 @@ def holder(text: str) -> frozenset[str] | None:
     words = _WORD_RE.findall(body[start.end() if start else 0 :])
     taken: list[str] = []
     for index, word in enumerate(words[: _MAX_WORDS + 1]):
-        if index == 0 and (word in _PRONOUNS or _verb_like(word, first=True)):
+        if index == 0 and (word in _UNSAID or _verb_like(word, first=True)):
             return None
         possessive = word.endswith("'s") and word != "'s"
         bare = word[:-2] if possessive else word
@@ -240,12 +74,26 @@ def holder(text: str) -> frozenset[str] | None:
     return frozenset(keys) or None
 
 
+_IMPERATIVE_WORDS = "never always don't do avoid please"
+_IMPERATIVE = frozenset(_IMPERATIVE_WORDS.split())
+
+
+def _imperative(text: str) -> bool:
+    """A rule told as an order: its first word is "never", "always", "don't" or a verb in its base form."""
+    body = normalize(text)
+    start = _PREFIX_RE.match(body)
+    words = _WORD_RE.findall(body[start.end() if start else 0 :])
+    return bool(words) and (words[0] in _IMPERATIVE or stem(words[0]) in _VERBS)
+
+
 def _verb_like(word: str, *, first: bool) -> bool:
     if word in _BOUNDARY or cues.STRONG_CHANGE_RE.fullmatch(word) or cues.CHANGE_CUE_RE.fullmatch(word):
         return True
     if stem(word) in _VERBS:
         return True
-    return not first and _INFLECTED_RE.fullmatch(word) is not None
+    if first:
+        return _PAST_RE.fullmatch(word) is not None  # a log line told without its "I": "Booked the flight"
+    return _INFLECTED_RE.fullmatch(word) is not None
 
 
 def _keys(text: str) -> list[str]:
@@ -292,7 +140,12 @@ def other_attribute(new: str, old: str) -> str | None:
     if not _mentioned(new_holder, old_keys) or (old_holder is not None and new_holder < old_holder):
         return f"another holder ('{' '.join(sorted(new_holder))}')"
     if old_holder is None:
-        return None
+        # a rule told as an imperative names things, not a holder: the new holder is only one of its things
+        # unless they share more ("Never commit to main; open a pull request" / "every pull request needs …")
+        shared = (set(_keys(new)) & old_keys) - new_holder
+        return (
+            f"another holder ('{' '.join(sorted(new_holder))}')" if _imperative(old) and not shared else None
+        )
     if not new_holder & old_holder:
         # told the other way round ("is now owned by Tomasz"): only with a predicate word or both holders shared
         shared = set(_keys(new)) & old_keys
@@ -316,3 +169,14 @@ _SWITCHED_RE = lazy(
 def _mentioned(words: frozenset[str] | set[str], keys: set[str]) -> bool:
     """Every word is among `keys`, or shares its first four letters with one ("build" / "built")."""
     return all(w in keys or (len(w) >= 4 and any(k[:4] == w[:4] for k in keys)) for w in words)
+
+
+def foreign_holders(new: str, old: str) -> str | None:
+    """Two holders, neither named by the other statement ("The Firefox profile moved to …" / "Dock order:
+    Finder, Firefox, …"): the statements are about different things, whatever frame they share."""
+    new_holder, old_holder = holder(new), holder(old)
+    if new_holder is None or old_holder is None:
+        return None
+    if _mentioned(new_holder, set(_keys(old))) or _mentioned(old_holder, set(_keys(new))):
+        return None
+    return f"two holders ('{' '.join(sorted(new_holder))}' / '{' '.join(sorted(old_holder))}')"

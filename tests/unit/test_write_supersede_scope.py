@@ -67,7 +67,10 @@ UNRELATED_CHANGES = [
     ("- Dock order: Finder, Firefox, Terminal, Slack", "- The Firefox profile moved to the work laptop"),
     ("The on-call rotation changes every Monday", "The bedsheets get changed every Monday"),
     # a thing a rule told as an order names, with nothing else in common
-    ("Never commit directly to main; open a pull request.", "From now on, every pull request needs two approvals."),
+    (
+        "Never commit directly to main; open a pull request.",
+        "From now on, every pull request needs two approvals.",
+    ),
 ]
 
 KEPT_UPDATES = [
@@ -81,7 +84,10 @@ KEPT_UPDATES = [
     ("- Preferred meeting tool: Zoom", "- Preferred meeting tool changed to Google Meet"),
     ("Region: us-east-1", "Region: us-west-2"),
     ("The team uses Jira for tickets", "Tickets are tracked in Linear now"),
-    ("Always run `make lint` before committing", "Instead of `make lint`, run `make check` before committing"),
+    (
+        "Always run `make lint` before committing",
+        "Instead of `make lint`, run `make check` before committing",
+    ),
 ]
 
 

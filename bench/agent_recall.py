@@ -312,10 +312,12 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             written = remember_all(client, memories)
             if args.write_report:
-                print("\n".join(write_report(memories, written)))
-                return 1 if written.superseded else 0
+                break
             outcomes = recall_all(client, queries, namespaces, written.stands_for)
             seconds = time.perf_counter() - started
+    if args.write_report:
+        print("\n".join(write_report(memories, written)))
+        return 1 if written.superseded else 0
     print(f"policy overrides: {overrides or 'none (defaults)'}; embedder {args.embedder}")
     print(
         f"{len(memories)} memories ({len(written.notes)} not simply added), {len(queries)} queries, {seconds:.0f} s"

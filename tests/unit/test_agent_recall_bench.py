@@ -13,6 +13,7 @@ from bench.agent_recall import (
     CASES,
     KINDS,
     MalformedCases,
+    Written,
     build_policy,
     load_cases,
     moved,
@@ -21,6 +22,7 @@ from bench.agent_recall import (
     scores,
     table,
     validate,
+    write_report,
 )
 
 TINY = {
@@ -123,3 +125,21 @@ def test_the_agent_recall_cases_file_is_well_formed() -> None:
     used = {r for q in queries for r in q["relevant"]}
     assert 60 <= len(used) <= len(memories) - 50  # the rest are distractors
     json.loads(CASES.read_text(encoding="utf-8"))  # plain JSON, no trailing commas
+
+
+def test_the_write_report_lists_each_write_not_simply_added_with_what_it_touched() -> None:
+    # Given two writes: one added, one that superseded the first
+    memories = [
+        {"id": "a1", "namespace": "/n", "content": "Harbor's palette is teal"},
+        {"id": "a2", "namespace": "/n", "content": "Harbor's lockfile moved to pnpm 9"},
+    ]
+    written = Written(
+        {"r1": {"a1"}, "r2": {"a2"}}, {"a1"}, [], [("a2", "superseded", "a change about harbor", ["a1"])]
+    )
+    # When the report is printed
+    lines = write_report(memories, written)
+    # Then it names the write, its reason, the memory it touched, and the counts
+    assert lines[0].startswith("a2 superseded: ") and "lockfile" in lines[0]
+    assert lines[1] == "  reason: a change about harbor"
+    assert lines[2] == '  touched a1: "Harbor\'s palette is teal"'
+    assert lines[-1] == "1 of 2 writes not a plain add (superseded 1); 1 memories superseded"

@@ -4,7 +4,8 @@ phrase before its first verb ("Harbor's lockfile", "The Atlas API", "Standup"), 
 A change cue ("moved to", "now", "deprecated") supersedes an older statement only about the same holder and
 the same attribute. A shared name alone is not enough: "Harbor's lockfile moved to pnpm 9" is about the
 lockfile, not about Harbor's palette; "The Atlas API is at v3" says nothing of the port the Atlas API listens
-on. Used by `frames.changed_topic`; pure string work."""
+on. Used by `frames.changed_topic`, `frames._one_slot` (a change cue in a shared frame) and
+`relation._opposition` (a switch); pure string work."""
 
 from __future__ import annotations
 
@@ -43,8 +44,9 @@ _UNSAID = frozenset(_UNSAID_WORDS.split())
 """First words that leave the holder unsaid (a pronoun, a filler): nothing is known of it."""
 _MAX_WORDS = 5
 _INFLECTED_RE = lazy(r"[a-z]{3,}(?:ed|es)|[a-z]{2,}[^s'\W]s")
-_PAST_RE = lazy(r"[a-z]{3,}ed")
 """A word in -ed / -es / -s after the holder's first word: most likely its verb ("listens", "moved")."""
+_PAST_RE = lazy(r"[a-z]{3,}ed")
+"""A first word in -ed: a log line told without its "I" ("Booked the flight to Lisbon")."""
 
 
 def holder(text: str) -> frozenset[str] | None:

@@ -37,7 +37,7 @@ import functools
 from collections import Counter
 
 from ..patterns import lazy
-from . import negated_antonyms, phrasal, relation_frames, typos, value_frames
+from . import acronyms, negated_antonyms, phrasal, relation_frames, typos, value_frames
 from .bridges import one_thing
 from .ports import Lexicon
 from .slots import (
@@ -165,17 +165,25 @@ def _hard_difference(new: str, old: str) -> str | None:
         return "different values"
     _, new_names, new_keys = _words(new)
     _, old_names, old_keys = _words(old)
-    missing = (new_names - set(old_keys)) | (old_names - set(new_keys))
+    spelled = _spelled_words(new, old) | _spelled_words(old, new)
+    missing = (new_names - set(old_keys) - spelled) | (old_names - set(new_keys) - spelled)
     if missing:
         return f"different names ({', '.join(sorted(missing)[:3])})"
     reporting = relation_frames.converse(new, old)
     if reporting is False:
         return "another person reports to another (who manages whom)"
     if reporting is None and not (
-        same_roles(new, old, new_names | old_names) and same_participants(new, old)
+        same_roles(new, old, (new_names | old_names) - spelled) and same_participants(new, old)
     ):
         return "names in other roles (who does what to whom)"
     return None
+
+
+def _spelled_words(text: str, other: str) -> frozenset[str]:
+    """The keys of the acronyms of `text` and of the words of `other` that spell them out (`acronyms`: "PO" /
+    "product owner", "GH" / "GitHub")."""
+    found = acronyms.expanded(text, other)
+    return frozenset(_key_of_word(w) for acronym, words in found for w in (acronym, *words))
 
 
 _COMPARISON_WORDS = frozenset(
@@ -296,6 +304,8 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
     old_content, _, _ = _words(old)
     shared = set(new_content) & set(old_content)
     new_framed, old_framed = _framed(new, old)
+    spelled = _spelled_words(new, old) | _spelled_words(old, new)
+    new_framed, old_framed = new_framed | spelled, old_framed | spelled
     new_left = _leftover(
         new_content,
         shared,
@@ -306,7 +316,7 @@ def same_meaning(new: str, old: str, lexicon: Lexicon | None = None) -> MergeChe
         shared,
         _absorbed(new, old, new) | _governed(old, new, lexicon) | _scheduled(old, new) | old_framed,
     )
-    paired = False
+    paired = bool(spelled)
     if lexicon is not None:
         new_left = _inflections_dropped(new, old, new_left, lexicon)
         old_left = _inflections_dropped(old, new, old_left, lexicon)

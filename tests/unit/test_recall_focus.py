@@ -184,7 +184,7 @@ def test_a_hypothetical_question_weighs_the_vector_half_more(tmp_path, clock, we
 
     # relevance at vector weight w: by_vector w · 1, by_keyword w · 0.6 + (1 - w) · 1
     assert top("Would we likely enjoy a theme park?") == first
-    assert top("Did we enjoy a theme park?") == "keyword"  # not hypothetical: vector_weight 0.5 either way
+    assert top("Did we enjoy a theme park?") == "keyword"  # not hypothetical: `vector_weight` either way
 
 
 def test_without_names_keeps_what_the_question_asks():

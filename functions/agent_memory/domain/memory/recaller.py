@@ -13,7 +13,7 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
-from .focus import focus_for, without_names
+from .focus import focus_for, hypothetical, without_names
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
@@ -63,8 +63,11 @@ class Recaller:
             overlap=self.parts.overlap_halves,
         )
         p = self.parts.policy
+        weight = p.vector_weight
+        if p.hypothetical_vector_weight is not None and hypothetical(text):
+            weight = p.hypothetical_vector_weight
         fused = (
-            score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
+            score_fusion(vector_hits, keyword_hits, p.rrf_k, weight, p.vector_min_span)
             if p.fusion == "score"
             else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_min_span)
         )

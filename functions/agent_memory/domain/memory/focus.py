@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..patterns import lazy
@@ -54,6 +55,12 @@ _WHEN_RE = lazy(
     re.IGNORECASE,
 )
 _HYPOTHETICAL_RE = lazy(r"\b(?:would|likely|might|could|probably)\b", re.IGNORECASE)
+# A modal addressed to the one asked ("Could you…", "Would you mind…") or said of oneself ("I would like…",
+# "I'd like…", "Could I get…"): a polite request, not a question about what its subject would do.
+_REQUEST_MODAL_RE = lazy(
+    r"\b(?:(?:would|could|might)\s+(?:you|u|ya|i|we)\b|(?:i|we)\s+(?:would|could|might)\b|(?:i|we)['’]d\b)",
+    re.IGNORECASE,
+)
 # First-person words ("I'm", "we've": the pronoun before the apostrophe matches).
 _FIRST_PERSON_RE = lazy(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.IGNORECASE)
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -76,16 +83,18 @@ def named(text: str) -> frozenset[str]:
     return frozenset(word for word in words if word not in _NOT_NAMES and word not in STOPWORDS)
 
 
-def without_names(question: str) -> str:
-    """The question without the names it mentions (`named`, a possessive "'s" with its name): the text the
-    vector half embeds ("What activities does Melanie partake in?" → "What activities does partake in?").
+def without_names(question: str, names: frozenset[str] | None = None) -> str:
+    """The question without the names it mentions (`named`, or only `names` when given; a possessive "'s"
+    with its name): the text the vector half embeds ("What activities does Melanie partake in?" → "What
+    activities does partake in?").
 
     A speaker's name says who, which the subject focus already weighs; in a small embedder's query vector it
     says more than the topic does, and pulls turns that mention the name (the other speaker's "Thanks,
     Melanie!") over the turns that answer. LoCoMo R@10 multi-hop 0.480 → 0.546 dev, 0.469 → 0.502 non-dev
-    (bench/README.md, issue 34, sixth round). The question itself when nothing but
-    names would be left."""
-    names = named(question)
+    (bench/README.md, issue 34, sixth round). The recaller leaves out people's names only (`people`): the
+    name of a product or a place is what the question is about ("Who owns the Atlas service?"). The question
+    itself when nothing but names would be left."""
+    names = named(question) if names is None else names
     if not names:
         return question
     kept, start = [], 0
@@ -102,10 +111,59 @@ def without_names(question: str) -> str:
     return text if any(character.isalnum() for character in text) else question
 
 
+def people(question: str, speakers: frozenset[str]) -> frozenset[str]:
+    """The question's names (`named`) that name a person: every name of a run of names (consecutive
+    capitalised words, "Ines Okafor-Lund", "Dario Quell") one of whose words labels a transcript turn
+    (`Name: text`, `[Name] text`) among `speakers`, the label words of the memories recall read for it.
+
+    A capitalised word is a person's name far less often in an agent's memory than in a chat between two
+    people: "Atlas", "Beacon", "Stripe" name services, and the question is about them. A name that speaks
+    in the namespace is a person's; the labels are read from the memories recall loads anyway (no list of
+    first names, no extra call), so the test costs a set intersection. "Decision: …" labels a note, and no
+    question names "Decision"."""
+    names = named(question)
+    if not names or not speakers:
+        return frozenset()
+    found: set[str] = set()
+    for run in _runs(question, names):
+        if speakers.intersection(run):
+            found.update(run)
+    return frozenset(found)
+
+
+def _runs(question: str, names: frozenset[str]) -> list[list[str]]:
+    """The question's names in runs: consecutive names separated by nothing but spaces or hyphens."""
+    runs: list[list[str]] = []
+    end = -1
+    for match in _CAPITALISED_RE.finditer(question):
+        word = match.group(0).casefold()
+        if word not in names:
+            end = -1
+            continue
+        if end >= 0 and not question[end : match.start()].strip(" -"):
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+        end = match.end()
+    return runs
+
+
+def speakers_of(records: Iterable[MemoryRecord]) -> frozenset[str]:
+    """Every word of the speaker labels of these memories' transcript turns (memoised per content)."""
+    words: set[str] = set()
+    for record in records:
+        words.update(_traits(record.content)[0])
+    return frozenset(words)
+
+
 def hypothetical(question: str) -> bool:
-    """True for a question about what would or might be ("Would Melanie likely enjoy…?", "What might Caroline
-    say…?"): answered by a fact that implies it, which shares the topic rather than the question's words."""
-    return _HYPOTHETICAL_RE.search(question) is not None
+    """True for a question about what its subject would or might do or be ("Would Melanie likely enjoy…?",
+    "What might Caroline say…?", "Would the user like a window seat?"): answered by a fact that implies it,
+    which shares the topic rather than the question's words. A polite request is not one: a modal addressed to
+    the one asked or said of oneself ("Could you remind me…", "Would you mind checking…", "I'd like to
+    know…") is left out, and the question is hypothetical only when another modal, "likely" or "probably"
+    remains ("Could you check whether Tomas would like…")."""
+    return _HYPOTHETICAL_RE.search(_REQUEST_MODAL_RE.sub(" ", question)) is not None
 
 
 def asks_when(text: str) -> bool:
@@ -186,11 +244,13 @@ def focus_of(
     off_date: float = 1.0,
     asking: float = 1.0,
     no_self: float = 1.0,
+    people: frozenset[str] | None = None,
 ) -> Focus:
-    """The focus of `question`: the names it mentions, whether it asks when and the dates it names (policy
-    factors given; `asking` applies to every memory that asks, whatever the question)."""
+    """The focus of `question`: whom it names (`people`, the names of persons among its names; every name it
+    mentions when None), whether it asks when and the dates it names (policy factors given; `asking` applies
+    to every memory that asks, whatever the question)."""
     return Focus(
-        names=named(question),
+        names=named(question) if people is None else people,
         off_subject=off_subject,
         when=asks_when(question),
         untimed=untimed,
@@ -201,10 +261,11 @@ def focus_of(
     )
 
 
-def focus_for(question: str, policy: MemoryPolicy) -> Focus:
-    """The focus of `question` with the policy's factors."""
+def focus_for(question: str, policy: MemoryPolicy, people: frozenset[str] | None = None) -> Focus:
+    """The focus of `question` with the policy's factors (`people`: see `focus_of`)."""
     return focus_of(
         question,
+        people=people,
         off_subject=policy.focus_off_subject,
         untimed=policy.focus_untimed,
         off_date=policy.focus_off_date,

@@ -13,12 +13,14 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
-from .focus import focus_for, hypothetical, without_names
+from .focus import focus_for, hypothetical, named, people, speakers_of, without_names
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
 from .recall import (
+    Fused,
     ScoredRecord,
+    leading_ids,
     newer_first,
     recall_log_entries,
     reciprocal_rank_fusion,
@@ -41,48 +43,39 @@ class Recaller:
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         text, statuses = self._checked(query)
         now = self.parts.now()
+        p = self.parts.policy
         reranker = chosen_reranker(query.rerank, self.parts.rerankers)
         # With a reranker, the hybrid ranking's top `rerank_depth` are its candidates: fetch and hydrate them all.
-        depth = max(query.k, self.parts.policy.rerank_depth) if reranker else query.k
+        depth = max(query.k, p.rerank_depth) if reranker else query.k
         where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
-        fetch = min(self.parts.policy.max_top_k, depth * self.parts.policy.over_fetch)
+        fetch = min(p.max_top_k, depth * p.over_fetch)
+        search = _Search(self, tenant, query, text, where, fetch)
         # The question's names say who, which the focus below weighs; the vector half embeds what it asks
-        vector_text = without_names(text) if self.parts.policy.focus_unnamed_vector else text
-
-        def vector_half() -> list[Hit]:
-            self.parts.ensure_tenant(tenant)
-            embedder = self.parts.embedder_of(tenant)
-            vector = self.query_vectors.embed(tenant, embedder, vector_text)
-            return self.parts.index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
-
-        vector_hits, keyword_hits = search_halves(
-            vector_half if query.mode in ("hybrid", "vector") else None,
-            (lambda: self.parts.index.query_keyword(tenant, text, k=fetch, where=where))
-            if query.mode in ("hybrid", "keyword")
-            else None,
-            overlap=self.parts.overlap_halves,
-        )
-        p = self.parts.policy
-        weight = p.vector_weight
-        if p.hypothetical_vector_weight is not None and hypothetical(text):
-            weight = p.hypothetical_vector_weight
-        fused = (
-            score_fusion(vector_hits, keyword_hits, p.rrf_k, weight, p.vector_min_span)
-            if p.fusion == "score"
-            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_min_span)
-        )
-        threshold = query.min_score if query.min_score is not None else self.parts.policy.default_min_score
+        names = named(text)
+        left_out = names if p.focus_unnamed_vector else frozenset()
+        fused = search.fused(without_names(text, left_out))
+        threshold = query.min_score if query.min_score is not None else p.default_min_score
+        loaded: dict[str, MemoryRecord | None] = {}
 
         def load(ids: list[str]) -> dict[str, MemoryRecord]:
-            return {
-                record.id: record
-                for record in self.parts.store.get_many(tenant, ids)
-                if self._matches(record, query, statuses)
-            }
+            missing = [each for each in ids if each not in loaded]
+            if missing:
+                found = {
+                    record.id: record
+                    for record in self.parts.store.get_many(tenant, missing)
+                    if self._matches(record, query, statuses)
+                }
+                loaded.update({each: found.get(each) for each in missing})
+            return {each: record for each in ids if (record := loaded[each]) is not None}
 
+        # Who of them is a person: a name that labels a turn among the candidates recall reads first. A name
+        # the vector half left out that is no one's (a service, a place) goes back into its question.
+        persons = people(text, speakers_of(load(leading_ids(fused, p, depth)).values())) if names else names
+        if left_out - persons:
+            fused = search.fused(without_names(text, persons))
         # The question's focus (issue 34): turns of speakers it does not name, for a "when" question memories
         # with no time, and for a question naming a date memories dated elsewhere keep a share of their relevance.
-        focus = focus_for(text, p)
+        focus = focus_for(text, p, people=persons)
         factor = focus.factor if focus.active else None
         ranked = select_top(fused, load, p, now, k=depth, threshold=threshold, focus=factor)
         outcome = None
@@ -188,3 +181,43 @@ class Recaller:
     def counts(self, tenant: str, namespace: str) -> RecordCounts:
         limits.check_namespace(namespace)
         return self.parts.store.counts(tenant, namespace)
+
+
+class _Search:
+    """The two halves of one recall and their fusion. The keyword half reads the whole question and runs once;
+    the vector half runs again only when its question changes (a name put back: `Recaller.recall`)."""
+
+    def __init__(
+        self, recaller: Recaller, tenant: str, query: RecallInput, text: str, where: IndexFilter, fetch: int
+    ) -> None:
+        self.recaller, self.tenant, self.query, self.text = recaller, tenant, query, text
+        self.where, self.fetch = where, fetch
+        self.keyword_hits: list[Hit] | None = None
+
+    def fused(self, vector_text: str) -> list[Fused]:
+        parts, tenant, mode = self.recaller.parts, self.tenant, self.query.mode
+
+        def vector_half() -> list[Hit]:
+            parts.ensure_tenant(tenant)
+            embedder = parts.embedder_of(tenant)
+            vector = self.recaller.query_vectors.embed(tenant, embedder, vector_text)
+            return parts.index.query_vector(tenant, embedder.identity, vector, k=self.fetch, where=self.where)
+
+        def keyword_half() -> list[Hit]:
+            return parts.index.query_keyword(tenant, self.text, k=self.fetch, where=self.where)
+
+        if self.keyword_hits is None:
+            vector_hits, self.keyword_hits = search_halves(
+                vector_half if mode in ("hybrid", "vector") else None,
+                keyword_half if mode in ("hybrid", "keyword") else None,
+                overlap=parts.overlap_halves,
+            )
+        else:
+            vector_hits = vector_half() if mode in ("hybrid", "vector") else []
+        p = parts.policy
+        weight = p.vector_weight
+        if p.hypothetical_vector_weight is not None and hypothetical(self.text):
+            weight = p.hypothetical_vector_weight
+        if p.fusion == "score":
+            return score_fusion(vector_hits, self.keyword_hits, p.rrf_k, weight, p.vector_min_span)
+        return reciprocal_rank_fusion(vector_hits, self.keyword_hits, p.rrf_k, p.vector_min_span)

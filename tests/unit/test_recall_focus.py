@@ -220,7 +220,8 @@ def test_the_vector_half_embeds_the_question_without_its_names(tmp_path, clock, 
     service.remember("acme", RememberInput(content=content, namespace="/p"), actor="test")
     question = "What did Melanie paint at the class?"
     (hit,) = service.recall("acme", RecallInput(query=question, namespaces=("/p",), k=1)).results
-    assert embedder.queries == [embedded]
+    # the last text embedded is the one the recall used (a first guess may come before it: test_recall_people)
+    assert embedder.queries[-1] == embedded
 
     def cosine(text: str) -> float:
         return float(

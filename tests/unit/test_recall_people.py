@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory.adapters.local.embedders import HashingEmbedder
 from agent_memory.adapters.local.search_index import LocalSearchIndex
 from agent_memory.adapters.local.sqlite_store import SqliteRecordStore
 from agent_memory.domain.memory.focus import focus_for, hypothetical, people, speakers_of, without_names
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.service import MemoryService, RecallInput, RememberInput
 from agent_memory.domain.records import MemoryRecord, MemoryType
+from tests.unit.test_recall_focus import RecordingEmbedder
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -86,16 +86,6 @@ def test_polite_requests_are_not_hypothetical_questions():
         "What might Caroline say about her friends?",
     ):
         assert hypothetical(question), question
-
-
-class RecordingEmbedder(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.queries: list[str] = []
-
-    def embed_query(self, text: str) -> list[float]:
-        self.queries.append(text)
-        return super().embed_query(text)
 
 
 def build(path, clock, policy: MemoryPolicy) -> tuple[MemoryService, RecordingEmbedder]:

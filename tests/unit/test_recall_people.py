@@ -118,6 +118,14 @@ def test_a_speakers_name_leaves_the_vector_question_and_a_services_name_stays(tm
     assert embedder.queries == ["Would enjoy a quiet dinner?"]  # Tomas was met: right at the first guess
 
 
+def test_the_guess_keeps_no_speakers_name_in_the_process(tmp_path, clock):
+    memory, _ = build(tmp_path, clock, MemoryPolicy())
+    memory.recall("acme", RecallInput(query="Would Tomas prefer the train to Porto?", namespaces=("/p",)))
+    kept = memory.reader.speakers_seen
+    assert kept  # the speaker was met and remembered for the next guess...
+    assert "tomas" not in repr(kept).casefold()  # ...as a digest: a purged speaker's name does not linger
+
+
 def test_the_guess_from_past_recalls_never_changes_a_result(tmp_path, clock):
     question = RecallInput(query="Would Tomas enjoy a quiet dinner?", namespaces=("/p",), k=4)
     cold, _ = build(tmp_path, clock, MemoryPolicy())

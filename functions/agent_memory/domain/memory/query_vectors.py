@@ -6,7 +6,9 @@ Keyed by tenant, the embedder's fingerprint (a vector of one model is never serv
 query normalised the way a retry differs: Unicode NFKC, case, runs of whitespace and the punctuation around
 the words ("How do we deploy?" and "how do we deploy" share one vector; any other difference does not).
 Bounded LRU, in process, synchronous: nothing runs after the request. It holds query vectors under the query's
-hash (never its text), never a memory; `forget(tenant)` drops a tenant's entries (a tenant purge calls it)."""
+hash (never its text), never a memory; `forget(tenant)` drops a tenant's entries. No purge calls it yet: a
+purge runs in another process (the worker, the purge Lambda) than the API's cache, whose entries leave with
+the LRU or the process."""
 
 from __future__ import annotations
 

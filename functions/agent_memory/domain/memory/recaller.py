@@ -39,8 +39,9 @@ class Recaller:
         self.query_vectors = QueryVectorCache()
         """A retried or re-cased query costs no second embedding (issue 34)."""
         self.speakers_seen: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
-        """Speakers met in past recalls per tenant and namespaces: the vector half's first guess at who of a
-        question's names is a person. Only a guess: a wrong one costs a second vector search, never a result."""
+        """Speakers met in past recalls per tenant and namespaces, as digests of their words (`_digest`: no
+        name stays in the process after a purge): the vector half's first guess at who of a question's names
+        is a person. Only a guess: a wrong one costs a second vector search, never a result."""
 
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         text, statuses = self._checked(query)
@@ -58,7 +59,8 @@ class Recaller:
             named(text) if p.focus_unnamed_vector or p.focus_off_subject < 1 or p.focus_no_self < 1 else None
         )
         seen = (tenant, tuple(sorted(query.namespaces)))
-        guess = people(text, self.speakers_seen.get(seen, frozenset())) if names else frozenset()
+        met = self.speakers_seen.get(seen, frozenset())
+        guess = people(text, frozenset(n for n in names if _digest(n) in met)) if names else frozenset()
         unnamed = p.focus_unnamed_vector
         fused = search.fused(
             without_names(text, guess) if unnamed else text, roster=max(2 * depth, 16) if names else 0
@@ -67,7 +69,7 @@ class Recaller:
         if search.speakers:
             if len(self.speakers_seen) >= 4096:
                 self.speakers_seen.clear()
-            self.speakers_seen[seen] = self.speakers_seen.get(seen, frozenset()) | search.speakers
+            self.speakers_seen[seen] = met | {_digest(word) for word in search.speakers}
         if unnamed and persons != guess:
             fused = search.fused(without_names(text, persons))
         # The question's focus (issue 34): turns of speakers it does not name, for a "when" question memories
@@ -197,14 +199,8 @@ class _Search:
         where: IndexFilter,
         fetch: int,
     ) -> None:
-        self.recaller, self.tenant, self.query, self.statuses, self.text = (
-            recaller,
-            tenant,
-            query,
-            statuses,
-            text,
-        )
-        self.where, self.fetch = where, fetch
+        self.recaller, self.tenant, self.query, self.statuses = recaller, tenant, query, statuses
+        self.text, self.where, self.fetch = text, where, fetch
         self.keyword_hits: list[Hit] | None = None
         self.speakers: frozenset[str] = frozenset()
         """The words of the speaker labels among the keyword half's top hits."""
@@ -255,3 +251,8 @@ class _Search:
         if p.fusion == "score":
             return score_fusion(vector_hits, self.keyword_hits, p.rrf_k, weight, p.vector_min_span)
         return reciprocal_rank_fusion(vector_hits, self.keyword_hits, p.rrf_k, p.vector_min_span)
+
+
+def _digest(word: str) -> str:
+    """A speaker word as the guess keeps it: its hash, never its text (as the query-vector cache keeps queries)."""
+    return hashlib.blake2b(word.encode(), digest_size=12).hexdigest()

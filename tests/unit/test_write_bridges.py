@@ -12,7 +12,7 @@ import pytest
 from agent_memory.domain.memory.bridges import bridged
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
-from agent_memory.domain.memory.slots import same_roles
+from agent_memory.domain.memory.roles import same_roles
 from agent_memory.domain.memory.tokens import speaker
 from agent_memory.domain.records import MemoryType
 from tests.unit.guard_cases import E5, LEXICON, NOW

@@ -10,10 +10,11 @@ import pytest
 
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
 from agent_memory.domain.memory.decide import decide
+from agent_memory.domain.memory.merge_guard import same_statement
 from agent_memory.domain.memory.paraphrase import same_meaning
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.memory.relation import relate
-from agent_memory.domain.memory.slots import negations, same_statement, values
+from agent_memory.domain.memory.slots import negations, values
 from agent_memory.domain.records import MemoryRecord, MemoryType, Status
 
 LEXICON = WordNetLexicon()

@@ -9,16 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_memory.domain.memory.decide import decide
+from agent_memory.domain.memory.merge_guard import same_statement
 from agent_memory.domain.memory.paraphrase import same_meaning
 from agent_memory.domain.memory.policy import MemoryPolicy
-from agent_memory.domain.memory.slots import (
-    negated,
-    negations,
-    ordered_pairs,
-    same_roles,
-    same_statement,
-    values,
-)
+from agent_memory.domain.memory.roles import same_roles
+from agent_memory.domain.memory.slots import negated, negations, ordered_pairs, values
 from agent_memory.domain.records import MemoryRecord, MemoryType
 
 SAME = [

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent_memory.domain.memory.merge_guard import same_statement
 from agent_memory.domain.memory.relation import relate
-from agent_memory.domain.memory.slots import ordered_pairs, same_statement, terms, values
+from agent_memory.domain.memory.slots import ordered_pairs, terms, values
 
 UPDATES = [
     ("Prefers tabs over spaces in Go", "Prefers spaces over tabs in Go"),

@@ -11,7 +11,7 @@ import pytest
 from agent_memory.domain.memory import relation_frames, typos
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.paraphrase import same_meaning
-from agent_memory.domain.memory.slots import same_participants
+from agent_memory.domain.memory.roles import same_participants
 from agent_memory.domain.records import MemoryType
 from tests.unit.guard_cases import E5, LEXICON, NOW
 from tests.unit.guard_cases import stored as _stored

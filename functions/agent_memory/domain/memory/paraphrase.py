@@ -1,6 +1,6 @@
 """The merge guard's second reading: two statements that say the same thing in other words (issue 27).
 
-`slots.same_statement` merges only statements with the same content words. Paraphrases use other words for the
+`merge_guard.same_statement` merges only statements with the same content words. Paraphrases use other words for the
 same thing ("The billing service is owned by Maria", "Port 8080 is where the API gateway listens", "We use
 Postgres 16 as the primary database"). `same_meaning` accepts such a pair only when everything that carries a
 value is identical and every content word left over is accounted for:
@@ -10,7 +10,7 @@ value is identical and every content word left over is accounted for:
 * the same speaker, the same polarity, the same thing negated, the same compared items in the same order;
 * the same values (numbers, versions, dates, weekdays, times, states), counted;
 * the same names: every name of one statement appears in the other (a name that starts a sentence is written
-  like any word, so it is looked up among all the other's terms), in the same roles (`slots.same_roles`): in
+  like any word, so it is looked up among all the other's terms), in the same roles (`roles.same_roles`): in
   the same order when both or neither are passive ("Maria hired Bob" / "Bob hired Maria" are two facts), and
   starting with another participant when one only is ("The billing service is owned by Maria" / "Maria owns
   the billing service"; "Maria was hired by Bob" is not "Maria hired Bob");
@@ -24,7 +24,7 @@ value is identical and every content word left over is accounted for:
   based in", "see the dentist" / "dentist appointment"), and a one-letter slip of typing on a word the lexicon
   does not know (`typos`: "hav" / "have");
 * who does what to whom: names in the same roles (above), a pronoun in the same case ("I report to Ana" is
-  not "Ana reports to me", `slots.same_participants`), and who reports to whom read through its converse
+  not "Ana reports to me", `roles.same_participants`), and who reports to whom read through its converse
   frame ("Bo is Ana's manager" = "Ana reports to Bo", `relation_frames.converse`).
 
 Opposite polarities are one statement only when a negation and a prefixed antonym flip together ("don't like"
@@ -39,20 +39,10 @@ from collections import Counter
 from ..patterns import lazy
 from . import acronyms, negated_antonyms, phrasal, relation_frames, typos, value_frames
 from .bridges import one_thing
+from .merge_guard import MergeCheck, same_statement
 from .ports import Lexicon
-from .slots import (
-    PERMISSIONS,
-    SOFT,
-    MergeCheck,
-    Term,
-    negated,
-    ordered_pairs,
-    same_participants,
-    same_roles,
-    same_statement,
-    tense_differs,
-    terms,
-)
+from .roles import same_participants, same_roles, tense_differs
+from .slots import PERMISSIONS, SOFT, Term, negated, ordered_pairs, terms
 from .tokens import normalize, speaker, tokens
 
 # Words of one family, folded to the first word's stem. Only words that name the same thing in a statement

@@ -2,7 +2,7 @@
 
 `relate(new, old)` answers one of:
 
-* `same` — the same statement (merging loses nothing; the caller still checks `slots.same_statement`);
+* `same` — the same statement (merging loses nothing; the caller still checks `merge_guard.same_statement`);
 * `update` — the same subject and attribute with a new value: the new statement supersedes the old one;
 * `possible_update` — weaker evidence of an update: both stay current, linked newest first;
 * `compatible` — both hold (or nothing ties them together): neither is touched.

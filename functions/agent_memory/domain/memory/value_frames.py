@@ -25,7 +25,8 @@ from itertools import pairwise
 
 from ..patterns import lazy
 from .ports import Lexicon
-from .slots import Term, tenses, terms
+from .roles import tenses
+from .slots import Term, terms
 from .tokens import normalize, speaker
 
 _UNIT_RE = lazy(r"^n[\d.]+(?P<unit>%|°c|°f|kb|mb|gb|tb|ms|s|k|m)$")

@@ -23,8 +23,8 @@ from typing import Literal, Protocol
 from ..errors import Misconfigured
 from ..records import MemoryRecord
 from .decide import Plan
+from .merge_guard import same_statement
 from .relation import relate
-from .slots import same_statement
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def plan(verdict: Verdict, rules: Plan, content: str) -> Plan:
     """The verdict as a plan for the service's own write paths, under the rule every write obeys: nothing a
     user gave is destroyed. UPDATE supersedes the target (kept, linked); DELETE archives it (never deletes)
     beside the new record; ADD adds; NONE merges the new memory into the target only when the two hold the
-    same values, names, words and polarity (`slots.same_statement`) — a NONE that would fold a different value
+    same values, names, words and polarity (`merge_guard.same_statement`) — a NONE that would fold a different value
     away is refused and the rules' plan is kept, with the judge's answer in its reason."""
     target, note = verdict.target, verdict.note
     if verdict.action == "UPDATE" and target is not None:

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
-from . import cues, relation_frames
+from . import copula, cues, relation_frames
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
@@ -200,5 +200,7 @@ def _mergeable(
         return None
     if rel.kind == "same":
         return rel.reason
+    if copula.folds_a_value(content, record.content) is not None:
+        return None  # one role, two values: words a lexicon calls one thing ("main" / "trunk") stay apart
     check = same_meaning(content, record.content, lexicon)
     return check.reason if check.allowed else None  # an "update" the guard finds the same is none (`decide`)

@@ -36,7 +36,7 @@ import functools
 import re
 
 from ..patterns import lazy
-from . import contradiction, cues, frames, holders, narrative
+from . import contradiction, copula, cues, frames, holders, narrative
 from .assessment import Assessment
 from .frames import Relation
 from .slots import SOFT, meaning, negations, ordered_pairs, terms
@@ -106,6 +106,8 @@ def _relate(new: str, old: str) -> Relation:
         return Relation("compatible", f"said by different speakers ('{new_speaker}', '{old_speaker}')")
     if normalize(new_body) == normalize(old_body):
         return Relation("same", "the same statement")
+    if _asks(new_body):
+        return Relation("compatible", "the new statement asks a question: it states no value")
     guard = _keeps_both(normalize(new_body), normalize(old_body))
     if guard is not None:
         return guard
@@ -120,7 +122,7 @@ def _relate(new: str, old: str) -> Relation:
         # Passages (a chat turn of several sentences): they share frames and cues by chance, so only the
         # opposition rules above count (LoCoMo turns: weaker rules superseded 28 of 788 turns).
         return Relation("compatible", "passages: only an explicit replacement or negation counts")
-    for rule in (frames.roles, frames.key_value, frames.named_versions):
+    for rule in (copula.relation, frames.roles, frames.key_value, frames.named_versions):
         found = rule(new_body, old_body)
         if found is not None:
             return found
@@ -150,6 +152,12 @@ _ABBREVIATION_RE = lazy(r"\b(dr|mr|mrs|ms|st|prof|jr|sr|vs|etc|e\.g|i\.e|no)\.",
 def _one_claim(text: str) -> bool:
     """One sentence of a few content words ("Dr. Chen is my dentist" included), not a passage."""
     return single_claim(normalize(_ABBREVIATION_RE.sub(r"\1", text)))
+
+
+def _asks(text: str) -> bool:
+    """One sentence ending in a question mark ("Is eu-central-1 now the default region?"): it asserts nothing, so
+    it changes no value (a passage that ends with a question still states what comes before it)."""
+    return text.rstrip().endswith("?") and _one_claim(text.rstrip().rstrip("?"))
 
 
 def _keeps_both(new: str, old: str) -> Relation | None:

@@ -18,13 +18,12 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..patterns import lazy
-from . import cues
-from .frames import Relation
 from .tokens import stem
 
 _COPULA_RE = lazy(
     r"^(?P<left>.+?)\s+(?:now\s+|currently\s+|still\s+)?"
-    r"(?P<cop>is|was|remains|becomes|became|has\s+become|(?:is\s+)?(?:serv|work|act)(?:es|s|ing)\s+as)"
+    r"(?P<cop>is|was|remains|becomes|became|has\s+become|(?:is\s+)?(?:serv|work|act)(?:es|s|ing)\s+as|"
+    r"took\s+over\s+as|stepped\s+in\s+as|(?:was|has\s+been|got|is)\s+appointed(?:\s+as)?)"
     r"\s+(?P<right>.+)$",
     re.IGNORECASE,
 )
@@ -76,9 +75,6 @@ class Reading:
     def attribute(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.role, self.possessor
 
-    def label(self) -> str:
-        return self.said
-
 
 @dataclass(frozen=True)
 class _Phrase:
@@ -103,7 +99,7 @@ def read(text: str, *, loose: bool = False) -> Reading | None:
         return None
     left = _phrase(found["left"])
     right_text = _TRAILING_RE.sub("", _LEADING_RE.sub("", found["right"]))
-    right = _phrase(right_text)
+    right = None if _VERB_FORM_RE.match(right_text) else _phrase(right_text)
     if left is None or right is None:
         return None
     valued = _ENTITY_RE.search(right_text) is not None or (loose and left.marked)
@@ -112,6 +108,10 @@ def read(text: str, *, loose: bool = False) -> Reading | None:
     if right.role is not None and (right.marked or left.role is None):
         return Reading(right.role, right.possessor, left.words, left.text, right.text)
     return None
+
+
+_VERB_FORM_RE = lazy(r"^[a-z]+(?:ed|en|ing)\b")
+"""A lower-case first word in -ed / -en / -ing: a passive or progressive ("was switched to …"), not a value."""
 
 
 def _phrase(text: str) -> _Phrase | None:
@@ -146,25 +146,6 @@ _DETERMINER_WORDS = "the a an our my their his her its your this that"
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 
 
-def relation(new: str, old: str) -> Relation | None:
-    """Two copulas that name roles: another role or another possessor is another attribute (both hold: "X is
-    Y's mentor" / "X is Y's manager", "Ravi's mentor" / "Ana's mentor"); the same attribute with another value
-    and a change cue in the new statement is an update, whichever side each writes it on. None when either
-    statement is not such a copula, or the values are the same, or no change is named: the other rules
-    decide."""
-    new_reading, old_reading = read(new), read(old)
-    if new_reading is None or old_reading is None:
-        return None
-    if new_reading.attribute != old_reading.attribute:
-        return Relation("compatible", f"another attribute: '{new_reading.label()}' / '{old_reading.label()}'")
-    if new_reading.value == old_reading.value or not cues.CHANGE_CUE_RE.search(new.casefold()):
-        return None
-    return Relation(
-        "update",
-        f"the same attribute told either way round: '{new_reading.label()}' is now '{new_reading.shown}'",
-    )
-
-
 def folds_a_value(new: str, old: str) -> str | None:
     """Why merging `new` into `old` would fold one value of a role into another ("main is the default branch
     of the infra repo" / "The infra repo's default branch is now trunk", words a lexicon may call one thing),
@@ -174,4 +155,4 @@ def folds_a_value(new: str, old: str) -> str | None:
         return None
     if new_reading.value == old_reading.value:
         return None
-    return f"another value of '{new_reading.label()}' ('{new_reading.shown}' / '{old_reading.shown}')"
+    return f"another value of '{new_reading.said}' ('{new_reading.shown}' / '{old_reading.shown}')"

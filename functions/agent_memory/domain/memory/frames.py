@@ -509,8 +509,11 @@ def changed_topic(new: str, old: str) -> Relation | None:
         return None
     old_topic, new_topic = _topic_words(old), _topic_words(new)
     shared = [key for key in old_topic if key in new_topic]
-    if not shared or not set(new_topic) - set(old_topic) or holders.other_attribute(new, old) is not None:
+    if not shared or not set(new_topic) - set(old_topic):
         return None
+    if holders.other_attribute(new, old) is not None:
+        rate = holders.same_rate(new, old)
+        return None if rate is None else Relation("possible_update", f"a change of one rate ({rate})")
     named = cues.CHANGE_VERB_RE.search(normalize(new)) is not None
     if (old_topic[0] in shared and (named or len(shared) >= 2)) or 2 * len(shared) >= len(old_topic):
         return Relation("update", f"a change named outright about {', '.join(shared[:3])}")

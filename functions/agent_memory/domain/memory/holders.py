@@ -10,7 +10,7 @@ on. Used by `frames.changed_topic`, `frames._one_slot` (a change cue in a shared
 from __future__ import annotations
 
 from ..patterns import lazy
-from . import cues
+from . import copula, cues
 from .slots import SOFT, terms
 from .tokens import normalize, stem
 
@@ -53,7 +53,11 @@ def holder(text: str) -> frozenset[str] | None:
     """The topic keys of the statement's holder: the words after a bullet, a log date and a determiner, up to
     the first verb-like word (a copula, auxiliary, change cue, preposition, or a word in -s / -ed after the
     first). None when the statement starts with a pronoun or an imperative, or no boundary is seen within a
-    few words: then nothing is known of its holder."""
+    few words: then nothing is known of its holder. A copula that names a role holds that role, whichever side
+    it is written on (`copula.read`: "Elif Yılmaz is Ravi Menon's mentor" holds "Ravi Menon's mentor")."""
+    reading = copula.read(text)
+    if reading is not None:
+        return frozenset(_keys(reading.said)) or None
     body = normalize(text)
     start = _PREFIX_RE.match(body)
     words = _WORD_RE.findall(body[start.end() if start else 0 :])
@@ -182,3 +186,29 @@ def foreign_holders(new: str, old: str) -> str | None:
     if _mentioned(new_holder, set(_keys(old))) or _mentioned(old_holder, set(_keys(new))):
         return None
     return f"two holders ('{' '.join(sorted(new_holder))}' / '{' '.join(sorted(old_holder))}')"
+
+
+_RATE_RE = lazy(
+    r"\b(?P<number>\d[\d,.]*)\s*(?P<counted>[a-z]+(?:\s+[a-z]+)?)\s*(?:per|a|an|each|every|/)\s*"
+    r"(?P<period>second|sec|minute|min|hour|hr|day|week|month|year)s?\b"
+)
+"""A rate: a number of things per period of time ("100 requests per minute", "200 requests a minute")."""
+
+
+def same_rate(new: str, old: str) -> str | None:
+    """The rate both statements give with another number (the same things counted per the same period), or
+    None: one measure, whatever holder each names ("Rate limit is 100 requests per minute" / "Each key may now
+    make up to 200 requests a minute") - too little to tell whose rate it is, enough to link the two."""
+    new_rates, old_rates = _rates(normalize(new)), _rates(normalize(old))
+    for (counted, period), number in new_rates.items():
+        if (counted, period) in old_rates and old_rates[(counted, period)] != number:
+            return f"{' '.join(counted)} per {period}"
+    return None
+
+
+def _rates(text: str) -> dict[tuple[tuple[str, ...], str], str]:
+    found: dict[tuple[tuple[str, ...], str], str] = {}
+    for match in _RATE_RE.finditer(text):
+        counted = (stem(match["counted"].split()[-1]),)  # the counted noun: "requests", "jobs"
+        found[(counted, match["period"][:3])] = match["number"].replace(",", "")
+    return found

@@ -122,7 +122,7 @@ def _relate(new: str, old: str) -> Relation:
         # Passages (a chat turn of several sentences): they share frames and cues by chance, so only the
         # opposition rules above count (LoCoMo turns: weaker rules superseded 28 of 788 turns).
         return Relation("compatible", "passages: only an explicit replacement or negation counts")
-    for rule in (copula.relation, frames.roles, frames.key_value, frames.named_versions):
+    for rule in (_role_copula, frames.roles, frames.key_value, frames.named_versions):
         found = rule(new_body, old_body)
         if found is not None:
             return found
@@ -144,6 +144,23 @@ def _relate(new: str, old: str) -> Relation:
         if found is not None:
             return found
     return Relation("compatible", "no shared attribute with a changed value")
+
+
+def _role_copula(new: str, old: str) -> Relation | None:
+    """Two copulas that name roles (`copula.read`: "X is Y's R", "Y's R is X", "the R of Y"): another role or
+    another possessor is another attribute (both hold: "X is Y's mentor" / "X is Y's manager", "Ravi's mentor"
+    / "Ana's mentor"); the same attribute with another value and a change cue in the new statement is an
+    update, whichever side each writes it on. None when either is not such a copula, the values are the same,
+    or no change is named: the other rules decide."""
+    new_reading, old_reading = copula.read(new), copula.read(old)
+    if new_reading is None or old_reading is None:
+        return None
+    if new_reading.attribute != old_reading.attribute:
+        return Relation("compatible", f"another attribute: '{new_reading.said}' / '{old_reading.said}'")
+    if new_reading.value == old_reading.value or not cues.CHANGE_CUE_RE.search(normalize(new)):
+        return None
+    reason = f"the same attribute told either way round: '{new_reading.said}' is now '{new_reading.shown}'"
+    return Relation("update", reason)
 
 
 _ABBREVIATION_RE = lazy(r"\b(dr|mr|mrs|ms|st|prof|jr|sr|vs|etc|e\.g|i\.e|no)\.", re.IGNORECASE)

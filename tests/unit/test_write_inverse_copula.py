@@ -101,6 +101,35 @@ def test_given_another_attribute_when_related_then_both_stay(old: str, new: str)
     assert _action(new, old) == "add"
 
 
+ROLE_TAKEN = [
+    ("Marta Kowalczyk is Deniz Aydın's mentor", "Tariq Aziz took over as Deniz Aydın's mentor"),
+    ("Marta Kowalczyk is Deniz Aydın's mentor", "Tariq Aziz was appointed Deniz Aydın's mentor"),
+    ("The chair of the audit board is Hugo Lind", "Sara Holm is the new chair of the audit board"),
+    # not a role copula on the new side: the holder of the old one is its role, so the change cue relates
+    ("Marta Kowalczyk is Deniz Aydın's mentor", "Deniz Aydın's mentor changed to Tariq Aziz"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), ROLE_TAKEN)
+def test_given_a_role_taken_by_another_when_related_then_it_is_an_update(old: str, new: str) -> None:
+    assert relate(new, old).kind == "update"
+
+
+def test_given_a_role_copula_when_its_holder_is_read_then_it_is_the_role_not_the_value() -> None:
+    assert holders.holder("Marta Kowalczyk is Deniz Aydın's mentor") == holders.holder(
+        "Deniz Aydın's mentor is Marta Kowalczyk"
+    )
+    assert holders.holder("Marta Kowalczyk is Deniz Aydın's mentor") != holders.holder(
+        "Marta Kowalczyk lives in Gdańsk"
+    )
+
+
+def test_given_a_former_holder_of_the_role_when_related_then_both_stay() -> None:
+    old, new = "The chair of the audit board is Hugo Lind", "Sara Holm is the former chair of the audit board"
+    assert copula.read(new) is None
+    assert relate(new, old).kind == "compatible"
+
+
 def test_given_two_values_of_one_role_a_lexicon_calls_one_thing_when_decided_then_no_merge() -> None:
     old, new = "main is the default branch of the infra repo", "The infra repo's default branch is now trunk"
     assert copula.folds_a_value(new, old) is not None

@@ -22,11 +22,12 @@ from .tokens import stem
 
 _COPULA_RE = lazy(
     r"^(?P<left>.+?)\s+(?:now\s+|currently\s+|still\s+)?"
-    r"(?P<cop>is|was|remains|becomes|became|has\s+become|(?:is\s+)?(?:serv|work|act)(?:es|s|ing)\s+as|"
-    r"took\s+over\s+as|stepped\s+in\s+as|(?:was|has\s+been|got|is)\s+appointed(?:\s+as)?)"
+    r"(?P<cop>(?:was|has\s+been|got|is)\s+appointed(?:\s+as)?|(?:is\s+)?(?:serv|work|act)(?:es|s|ing)\s+as|"
+    r"took\s+over\s+as|stepped\s+in\s+as|has\s+become|is|was|remains|becomes|became)"
     r"\s+(?P<right>.+)$",
     re.IGNORECASE,
 )
+_TAKEN_RE = lazy(r"bec[oa]mes?|has\s+become|took\s+over\s+as|stepped\s+in\s+as|.*appointed.*", re.IGNORECASE)
 _LEADING_RE = lazy(
     r"^(?:(?:now|currently|still|again|officially|finally|already|once\s+more|back\s+to|back)\s+)+",
     re.IGNORECASE,
@@ -70,6 +71,8 @@ class Reading:
     """The value as written."""
     said: str = ""
     """The attribute as written ("the default region", "Ravi Menon's mentor")."""
+    taken: bool = False
+    """The copula names the change itself: "became", "took over as", "stepped in as", "was appointed"."""
 
     @property
     def attribute(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -97,6 +100,7 @@ def read(text: str, *, loose: bool = False) -> Reading | None:
     found = _COPULA_RE.match(body)
     if found is None:
         return None
+    taken = _TAKEN_RE.fullmatch(found["cop"]) is not None
     left = _phrase(found["left"])
     right_text = _TRAILING_RE.sub("", _LEADING_RE.sub("", found["right"]))
     right = None if _VERB_FORM_RE.match(right_text) else _phrase(right_text)
@@ -104,14 +108,19 @@ def read(text: str, *, loose: bool = False) -> Reading | None:
         return None
     valued = _ENTITY_RE.search(right_text) is not None or (loose and left.marked)
     if left.role is not None and (left.marked or right.role is None) and valued:
-        return Reading(left.role, left.possessor, right.words, right.text, left.text)
+        return Reading(left.role, left.possessor, right.words, right.text, left.text, taken)
     if right.role is not None and (right.marked or left.role is None):
-        return Reading(right.role, right.possessor, left.words, left.text, right.text)
+        return Reading(right.role, right.possessor, left.words, left.text, right.text, taken)
     return None
 
 
 _VERB_FORM_RE = lazy(r"^[a-z]+(?:ed|en|ing)\b")
 """A lower-case first word in -ed / -en / -ing: a passive or progressive ("was switched to …"), not a value."""
+
+
+_FORMER_RE = lazy(r"^(?:former|previous|old|outgoing|ex-|past)\b", re.IGNORECASE)
+_CURRENT = frozenset(stem(word) for word in ("new", "current", "present", "incoming"))
+"""Words that date the role's value, not the role: "the new CTO of Acme" is the CTO of Acme."""
 
 
 def _phrase(text: str) -> _Phrase | None:
@@ -127,7 +136,9 @@ def _phrase(text: str) -> _Phrase | None:
         found = pattern.match(text)
         if found is None:
             continue
-        role = _words(found["r"])
+        if _FORMER_RE.match(found["r"]):
+            return None  # "the former CTO": a past holder of the role, no current value
+        role = tuple(word for word in _words(found["r"]) if word not in _CURRENT)
         possessor = _words(found["y"]) if "y" in found.groupdict() else ()
         if not role or len(role) > _MAX_ROLE_WORDS or len(possessor) > _MAX_ROLE_WORDS:
             return None

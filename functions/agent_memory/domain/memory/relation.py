@@ -157,7 +157,8 @@ def _role_copula(new: str, old: str) -> Relation | None:
         return None
     if new_reading.attribute != old_reading.attribute:
         return Relation("compatible", f"another attribute: '{new_reading.said}' / '{old_reading.said}'")
-    if new_reading.value == old_reading.value or not cues.CHANGE_CUE_RE.search(normalize(new)):
+    changed = new_reading.taken or cues.CHANGE_CUE_RE.search(normalize(new)) is not None
+    if new_reading.value == old_reading.value or not changed:
         return None
     reason = f"the same attribute told either way round: '{new_reading.said}' is now '{new_reading.shown}'"
     return Relation("update", reason)

@@ -13,6 +13,7 @@ keep the other rules. Pure string work."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -89,6 +90,7 @@ class _Phrase:
     """A possessive or an of-phrase: a role whichever side it is on."""
 
 
+@functools.lru_cache(maxsize=16384)
 def read(text: str, *, loose: bool = False) -> Reading | None:
     """The role a one-sentence copula states and its value, or None when the statement is not one. `loose`:
     after a possessive or an of-phrase, any short noun phrase is its value ("… default branch is now trunk"),

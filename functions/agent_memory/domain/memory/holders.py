@@ -54,6 +54,16 @@ def holder(text: str) -> frozenset[str] | None:
     the first verb-like word (a copula, auxiliary, change cue, preposition, or a word in -s / -ed after the
     first). None when the statement starts with a pronoun or an imperative, or no boundary is seen within a
     few words: then nothing is known of its holder."""
+    taken = holder_words(text)
+    if not taken:
+        return None
+    keys = _keys(" ".join(taken))
+    return frozenset(keys) or None
+
+
+def holder_words(text: str) -> list[str] | None:
+    """The holder's words as written, possessive endings dropped ("The user's son plays …" → user, son),
+    soft words kept; None as for `holder`."""
     body = normalize(text)
     start = _PREFIX_RE.match(body)
     words = _WORD_RE.findall(body[start.end() if start else 0 :])
@@ -70,10 +80,7 @@ def holder(text: str) -> frozenset[str] | None:
         taken.append(bare)
     else:
         return None
-    if not taken:
-        return None
-    keys = _keys(" ".join(taken))
-    return frozenset(keys) or None
+    return taken
 
 
 _IMPERATIVE_WORDS = "never always don't do avoid please"

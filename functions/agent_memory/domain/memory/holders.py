@@ -62,8 +62,8 @@ def holder(text: str) -> frozenset[str] | None:
 
 
 def holder_words(text: str) -> list[str] | None:
-    """The holder's words as written, possessive endings dropped ("The user's son plays …" → user, son),
-    soft words kept; None as for `holder`."""
+    """The holder's words as written, possessive endings dropped ("The user's daughter plays …" → user,
+    daughter), soft words kept; None as for `holder`."""
     body = normalize(text)
     start = _PREFIX_RE.match(body)
     words = _WORD_RE.findall(body[start.end() if start else 0 :])

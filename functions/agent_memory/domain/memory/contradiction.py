@@ -223,7 +223,7 @@ def _same_phrase(first: str, second: str) -> bool:
 
 _NEGATION_RE = lazy(
     r"\b(?:(?:does|do|did|is|are|was|were|will|would|can|could|should|has|have|had|am)\s+)?"
-    r"(?:no\s+longer|not\s+any\s*more|never\s+again|never|not(?!\s+only\b)|no\s+more|stopped|quit|quitted|"
+    r"(?:no\s+longer(?!\s+than\b)|not\s+any\s*more|never\s+again|never|not(?!\s+only\b)|no\s+more(?!\s+than\b)|stopped|quit|quitted|"
     r"gave\s+up(?:\s+on)?|ceased\s+to)\b"
     r"|(?:已经|现在|早就|早已)?(?:再也不|不再|不会再|没有再|停止了?|放弃了?|戒掉了?|戒了|没有|没(?!错)|"
     r"(?<![差对了])不(?!错|过|同|少|仅|但|断|久|管|论|然|如|止|得不|光|只|好意思))"

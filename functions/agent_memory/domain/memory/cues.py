@@ -8,7 +8,7 @@ import re
 from ..patterns import lazy
 
 CHANGE_CUE_RE = lazy(
-    r"\b(?:now|no\s+longer|any\s*more|moved|moving|relocated|switched|switching|changed|changing|upgraded|"
+    r"\b(?:now|no\s+longer(?!\s+than\b)|any\s*more|moved|moving|relocated|transferred|reassigned|switched|switching|changed|changing|upgraded|"
     r"downgraded|migrated|rewritten|re-?written|left|leaving|joined|became|become|becomes|instead|replaced|"
     r"replacing|from\s+now\s+on|as\s+of|these\s+days|nowadays|again|back\s+to|is\s+back|are\s+back|starting|"
     r"effective|new|newly|renamed|rescheduled|bumped|raised|lowered|increased|decreased|reduced|extended|"
@@ -34,8 +34,8 @@ ROLE_FRAME_RE = lazy(
 )
 
 STRONG_CHANGE_RE = lazy(
-    r"\b(?:moved|moving|relocated|switched|switching|changed|upgraded|downgraded|migrated|rewritten|left|joined|"
-    r"replaced|now|no\s+longer|anymore|any\s+more|instead|rescheduled|postponed|pushed|delayed|stepped\s+down|"
+    r"\b(?:moved|moving|relocated|transferred|reassigned|switched|switching|changed|upgraded|downgraded|migrated|rewritten|left|joined|"
+    r"replaced|now|no\s+longer(?!\s+than\b)|anymore|any\s+more|instead|rescheduled|postponed|pushed|delayed|stepped\s+down|"
     r"took\s+over|quit|stopped|dropped|sold|traded|gave\s+up|from\s+now\s+on|starting|standardi[sz]ing|renamed|"
     r"bumped|raised|lowered|increased|decreased|reduced|extended|shortened|promoted|became|volvió|umgezogen|"
     r"jetzt|ahora|maintenant|désormais)\b|现在|改成|换成|搬到|不再"
@@ -43,10 +43,10 @@ STRONG_CHANGE_RE = lazy(
 """The change cues that name a change by themselves (not "new", "again" or "back", which need a frame)."""
 
 CHANGE_VERB_RE = lazy(
-    r"\b(?:moved|relocated|switched|changed|upgraded|downgraded|migrated|rewritten|left|joined|replaced|"
+    r"\b(?:moved|relocated|transferred|reassigned|switched|changed|upgraded|downgraded|migrated|rewritten|left|joined|replaced|"
     r"rescheduled|postponed|pushed|delayed|stepped\s+down|took\s+over|quit|stopped|dropped|sold|traded|"
     r"gave\s+up|renamed|bumped|raised|lowered|increased|decreased|reduced|extended|shortened|promoted|became|"
-    r"no\s+longer|anymore|instead)\b"
+    r"no\s+longer(?!\s+than\b)|anymore|instead)\b"
 )
 """A change verb: stronger than "now" alone, which may only date a statement."""
 

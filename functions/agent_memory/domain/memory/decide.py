@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Literal
 
 from ..records import MemoryRecord, MemoryType, Status
-from . import copula, cues, relation_frames
+from . import copula, cues, possession, relation_frames
 from .opposites import opposite_word
 from .paraphrase import same_meaning
 from .policy import SimilarityProfile
@@ -105,7 +105,10 @@ def _relation(content: str, existing: str, lexicon: Lexicon | None) -> Relation:
     if rationale_only(content, existing):
         return rel  # a rule and its rationale: no opposite word nor other wording ties them
     if rel.kind in ("compatible", "possible_update"):
-        return opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
+        found = opposite_word(content, existing, lexicon) or _framed_update(content, existing) or rel
+        changed = found.kind in ("update", "possible_update")
+        wordings = relation_frames.one_wording(content, existing) if changed else None
+        return possession.one_holder(content, existing, found, wordings)  # nested holders: both hold
     return rel
 
 

@@ -243,7 +243,7 @@ def _one_slot(new: str, old: str, difference: _Difference, frame: set[str], cue:
         return Relation("compatible", f"a value about another topic ({what})")
     multi = bool(frame & _MULTI) and not (frame & _SINGLE) and not role
     if difference.kind == "value":
-        if multi and not _quantity(difference):
+        if multi and not _quantity(difference) and not cue:
             return Relation("compatible", f"a predicate that holds many values ({what})")
         return Relation("update", f"the same statement with a new value: {what}")
     if multi and not cue:
@@ -351,9 +351,17 @@ def same_attribute(new: str, old: str) -> Relation | None:
             if clash(subject(tokens(new[: changed.start()])), subject(tokens(old[: said.start()]))):
                 return None  # "Maya moved to the web team" / "Leo moved to the mobile team"
             return Relation("update", f"the same attribute changed: '{quote(new, 50)}'")
-        if states.search(old) and states.search(new) and cues.CHANGE_CUE_RE.search(new):
+        state = states.search(new)
+        if said and state and cues.CHANGE_CUE_RE.search(new) and _names_another(new[state.end() :], old):
+            # "works at Acme" / "left Acme and joined Globex" → "now works at Initech": a change cue on the state
             return Relation("update", f"the same attribute with a change cue: '{quote(new, 50)}'")
     return None
+
+
+def _names_another(new: str, old: str) -> bool:
+    """The new value names something the old statement does not (not "moved to Berlin" / "now lives in
+    Berlin")."""
+    return bool({t.key for t in _core(new)} - {t.key for t in _core(old)})
 
 
 # --------------------------------------------------------------------------- frames the alignment cannot see

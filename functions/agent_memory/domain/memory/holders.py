@@ -55,9 +55,19 @@ def holder(text: str) -> frozenset[str] | None:
     first). None when the statement starts with a pronoun or an imperative, or no boundary is seen within a
     few words: then nothing is known of its holder. A copula that names a role holds that role, whichever side
     it is written on (`copula.read`: "Elif Yılmaz is Ravi Menon's mentor" holds "Ravi Menon's mentor")."""
+    taken = holder_words(text)
+    if not taken:
+        return None
+    keys = _keys(" ".join(taken))
+    return frozenset(keys) or None
+
+
+def holder_words(text: str) -> list[str] | None:
+    """The holder's words as written, possessive endings dropped ("The user's daughter plays …" → user,
+    daughter), soft words kept; None as for `holder`. A role copula's holder is its role, on either side."""
     reading = copula.read(text)
     if reading is not None:
-        return frozenset(_keys(reading.said)) or None
+        return _WORD_RE.findall(normalize(reading.said).replace("'s", " ")) or None
     body = normalize(text)
     start = _PREFIX_RE.match(body)
     words = _WORD_RE.findall(body[start.end() if start else 0 :])
@@ -74,10 +84,7 @@ def holder(text: str) -> frozenset[str] | None:
         taken.append(bare)
     else:
         return None
-    if not taken:
-        return None
-    keys = _keys(" ".join(taken))
-    return frozenset(keys) or None
+    return taken
 
 
 _IMPERATIVE_WORDS = "never always don't do avoid please"

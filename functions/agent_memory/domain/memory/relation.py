@@ -36,7 +36,7 @@ import functools
 import re
 
 from ..patterns import lazy
-from . import contradiction, copula, cues, frames, holders, narrative
+from . import contradiction, copula, cues, frames, holders, narrative, possession
 from .assessment import Assessment
 from .frames import Relation
 from .slots import SOFT, meaning, negations, ordered_pairs, terms
@@ -44,8 +44,9 @@ from .tokens import normalize, single_claim, speaker, stem
 
 
 def relate(new: str, old: str) -> Relation:
-    """How `new`, written now, relates to `old`, an existing memory (see the module docstring)."""
-    return _relate(new, old)
+    """How `new`, written now, relates to `old`, an existing memory (see the module docstring). Whatever rule
+    reads an update, two nested holders ("the user" / "the user's son") keep both (`possession`)."""
+    return possession.one_holder(new, old, _relate(new, old))
 
 
 _REDONE_RE = lazy(r"\bre-?(?P<verb>[a-z]{4,}(?:ed|en))\b")

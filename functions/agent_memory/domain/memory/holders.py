@@ -67,7 +67,9 @@ def holder_words(text: str) -> list[str] | None:
     daughter), soft words kept; None as for `holder`. A role copula's holder is its role, on either side."""
     reading = copula.read(text)
     if reading is not None:
-        return _WORD_RE.findall(normalize(reading.said).replace("'s", " ")) or None
+        said = normalize(reading.said)
+        start = _PREFIX_RE.match(said)
+        return _WORD_RE.findall(said[start.end() if start else 0 :].replace("'s", " ")) or None
     body = normalize(text)
     start = _PREFIX_RE.match(body)
     words = _WORD_RE.findall(body[start.end() if start else 0 :])

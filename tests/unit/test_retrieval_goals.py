@@ -34,3 +34,25 @@ def test_without_non_dev_figures_only_dev_is_shown_and_no_gap_is_claimed() -> No
     lines = goal_lines(dict.fromkeys(GOALS_AT_10, 0.95), None)
     assert len(lines) == len(GOALS_AT_10)
     assert all(line.endswith(" met") for line in lines)
+
+
+def test_split_gaps_weigh_questions_and_place_the_real_split_among_all_splits() -> None:
+    from bench.retrieval_quality import split_gap_lines
+
+    # conv a: three multi-hop questions found; b, c, d: one question each, missed. Question-weighted, a split
+    # with a as dev has 3 of 4 dev questions found and none of the other 2: +0.750 (the conversations' mean
+    # would say +0.500); a split without a: 0 against 3 of 4, -0.750.
+    per_conversation = {"a": {1: [1.0, 1.0, 1.0]}, "b": {1: [0.0]}, "c": {1: [0.0]}, "d": {1: [0.0]}}
+    lines = split_gap_lines(per_conversation, ["a", "b"])
+    assert "over all 6 splits" in " ".join(lines)
+    assert _line(lines, "a (dev)").split()[2:6] == [
+        "3",
+        "1.000",
+        "1.000",
+        "-",
+    ]  # n, overall, multi-hop, temporal
+    overall = _line(lines, "overall").split()
+    assert overall[1:6] == ["-0.750", "-0.750", "+0.000", "+0.750", "+0.750"]
+    assert overall[6] == "0%"  # no split within the gap goal
+    assert overall[7:] == ["+0.750", "3", "of", "6"]  # the real split and how many splits reach its gap
+    assert _line(lines, "multi-hop").split()[1:] == overall[1:]

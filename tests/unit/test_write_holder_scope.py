@@ -223,3 +223,31 @@ def test_the_state_named_again_after_its_change_is_not_a_new_state() -> None:
 
 def test_no_longer_still_negates() -> None:
     assert _action("I no longer drink coffee", "I drink coffee") == "supersede"
+
+
+def test_a_narrowed_head_noun_links_rather_than_supersedes_or_ignores() -> None:
+    """The same head noun with a word before it ("the team standup" / "standup", "the staging database" /
+    "the database") may be one thing or a narrower scope of it: both stay current, linked newest first."""
+    moved = possession.one_holder(
+        "Standup got moved to 10:00",
+        "The team standup is at 9:30",
+        relation.Relation("update", "a time changed"),
+    )
+    assert moved.kind == "possible_update"
+    scoped = possession.one_holder(
+        "The staging database now runs Postgres 16",
+        "The database runs Postgres 15",
+        relation.Relation("update", "a version changed"),
+    )
+    assert scoped.kind == "possible_update"
+    # a possessive before the shared head is a possessed holder: two facts, not a link
+    owned = possession.one_holder(
+        "Ana's car is now a Polo", "The car is a Golf", relation.Relation("update", "x")
+    )
+    assert owned.kind == "compatible"
+
+
+def test_a_name_right_after_the_copula_is_the_value_the_other_names() -> None:
+    """ "The user's favourite editor is Vim" says what the editor is; "switched from Vim" names it: one holder."""
+    assert nested("The user switched from Vim to Neovim", "The user's favourite editor is Vim") is None
+    assert nested("The user switched from Emacs to Neovim", "The user's favourite editor is Vim") is not None

@@ -137,7 +137,22 @@ def nested(new: str, old: str, wordings: tuple[str, str] | None = None) -> str |
     if _names_its_value(longer, shorter):
         return None
     inner = " ".join(sorted(shorter.keys)) or _SPEAKERS[shorter.person]
+    if _one_head(longer, shorter):
+        return f"one head noun, narrowed: '{inner}' and the '{' '.join(sorted(added))} {shorter.last}'"
     return f"two holders: '{inner}' and its '{' '.join(sorted(added))}'"
+
+
+def _one_head(longer: Holder, shorter: Holder) -> bool:
+    """The longer holder only narrows the same head noun with words before it ("the team standup" /
+    "standup", "the staging database" / "the database"): maybe one thing, maybe a narrower scope of it.
+    Nothing possessed, no head noun added: the evidence of one holder is weaker, not absent."""
+    return (
+        bool(shorter.last)
+        and stem(longer.last) == stem(shorter.last)
+        and not re.search(
+            r"['’]s\b", re.split(re.escape(longer.last), longer.said, maxsplit=1, flags=re.IGNORECASE)[0]
+        )
+    )
 
 
 _UNNAMED = frozenset({"user"})
@@ -152,7 +167,10 @@ def _names_its_value(longer: Holder, shorter: Holder) -> bool:
     )
     if copula is None:
         return False
-    return bool(entities(longer.said[copula.end() :]) & entities(shorter.said))
+    # the whole statement is read for names (a name right after the copula is the phrase's first word,
+    # which alone would look like a capitalised sentence start), then the names before the copula dropped
+    told = entities(longer.said) - entities(longer.said[: copula.start()])
+    return bool(told & entities(shorter.said))
 
 
 _SPEAKERS = {"i": "I", "we": "we", "": "?"}
@@ -177,4 +195,8 @@ def one_holder(new: str, old: str, rel: Relation, wordings: tuple[str, str] | No
     if rel.kind not in ("update", "possible_update"):
         return rel
     why = nested(new, old, wordings)
-    return rel if why is None else Relation("compatible", f"{why} ({rel.reason})")
+    if why is None:
+        return rel
+    if why.startswith("one head noun"):  # a narrowed head: both stay current, linked newest first
+        return Relation("possible_update", f"{why} ({rel.reason})")
+    return Relation("compatible", f"{why} ({rel.reason})")

@@ -112,6 +112,10 @@ from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.policy import MemoryPolicy
 from agent_memory.domain.records import MemoryRecord, MemoryType, Status
+try:
+    from agent_memory.domain.memo import clear_all
+except ImportError:  # before request-scoped memos (process-wide lru_caches)
+    clear_all = None
 now = datetime(2026, 3, 1, tzinfo=UTC)
 thresholds = MemoryPolicy().similarity_thresholds("multilingual-e5-small-q4")
 lexicon = WordNetLexicon() if %(lexicon)r else None
@@ -126,6 +130,8 @@ for case in cases:
         decide(text, now + timedelta(hours=len(earlier)), MemoryType.DOMAIN_KNOWLEDGE,
                [(record, 0.9) for record in earlier], thresholds, lexicon=lexicon)
         times.append(time.perf_counter() - started)
+        if clear_all is not None:
+            clear_all()  # one remember is one request: its memos end with it (domain/memo.py)
         earlier.append(MemoryRecord(id=f"mem_{len(earlier)}", tenant="acme", namespace="/p",
             type=MemoryType.DOMAIN_KNOWLEDGE, content=text, created_at=now, updated_at=now, last_access_at=now,
             valid_from=now, recorded_at=now, status=Status.ACTIVE))

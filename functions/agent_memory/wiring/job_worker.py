@@ -14,6 +14,7 @@ import select
 import threading
 from multiprocessing.connection import Connection
 
+from ..domain import memo
 from .config import RuntimeSettings
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ def main(settings: RuntimeSettings, wake: Connection) -> None:
         except Exception:  # the store itself failed (disk full, locked): wait and try again
             logger.exception("the job worker could not take the next job")
             ran = None
+        finally:
+            memo.clear_all()  # the job is over: nothing it derived from memory text stays (domain/memo.py)
         if ran is None:
             select.select([fd], [], [], IDLE_POLL_SECONDS)
 

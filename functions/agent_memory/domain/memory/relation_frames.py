@@ -29,6 +29,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ..memo import memo
 from .slots import STOP_FOR_TERMS
 from .tokens import PRONOUNS, normalize, speaker
 
@@ -185,7 +186,7 @@ def _argument(name: str, value: str) -> str:
     return _MODES.get(value, value) if name == "mode" else value
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def found(text: str) -> tuple[Found, ...]:
     """The frames of `text` (its speaker left out)."""
     body = normalize(speaker(text)[1])
@@ -226,7 +227,7 @@ def _participant(word: str, names: frozenset[str]) -> str | None:
     return word if word in names else None
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def roles(text: str) -> tuple[tuple[str, str], ...]:
     """(managed, manager) for each statement of who reports to whom in `text`, participants only."""
     body_written = speaker(text)[1]

@@ -117,7 +117,7 @@ class ProcessCache(Generic[V]):
         with self._lock:
             return len(self._entries)
 
-    def keys(self) -> list[tuple[str, str]]:
+    def entry_keys(self) -> list[tuple[str, str]]:
         """(tenant, key digest) of every entry (tests inspect what the cache holds)."""
         with self._lock:
             return list(self._entries)

@@ -60,8 +60,8 @@ class QueryVectorCache:
         """Drop `tenant`'s entries (those that served one of `namespaces`, when given); how many."""
         return self._vectors.forget(tenant, namespaces)
 
-    def keys(self) -> list[tuple[str, str]]:
-        return self._vectors.keys()
+    def entry_keys(self) -> list[tuple[str, str]]:
+        return self._vectors.entry_keys()
 
     def __len__(self) -> int:
         return len(self._vectors)

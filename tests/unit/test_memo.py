@@ -21,6 +21,7 @@ DOMAIN = Path(domain.__file__).parent
 
 ALLOWED_LRU_CACHES = {
     ("memory/relation_frames.py", "_compiled"): "compiles the lexicon's own patterns, never a memory's text",
+    ("memory/relation_frames.py", "_any_form"): "the lexicon's forms as one pattern; takes no argument",
 }
 """Process-level caches the domain may keep: none keyed by content (the settings' maxsize=1 caches of the
 configuration are outside the domain)."""
@@ -142,3 +143,24 @@ def test_results_do_not_depend_on_the_memo_even_when_another_request_clears_it()
     clearer.join()
     assert not failures
     assert _results() == expected  # and warm, after the race
+
+
+def test_the_frames_prefilter_matches_exactly_where_some_form_matches():
+    """relation_frames.found scans a statement once with every form joined (`_any_form`) before trying each
+    form: the joined pattern must match a statement exactly when one of the forms does, on the labelled
+    write-discipline statements (which state frames) and on their question forms."""
+    import json
+
+    from agent_memory.domain.memory import relation_frames as frames
+
+    data = json.loads((Path(__file__).parents[1] / "data" / "write_discipline_cases.json").read_text())
+    cases = data["cases"] if isinstance(data, dict) else data
+    texts = [step if isinstance(step, str) else step["content"] for case in cases for step in case["steps"]]
+    forms = [form for _, each in frames._FRAMES for form in each]
+    framed = 0
+    for text in texts:
+        body = frames.normalize(frames.speaker(text)[1])
+        some = any(frames._compiled(form).search(body) for form in forms)
+        assert bool(frames._any_form().search(body)) == some, text
+        framed += some
+    assert framed >= 50  # the set states frames: the prefilter's yes is exercised, not only its no

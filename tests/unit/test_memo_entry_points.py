@@ -121,3 +121,24 @@ def test_the_job_worker_empties_the_memos_after_each_job():
 
     assert run_one(Jobs(), 1) is None  # type: ignore[arg-type]
     assert SECRET.casefold() not in held()
+
+
+def test_a_purge_handed_to_another_process_drops_this_processs_cached_entries_at_once(runtime: LocalRuntime):
+    """The job worker (locally) or the workflow (AWS) runs the steps and ends the purge where it cannot reach
+    this process: the hand-off itself drops what this process keeps of the purged namespaces."""
+    memory, erasure = runtime.services.memory, runtime.services.erasure
+    assert erasure is not None
+    record = memory.remember("acme", RememberInput("Tomas: the harbour ships in spring", "/ops"), actor="t").record
+    memory.remember("acme", RememberInput("Ana: the mill opens in May", "/mill"), actor="t")
+    memory.recall("acme", RecallInput(query="When does the harbour ship?", namespaces=("/ops",)))
+    memory.recall("acme", RecallInput(query="When does the mill open?", namespaces=("/mill",)))
+    before = len(memory.reader.query_vectors)
+
+    class Elsewhere:
+        def start(self, tenant: str, plan_id: str) -> str:
+            return "job-1"
+
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.MEMORY, record_id=record.id), actor="key:admin")
+    started = erasure.execute("acme", plan.id, reason="request", actor="key:admin", background=Elsewhere())
+    assert started.state is PurgeState.EXECUTING and started.execution == "job-1"
+    assert len(memory.reader.query_vectors) == before - 1  # the /ops query's vector went; /mill's stays

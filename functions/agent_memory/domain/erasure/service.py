@@ -287,7 +287,9 @@ class ErasureService:
             plan.executed_at = self._clock.now()
             plan = self._save(plan)
         if large and launcher is not None:
-            # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
+            # The workflow runs the steps (`run_step`), with retries; `status` shows its progress. Its end
+            # cannot reach this process: what this process keeps of the tenant goes now.
+            self._drop_cached(plan)
             return self._note_execution(tenant, plan.id, launcher.start(tenant, plan.id))
         while plan.state is PurgeState.EXECUTING:
             plan = self.run_step(tenant, plan.id)
@@ -365,14 +367,14 @@ class ErasureService:
         from the purged texts, the verification's own reads included), and the cross-request caches'
         entries of the tenant (of the plan's namespaces, unless the whole tenant was purged) dropped."""
         memo.clear_all()
-        if not self._caches:
-            return
-        plan = self._ledger.get(tenant, plan_id)
-        if plan is None:
-            return
+        plan = self._ledger.get(tenant, plan_id) if self._caches else None
+        if plan is not None:
+            self._drop_cached(plan)
+
+    def _drop_cached(self, plan: PurgePlan) -> None:
         namespaces = () if plan.target.kind is PurgeKind.TENANT else tuple(plan.namespaces)
         for caches in self._caches:
-            caches.forget_cached(tenant, namespaces)
+            caches.forget_cached(plan.tenant, namespaces)
 
     def _verify(self, tenant: str, plan_id: str) -> PurgePlan:
         plan = self.status(tenant, plan_id)

@@ -128,7 +128,9 @@ def test_a_purge_handed_to_another_process_drops_this_processs_cached_entries_at
     this process: the hand-off itself drops what this process keeps of the purged namespaces."""
     memory, erasure = runtime.services.memory, runtime.services.erasure
     assert erasure is not None
-    record = memory.remember("acme", RememberInput("Tomas: the harbour ships in spring", "/ops"), actor="t").record
+    record = memory.remember(
+        "acme", RememberInput("Tomas: the harbour ships in spring", "/ops"), actor="t"
+    ).record
     memory.remember("acme", RememberInput("Ana: the mill opens in May", "/mill"), actor="t")
     memory.recall("acme", RecallInput(query="When does the harbour ship?", namespaces=("/ops",)))
     memory.recall("acme", RecallInput(query="When does the mill open?", namespaces=("/mill",)))

@@ -43,6 +43,7 @@ from .api.app import NOT_UTF8_MESSAGE, create_app
 from .api.auth import api_key_authenticator
 from .api.powertools_compat import ThreadedResolverLocal
 from .api.routes.imports import MAX_IMPORT_BODY_BYTES
+from .domain import memo
 from .domain.jobs.config import RateLimitConfig
 from .settings.service import Settings
 from .wiring.local import LocalRuntime, build_local, local_keys
@@ -317,6 +318,9 @@ class ServerGuard:
             await self._app(scope, replay, send)
         finally:
             await self._release(caller)
+            # The request is over: what the domain memoised of its texts goes (domain/memo.py). Another
+            # request still running loses its memos too, which costs it misses, never a wrong result.
+            memo.clear_all()
 
     def _throttle(self, caller: bytes) -> None:
         """429 `rate_limited` when this API key has used up its token bucket (requests without a key are

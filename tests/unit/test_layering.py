@@ -38,6 +38,7 @@ SHARED = (
     "credentials",
     "errors",
     "identity",
+    "memo",
     "model",
     "patterns",
     "ports",

@@ -122,8 +122,9 @@ def test_the_guess_keeps_no_speakers_name_in_the_process(tmp_path, clock):
     memory, _ = build(tmp_path, clock, MemoryPolicy())
     memory.recall("acme", RecallInput(query="Would Tomas prefer the train to Porto?", namespaces=("/p",)))
     kept = memory.reader.speakers_seen
-    assert kept  # the speaker was met and remembered for the next guess...
-    assert "tomas" not in repr(kept).casefold()  # ...as a digest: a purged speaker's name does not linger
+    assert kept.met("acme", ("/p",), {"tomas"}) == {"tomas"}  # the speaker was met and remembered...
+    held = repr(kept.cache._entries)
+    assert "tomas" not in held.casefold()  # ...as a keyed digest: a purged speaker's name does not linger
 
 
 def test_the_guess_from_past_recalls_never_changes_a_result(tmp_path, clock):

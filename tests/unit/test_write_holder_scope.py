@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from agent_memory.domain import memo
 from agent_memory.domain.memory import frames, possession, relation
 from agent_memory.domain.memory.decide import decide
 from agent_memory.domain.memory.possession import nested, reading
@@ -66,10 +67,10 @@ PATHS = {
 
 @pytest.fixture
 def without_the_holder_check(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    relation._relate.cache_clear()
+    memo.clear_all()
     monkeypatch.setattr(possession, "nested", lambda *args, **kwargs: None)
     yield
-    relation._relate.cache_clear()
+    memo.clear_all()
 
 
 @pytest.mark.parametrize("rule", sorted(PATHS))

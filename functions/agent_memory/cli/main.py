@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ..domain import memo
 from ..domain.errors import DomainError
 from ..settings.service import Settings
 from .dream import add_dream_parser, run_dream
@@ -108,7 +109,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from ..wiring.local import build_local
 
     runtime = build_local(settings)
-    result = RUNNERS[args.command](args, runtime)
+    try:
+        result = RUNNERS[args.command](args, runtime)
+    finally:
+        memo.clear_all()  # the command is over: nothing it derived from memory text stays (domain/memo.py)
     return 0 if result is None else result
 
 

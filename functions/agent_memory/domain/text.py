@@ -8,11 +8,11 @@ usual dictionary-free way to make BM25 work on them.
 
 from __future__ import annotations
 
-import functools
 import math
 import unicodedata
 from collections.abc import Sequence
 
+from .memo import memo
 from .patterns import lazy
 
 # Han (incl. extension A and compatibility ideographs), Hiragana, Katakana (+ phonetic extensions and the
@@ -80,7 +80,7 @@ _IRREGULAR = {
 }  # fmt: skip
 
 
-@functools.lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def stem(word: str) -> str:
     """A light English stemmer for keyword search: "painted/painting/paints" -> "paint", "stopped" -> "stop",
     "adopted" -> "adopt", a few irregular verbs; other words (digits, CJK bigrams, short words) unchanged.

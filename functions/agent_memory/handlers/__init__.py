@@ -1,10 +1,16 @@
-"""The Lambda entry points. Each handler module imports the service's own modules inside `initialization()`."""
+"""The Lambda entry points. Each handler module imports the service's own modules inside `initialization()`,
+and wraps each entry point in `request_scoped` (outermost)."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from aws_lambda_powertools.middleware_factory import lambda_handler_decorator
+
+from ..domain import memo
 
 
 @contextmanager
@@ -25,3 +31,14 @@ def initialization() -> Iterator[None]:
     finally:
         gc.freeze()
         gc.enable()
+
+
+@lambda_handler_decorator
+def request_scoped(handler: Callable[..., Any], event: Any, context: Any) -> Any:
+    """A Powertools middleware on every Lambda entry point: the invocation, then the domain's request-scoped
+    memos (`domain/memo.py`) emptied, also when it raised, so no memory's text outlives the invocation in a
+    warm container (`tests/unit/test_memo_entry_points.py` calls each deployed handler)."""
+    try:
+        return handler(event, context)
+    finally:
+        memo.clear_all()

@@ -15,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..api.app import create_app
@@ -38,6 +38,7 @@ app = create_app(
 )
 
 
+@request_scoped
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)

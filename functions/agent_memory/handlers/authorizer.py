@@ -25,7 +25,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..settings.handlers import get_handler_settings
@@ -63,6 +63,7 @@ def bearer_token(header: str | None) -> str | None:
     return token
 
 
+@request_scoped
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     header: str | None

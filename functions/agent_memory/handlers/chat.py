@@ -26,7 +26,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..api.app import create_app
@@ -128,6 +128,7 @@ def build_app() -> APIGatewayRestResolver:
 app = Lazy(build_app)
 
 
+@request_scoped
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)

@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..api.routes.console import pages
@@ -39,6 +39,7 @@ def _no_route(_: Exception) -> Response[str]:
     return _not_found(NotFound("no route"))
 
 
+@request_scoped
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

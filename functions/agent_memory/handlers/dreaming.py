@@ -34,7 +34,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..domain.dreaming.ledger import SweepHandle
@@ -225,6 +225,7 @@ TASKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 # --------------------------------------------------------------------------- Lambda entry points
 
 
+@request_scoped
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -236,6 +237,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def _entry(task: str) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    @request_scoped
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler
     def entry(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

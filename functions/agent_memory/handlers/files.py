@@ -16,7 +16,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..wiring import process
@@ -27,6 +27,7 @@ server = process.FILE_SERVER
 """The file server (`wiring.aws.build_file_server`), built by the first request."""
 
 
+@request_scoped
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

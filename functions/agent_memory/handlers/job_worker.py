@@ -19,7 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..domain.errors import Misconfigured
@@ -42,6 +42,7 @@ class JobEvent(Model):
     job_id: str = Field(pattern=r"^job_[a-f0-9]{1,40}$")
 
 
+@request_scoped
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

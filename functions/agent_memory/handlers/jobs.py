@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():  # the service's own modules: see initialization()
     from ..domain.errors import ValidationFailed
@@ -29,6 +29,7 @@ TIME_MARGIN_MS = 60_000
 """The time a backfill step may take at most (1,000 records, about 2,000 requests) plus the log and reply."""
 
 
+@request_scoped
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

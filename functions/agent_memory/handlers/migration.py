@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from . import initialization
+from . import initialization, request_scoped
 
 with initialization():
     from ..domain.errors import ValidationFailed
@@ -64,6 +64,7 @@ def run_pages(event: dict[str, Any], remaining_ms: Callable[[], int]) -> dict[st
     }
 
 
+@request_scoped
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics

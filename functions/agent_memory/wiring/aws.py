@@ -151,7 +151,7 @@ def _services(base: AwsBase, *, sweep: bool) -> Services:
         dream_launcher=aws_parts.dream_launcher(config, clients),
         curator=parts.curator(config, clients, skills, core.file_store, clock, namespaces),
         migration=base.migration,
-        erasure=aws_parts.erasure(base, core.file_store, namespaces, versions),
+        erasure=aws_parts.erasure(base, core.file_store, namespaces, versions, caches=[memory]),
         imports=parts.imports(memory, files, skills, aws_parts.import_store(base), clock),
         archive_reader=parts.archive_reader,
         **parts.wing_services(_wing_parts(base, core), None if sweep else "api"),
@@ -219,7 +219,9 @@ def build_worker(settings: Settings | RuntimeSettings, clients: AwsClients | Non
     return Worker(
         dreaming=parts.dreaming(config, clients, core.memory, base.store, core.files, clock, core.namespaces),
         curator=parts.curator(config, clients, core.skills, core.file_store, clock, core.namespaces),
-        erasure=aws_parts.erasure(base, core.file_store, core.namespaces, aws_parts.versioning_store(base)),
+        erasure=aws_parts.erasure(
+            base, core.file_store, core.namespaces, aws_parts.versioning_store(base), caches=[core.memory]
+        ),
     )
 
 

@@ -8,7 +8,7 @@ function are called with the function's own role."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..adapters.aws.s3vectors_index import S3VectorsIndex
     from ..adapters.aws.stepfunctions import StepFunctionsLauncher
     from ..adapters.idempotency import IdempotentRunner
+    from ..domain.erasure.ports import ProcessCaches
     from ..domain.erasure.service import ErasureService
     from ..domain.migration.routing import VectorRouting
     from ..domain.migration.service import MigrationService
@@ -273,12 +274,17 @@ def import_store(base: AwsBase) -> Any:
 
 
 def erasure(
-    base: AwsBase, files: FileStore, namespaces: NamespaceLister, snapshots: SnapshotStore | None
+    base: AwsBase,
+    files: FileStore,
+    namespaces: NamespaceLister,
+    snapshots: SnapshotStore | None,
+    caches: Sequence[ProcessCaches] = (),
 ) -> ErasureService:
     """The purge (domain/erasure) over the memory table (tenant credentials), the vector index the memory
     service writes (both indexes during a migration), the memory files (the file function's `purge`
     operation, or the S3 Files mount), the idempotency table, the import state, the archived vectors and the
-    embedding cache of the migration routing."""
+    embedding cache of the migration routing; `caches`: this function's memory service, whose cross-request
+    entries of the tenant a purge ending here drops."""
     from ..adapters.aws import erasure as aws
     from ..adapters.aws.s3vectors_index import S3VECTORS_CLIENT_CONFIG
     from ..domain.erasure.archives import ArchivedVectors
@@ -321,6 +327,7 @@ def erasure(
         index_probe=aws.S3VectorsIndexProbe(settings.vector_bucket, vectors, _index_names(base)),
         launcher=launcher,
         retention=aws_retention(settings.erasure_retention),
+        caches=caches,
     )
 
 

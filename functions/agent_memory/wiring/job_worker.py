@@ -13,8 +13,14 @@ import os
 import select
 import threading
 from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
+from ..domain import memo
 from .config import RuntimeSettings
+
+if TYPE_CHECKING:
+    from ..domain.jobs.model import Job
+    from ..domain.jobs.service import JobService
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +40,20 @@ def main(settings: RuntimeSettings, wake: Connection) -> None:
     assert jobs is not None
     worker, fd = os.getpid(), wake.fileno()
     while _drain(fd):
-        try:
-            ran = jobs.run_next(worker)
-        except Exception:  # the store itself failed (disk full, locked): wait and try again
-            logger.exception("the job worker could not take the next job")
-            ran = None
-        if ran is None:
+        if run_one(jobs, worker) is None:
             select.select([fd], [], [], IDLE_POLL_SECONDS)
+
+
+def run_one(jobs: JobService, worker: int) -> Job | None:
+    """The next job (None when there was none, or the store failed: wait), then the request-scoped memos
+    emptied: nothing the job derived from memory text stays in the worker (domain/memo.py)."""
+    try:
+        return jobs.run_next(worker)
+    except Exception:  # the store itself failed (disk full, locked): wait and try again
+        logger.exception("the job worker could not take the next job")
+        return None
+    finally:
+        memo.clear_all()
 
 
 def _drain(fd: int) -> bool:

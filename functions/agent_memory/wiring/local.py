@@ -3,6 +3,7 @@ an offline embedder + a local files directory, every service in one process."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from .parts import AwsClients, NamespaceLister, WingParts
 
 if TYPE_CHECKING:
     from ..adapters.local.api_keys import LocalApiKeys
+    from ..domain.erasure.ports import ProcessCaches
     from ..domain.erasure.service import ErasureService
     from ..domain.erasure.snapshots import SnapshotReader
     from ..domain.files.memory_files import MemoryFilesService
@@ -176,6 +178,7 @@ def _local_services(
         namespaces,
         clock,
         snapshots=versions,
+        caches=[memory],
     )
     return Services(
         memory=memory,
@@ -296,8 +299,10 @@ def local_erasure(
     file_namespaces: NamespaceLister,
     clock: Clock,
     snapshots: SnapshotReader | None = None,
+    caches: Sequence[ProcessCaches] = (),
 ) -> ErasureService:
-    """The purge over every store of the local runtime (`<data_dir>`)."""
+    """The purge over every store of the local runtime (`<data_dir>`); `caches`: this process's memory
+    service, whose cross-request entries of the tenant a purge ending here drops."""
     from ..adapters.local import erasure as local
     from ..adapters.local.import_store import SqliteImportStore
     from ..adapters.local.raw_scan import LedgerSeal, RawDataScan
@@ -335,6 +340,7 @@ def local_erasure(
         finalizers=[RawDataScan(data_dir)],
         sealers=[LedgerSeal(data_dir / "purges.db")],
         retention=local.LOCAL_RETENTION,
+        caches=caches,
     )
 
 

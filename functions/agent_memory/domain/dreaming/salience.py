@@ -27,11 +27,11 @@ stripped before any part is measured, and the names of the line's speakers never
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..memo import memo
 from ..memory import classify as classifier
 from ..patterns import lazy
 from ..records import MemoryType
@@ -193,7 +193,7 @@ def salience(
     return _salience(text, speakers, durable, concepts, line)
 
 
-@functools.lru_cache(maxsize=32_768)
+@memo(maxsize=32_768)
 def _salience(
     text: str,
     speakers: frozenset[str],

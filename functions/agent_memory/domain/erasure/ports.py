@@ -68,3 +68,12 @@ class Sealer(Protocol):
     checkpoint, then a raw search). A finding turns the purge back to `incomplete`."""
 
     def seal(self, scope: EraseScope) -> StoreFinding: ...
+
+
+class ProcessCaches(Protocol):
+    """What this process keeps across requests that was derived from a tenant's content (recall's query
+    vectors and speakers met: `MemoryService.forget_cached`). A purge that ends in this process drops the
+    tenant's entries (of the purged namespaces, for a namespace, memory or subject purge) at once; another
+    process's entries leave with their age bound (docs/reference/erasure.md)."""
+
+    def forget_cached(self, tenant: str, namespaces: Sequence[str] = ()) -> int: ...

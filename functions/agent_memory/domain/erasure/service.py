@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 
-from .. import retry
+from .. import memo, retry
 from ..errors import ConcurrentModification, Conflict, NotFound, ValidationFailed
 from ..ports import Clock, Embedder, IndexFilter, RecordStore, SearchIndex
 from ..records import ChangeEntry, ChangeOperation, MemoryRecord, Status, content_hash, is_valid_namespace
@@ -33,7 +33,7 @@ from .model import (
     new_plan_id,
     safe_ref,
 )
-from .ports import ContentStore, PurgeLauncher, PurgeLedger, RecordEraser, Sealer
+from .ports import ContentStore, ProcessCaches, PurgeLauncher, PurgeLedger, RecordEraser, Sealer
 
 PAGE = 200
 HYBRID_K = 20
@@ -74,6 +74,7 @@ class ErasureService:
         finalizers: Sequence[ContentStore] = (),
         sealers: Sequence[Sealer] = (),
         retention: Sequence[Retention] = (),
+        caches: Sequence[ProcessCaches] = (),
     ) -> None:
         self._records = records
         self._record_eraser = record_eraser
@@ -90,6 +91,7 @@ class ErasureService:
         self._finalizers = list(finalizers)
         self._sealers = list(sealers)
         self._retention = list(retention)
+        self._caches = list(caches)
 
     # ------------------------------------------------------------------ steps
 
@@ -285,7 +287,9 @@ class ErasureService:
             plan.executed_at = self._clock.now()
             plan = self._save(plan)
         if large and launcher is not None:
-            # The workflow runs the steps (`run_step`), with retries; `status` shows its progress.
+            # The workflow runs the steps (`run_step`), with retries; `status` shows its progress. Its end
+            # cannot reach this process: what this process keeps of the tenant goes now.
+            self._drop_cached(plan)
             return self._note_execution(tenant, plan.id, launcher.start(tenant, plan.id))
         while plan.state is PurgeState.EXECUTING:
             plan = self.run_step(tenant, plan.id)
@@ -353,6 +357,26 @@ class ErasureService:
     # ------------------------------------------------------------------ verify
 
     def verify(self, tenant: str, plan_id: str) -> PurgePlan:
+        try:
+            return self._verify(tenant, plan_id)
+        finally:
+            self._forget_cached(tenant, plan_id)
+
+    def _forget_cached(self, tenant: str, plan_id: str) -> None:
+        """The end of a purge in this process: the request-scoped memos emptied (what this request derived
+        from the purged texts, the verification's own reads included), and the cross-request caches'
+        entries of the tenant (of the plan's namespaces, unless the whole tenant was purged) dropped."""
+        memo.clear_all()
+        plan = self._ledger.get(tenant, plan_id) if self._caches else None
+        if plan is not None:
+            self._drop_cached(plan)
+
+    def _drop_cached(self, plan: PurgePlan) -> None:
+        namespaces = () if plan.target.kind is PurgeKind.TENANT else tuple(plan.namespaces)
+        for caches in self._caches:
+            caches.forget_cached(plan.tenant, namespaces)
+
+    def _verify(self, tenant: str, plan_id: str) -> PurgePlan:
         plan = self.status(tenant, plan_id)
         if plan.state is PurgeState.PLANNED:
             raise PurgeNotReady(f"plan {plan_id} has not been executed", plan_id=plan_id)

@@ -10,8 +10,7 @@ sides; every value, negation and other name is still compared as written (`parap
 
 from __future__ import annotations
 
-import functools
-
+from ..memo import memo
 from ..patterns import lazy
 from .tokens import speaker
 
@@ -19,7 +18,7 @@ _ACRONYM_RE = lazy(r"(?<![\w'’-])([A-Z]{2,5})(?:s)?(?![\w'’-])")
 _WORD_RE = lazy(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def expanded(text: str, other: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each acronym of `text` (casefolded) with the words of `other` it stands for (as written), for the
     acronyms `other` does not write itself and spells out exactly once."""

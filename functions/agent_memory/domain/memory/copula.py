@@ -13,11 +13,11 @@ keep the other rules. Pure string work."""
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..memo import memo
 from ..patterns import lazy
 from .tokens import stem
 
@@ -90,11 +90,15 @@ class _Phrase:
     """A possessive or an of-phrase: a role whichever side it is on."""
 
 
-@functools.lru_cache(maxsize=16384)
 def read(text: str, *, loose: bool = False) -> Reading | None:
     """The role a one-sentence copula states and its value, or None when the statement is not one. `loose`:
     after a possessive or an of-phrase, any short noun phrase is its value ("… default branch is now trunk"),
     for the merge guard only (refusing a merge keeps both)."""
+    return _read(text, loose)
+
+
+@memo(16384)
+def _read(text: str, loose: bool) -> Reading | None:
     body = unicodedata.normalize("NFKC", text).replace("\u2019", "'").replace("\u2018", "'")
     body = _PREFIX_RE.sub("", " ".join(body.split())).rstrip(" .!")
     if not body or _REFUSED_RE.search(body):

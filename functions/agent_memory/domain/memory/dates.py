@@ -14,11 +14,11 @@ or `timestamp`: "1:56 pm on 8 May, 2023", "2023-05-08", "May 8, 2023"), else the
 from __future__ import annotations
 
 import calendar
-import functools
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 
+from ..memo import memo
 from ..patterns import lazy
 
 Span = tuple[date, date]
@@ -81,7 +81,7 @@ def _shift_months(when: date, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def parse_reference(text: str) -> date | None:
     """The calendar day a date text names ("1:56 pm on 8 May, 2023", "May 8, 2023", "2023-05-08T10:00Z")."""
     for pattern in (_ISO_RE, _DAY_MONTH_YEAR_RE, _MONTH_DAY_YEAR_RE):
@@ -185,7 +185,7 @@ def _absolute_spans(text: str) -> list[Span]:
     return spans
 
 
-@functools.lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def spans_of(statement: str, reference: date | None) -> tuple[Span, ...]:
     """The days a statement speaks of: the dates it names, and its relative expressions resolved against
     `reference` (none without one)."""

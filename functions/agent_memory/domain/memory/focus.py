@@ -29,11 +29,11 @@ exact."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..memo import memo
 from ..patterns import lazy
 from ..records import MemoryRecord
 from ..text import STOPWORDS
@@ -223,7 +223,7 @@ class Focus:
         return factor
 
 
-@functools.lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def _traits(content: str) -> tuple[frozenset[str], bool, bool]:
     """(the words of the memory's speaker label, whether its statement says when, whether it speaks of
     oneself), memoised: the same memories come back recall after recall, and the scans cost ~50 µs per memory

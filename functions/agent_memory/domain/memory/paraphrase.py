@@ -33,9 +33,9 @@ of general words, never of values: a missing entry only keeps two memories apart
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 
+from ..memo import memo
 from ..patterns import lazy
 from . import acronyms, negated_antonyms, phrasal, relation_frames, typos, value_frames
 from .bridges import one_thing
@@ -120,7 +120,7 @@ def _key(term: Term) -> str:
 _PLANS = frozenset(["going", "gonna", "planning", "plan", "plans"])
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _words(text: str) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
     """(content keys in order, entity keys, every term key in order) of `text`."""
     listed = terms(text)

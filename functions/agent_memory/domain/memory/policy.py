@@ -176,6 +176,11 @@ class MemoryPolicy(Model):
     """A recall that asks for a second-stage reranker (`rerank`, domain/memory/reranking.py) sends the hybrid
     ranking's top this-many candidates to it, in one call (Bedrock bills a call of up to 100 documents as one
     query); the rest keep their hybrid order after them."""
+    process_cache_seconds: Annotated[float, Field(gt=0, le=86_400)] = 900.0
+    """The age bound of what recall keeps across requests in one process (query vectors, speakers met:
+    `process_cache.py`). An agent retries a recall within its task (seconds to minutes), so 15 minutes keeps
+    those hits; it is also how long a purge run in another process (the purge Lambda, the local job worker)
+    may leave a query's vector or a speaker's digest in a warm API process (docs/reference/erasure.md)."""
 
     # optional LLM write judge (domain/memory/write_judge.py); off unless tenants are named here
     write_judge_tenants: tuple[str, ...] = ()

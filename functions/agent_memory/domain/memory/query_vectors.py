@@ -5,19 +5,19 @@ process; a Bedrock round trip in AWS).
 Keyed by tenant, the embedder's fingerprint (a vector of one model is never served for another) and the
 query normalised the way a retry differs: Unicode NFKC, case, runs of whitespace and the punctuation around
 the words ("How do we deploy?" and "how do we deploy" share one vector; any other difference does not).
-Bounded LRU, in process, synchronous: nothing runs after the request. It holds query vectors under the query's
-hash (never its text), never a memory; `forget(tenant)` drops a tenant's entries. No purge calls it yet: a
-purge runs in another process (the worker, the purge Lambda) than the API's cache, whose entries leave with
-the LRU or the process."""
+Bounded LRU in process, synchronous: nothing runs after the request. It holds query vectors under a keyed
+digest of the query (never its text), never a memory, each at most `MemoryPolicy.process_cache_seconds` old;
+`forget(tenant, namespaces)` drops a tenant's entries, and a purge that ends in this process calls it
+(process_cache.py has the bounds and why)."""
 
 from __future__ import annotations
 
-import hashlib
-import threading
+import time
 import unicodedata
-from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 from ..ports import Embedder, Vector
+from .process_cache import DEFAULT_TTL_SECONDS, ProcessCache
 
 DEFAULT_CAPACITY = 2048
 _EDGE_PUNCTUATION = "?!.,;:…¿¡\"'“”‘’()[]{} \t\n"
@@ -30,47 +30,38 @@ def normalised_query(text: str) -> str:
 
 
 class QueryVectorCache:
-    """LRU of query vectors by (tenant, embedder fingerprint, normalised query); thread-safe."""
+    """Query vectors by (tenant, embedder fingerprint, keyed digest of the normalised query); thread-safe."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
-        if capacity < 0:
-            raise ValueError("capacity must be ≥ 0")
-        self._capacity = capacity
-        self._vectors: OrderedDict[tuple[str, str, str], tuple[float, ...]] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(
+        self,
+        capacity: int = DEFAULT_CAPACITY,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._vectors: ProcessCache[tuple[float, ...]] = ProcessCache(capacity, ttl_seconds, clock)
         self.hits = 0
         self.misses = 0
 
-    def embed(self, tenant: str, embedder: Embedder, text: str) -> Vector:
+    def embed(self, tenant: str, embedder: Embedder, text: str, namespaces: Sequence[str] = ()) -> Vector:
         """`embedder.embed_query(text)`, from the cache when the same tenant asked the same query (up to case,
-        spacing and surrounding punctuation) of the same model before."""
-        # the query's hash, not its text: a purged subject asked as a query leaves no text behind in memory
-        digest = hashlib.sha256(normalised_query(text).encode()).hexdigest()
-        key = (tenant, embedder.identity.key, digest)
-        with self._lock:
-            found = self._vectors.get(key)
-            if found is not None:
-                self._vectors.move_to_end(key)
-                self.hits += 1
-                return list(found)  # a copy: a caller cannot change the cached vector
-            self.misses += 1
+        spacing and surrounding punctuation) of the same model less than the cache's age bound ago.
+        `namespaces`: those the query searches (a purge of one of them drops the entry)."""
+        key = f"{embedder.identity.key}\n{self._vectors.digest(normalised_query(text))}"
+        found = self._vectors.get(tenant, key, namespaces)
+        if found is not None:
+            self.hits += 1
+            return list(found)  # a copy: a caller cannot change the cached vector
+        self.misses += 1
         vector = embedder.embed_query(text)
-        if self._capacity:
-            with self._lock:
-                self._vectors[key] = tuple(vector)
-                self._vectors.move_to_end(key)
-                while len(self._vectors) > self._capacity:
-                    self._vectors.popitem(last=False)
+        self._vectors.put(tenant, key, tuple(vector), namespaces)
         return vector
 
-    def forget(self, tenant: str) -> int:
-        """Drop every entry of `tenant`; how many were dropped."""
-        with self._lock:
-            keys = [key for key in self._vectors if key[0] == tenant]
-            for key in keys:
-                del self._vectors[key]
-        return len(keys)
+    def forget(self, tenant: str, namespaces: Sequence[str] = ()) -> int:
+        """Drop `tenant`'s entries (those that served one of `namespaces`, when given); how many."""
+        return self._vectors.forget(tenant, namespaces)
+
+    def entry_keys(self) -> list[tuple[str, str]]:
+        return self._vectors.entry_keys()
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._vectors)
+        return len(self._vectors)

@@ -16,6 +16,7 @@ from . import limits
 from .focus import focus_for, hypothetical, named, people, speakers_of, without_names
 from .inputs import RecallInput, RecallResult
 from .parts import MemoryParts
+from .process_cache import SpeakerDigests
 from .query_vectors import QueryVectorCache
 from .recall import (
     Fused,
@@ -36,12 +37,17 @@ MAX_QUERY_CHARS = 2000
 class Recaller:
     def __init__(self, parts: MemoryParts) -> None:
         self.parts = parts
-        self.query_vectors = QueryVectorCache()
+        ttl = parts.policy.process_cache_seconds
+        self.query_vectors = QueryVectorCache(ttl_seconds=ttl)
         """A retried or re-cased query costs no second embedding (issue 34)."""
-        self.speakers_seen: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
-        """Speakers met in past recalls per tenant and namespaces, as digests of their words (`_digest`: no
-        name stays in the process after a purge): the vector half's first guess at who of a question's names
-        is a person. Only a guess: a wrong one costs a second vector search, never a result."""
+        self.speakers_seen = SpeakerDigests(ttl_seconds=ttl)
+        """Speakers met in past recalls per tenant and namespaces, as keyed digests of their words: the vector
+        half's first guess at who of a question's names is a person (process_cache.py has the bounds)."""
+
+    def forget_cached(self, tenant: str, namespaces: Sequence[str] = ()) -> int:
+        """Drop what recall keeps across requests for `tenant` (of `namespaces`, when given): a purge that
+        ends in this process calls it."""
+        return self.query_vectors.forget(tenant, namespaces) + self.speakers_seen.forget(tenant, namespaces)
 
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         text, statuses = self._checked(query)
@@ -58,18 +64,16 @@ class Recaller:
         names = (
             named(text) if p.focus_unnamed_vector or p.focus_off_subject < 1 or p.focus_no_self < 1 else None
         )
-        seen = (tenant, tuple(sorted(query.namespaces)))
-        met = self.speakers_seen.get(seen, frozenset())
-        guess = people(text, frozenset(n for n in names if _digest(n) in met)) if names else frozenset()
+        guess = (
+            people(text, self.speakers_seen.met(tenant, query.namespaces, names)) if names else frozenset()
+        )
         unnamed = p.focus_unnamed_vector
         fused = search.fused(
             without_names(text, guess) if unnamed else text, roster=max(2 * depth, 16) if names else 0
         )
         persons = people(text, search.speakers) if names else frozenset()
         if search.speakers:
-            if len(self.speakers_seen) >= 4096:
-                self.speakers_seen.clear()
-            self.speakers_seen[seen] = met | {_digest(word) for word in search.speakers}
+            self.speakers_seen.note(tenant, query.namespaces, search.speakers)
         if unnamed and persons != guess:
             fused = search.fused(without_names(text, persons))
         # The question's focus (issue 34): turns of speakers it does not name, for a "when" question memories
@@ -227,7 +231,7 @@ class _Search:
         def vector_half() -> list[Hit]:
             parts.ensure_tenant(tenant)
             embedder = parts.embedder_of(tenant)
-            vector = self.recaller.query_vectors.embed(tenant, embedder, vector_text)
+            vector = self.recaller.query_vectors.embed(tenant, embedder, vector_text, self.query.namespaces)
             return parts.index.query_vector(tenant, embedder.identity, vector, k=self.fetch, where=self.where)
 
         def keyword_half() -> list[Hit]:
@@ -251,8 +255,3 @@ class _Search:
         if p.fusion == "score":
             return score_fusion(vector_hits, self.keyword_hits, p.rrf_k, weight, p.vector_min_span)
         return reciprocal_rank_fusion(vector_hits, self.keyword_hits, p.rrf_k, p.vector_min_span)
-
-
-def _digest(word: str) -> str:
-    """A speaker word as the guess keeps it: its hash, never its text (as the query-vector cache keeps queries)."""
-    return hashlib.blake2b(word.encode(), digest_size=12).hexdigest()

@@ -32,9 +32,9 @@ uses Windows" / "uses macOS"), and two or more differing details ("tabs in Go" /
 
 from __future__ import annotations
 
-import functools
 import re
 
+from ..memo import memo
 from ..patterns import lazy
 from . import contradiction, copula, cues, frames, holders, narrative, possession
 from .assessment import Assessment
@@ -95,7 +95,7 @@ def _rationale_aside(new: str, old: str) -> Relation | None:
     return None if rel.kind == "same" else Relation(rel.kind, f"the rules, rationale aside: {rel.reason}")
 
 
-@functools.lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def _relate(new: str, old: str) -> Relation:
     new = _redone(new, old)
     aside = _rationale_aside(new, old)

@@ -29,6 +29,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from ..memo import memo
 from .slots import STOP_FOR_TERMS
 from .tokens import PRONOUNS, normalize, speaker
 
@@ -185,11 +186,13 @@ def _argument(name: str, value: str) -> str:
     return _MODES.get(value, value) if name == "mode" else value
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def found(text: str) -> tuple[Found, ...]:
     """The frames of `text` (its speaker left out)."""
     body = normalize(speaker(text)[1])
     out: list[Found] = []
+    if not _any_form().search(body):
+        return ()  # most statements state no frame: one scan instead of one per form
     for relation, forms in _FRAMES:
         for form in forms:
             for match in _compiled(form).finditer(body):
@@ -201,6 +204,18 @@ def found(text: str) -> tuple[Found, ...]:
 @functools.lru_cache(maxsize=256)
 def _compiled(form: str) -> re.Pattern[str]:
     return re.compile(form)
+
+
+@functools.cache
+def _any_form() -> re.Pattern[str]:
+    """Every form of `_FRAMES` as one alternation without the named groups (a name may repeat across forms):
+    it matches where at least one form matches, so `found` scans a statement once before trying each form.
+    Built on first use (cold starts that never decide pay nothing) and kept: the lexicon's own patterns."""
+    bare = (_GROUP_NAME.sub("(?:", form) for _, forms in _FRAMES for form in forms)
+    return re.compile("|".join(f"(?:{form})" for form in bare))
+
+
+_GROUP_NAME = re.compile(r"\(\?P<\w+>")
 
 
 def shared(new: str, old: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -226,7 +241,7 @@ def _participant(word: str, names: frozenset[str]) -> str | None:
     return word if word in names else None
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def roles(text: str) -> tuple[tuple[str, str], ...]:
     """(managed, manager) for each statement of who reports to whom in `text`, participants only."""
     body_written = speaker(text)[1]

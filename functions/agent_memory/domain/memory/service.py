@@ -111,6 +111,11 @@ class MemoryService:
     def recall(self, tenant: str, query: RecallInput) -> RecallResult:
         return self.reader.recall(tenant, query)
 
+    def forget_cached(self, tenant: str, namespaces: Sequence[str] = ()) -> int:
+        """Drop what this process keeps across requests of `tenant`'s recalls (of `namespaces`, when given):
+        the erasure wing's `ProcessCaches`, called when a purge ends in this process."""
+        return self.reader.forget_cached(tenant, namespaces)
+
     def get(self, tenant: str, record_id: str) -> MemoryRecord:
         return self.parts.get(tenant, record_id)
 

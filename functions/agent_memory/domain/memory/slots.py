@@ -18,13 +18,13 @@ remember compares the new statement with up to a dozen neighbours."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
+from ..memo import memo
 from ..patterns import lazy
 from .tokens import normalize, speaker, stem, tokens
 
@@ -83,7 +83,7 @@ _SYNONYM_STEMS = {stem(word): stem(canonical) for word, canonical in _SYNONYMS.i
 _DERIVATIONS = ("ation", "ment", "ness", "ity", "er", "or", "ic", "y", "ly")
 
 
-@functools.lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _fold(key: str) -> str:
     """One key for a word's family: synonyms folded ("loves" = "likes"), then derivational endings dropped
     ("deployment" = "deploy", "teacher" = "teach", "allergic" = "allergy"); only for words of 6+ letters."""
@@ -273,7 +273,7 @@ def _canonical_values(text: str) -> tuple[str, list[str]]:
     return text, values
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(maxsize=8192)
 def entities(text: str) -> frozenset[str]:
     """Casefolded words written with a capital where a sentence does not start (names: "Acme", "Berlin",
     "Alice", "iOS"), plus words with digits or symbols ("b@x.com", "gpt-4")."""
@@ -302,7 +302,7 @@ def _looks_like_name(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(maxsize=8192)
 def terms(text: str) -> tuple[Term, ...]:
     """The statement's terms in order (see the module docstring). A transcript line's speaker is left out."""
     _, body = speaker(text)
@@ -351,7 +351,7 @@ STOP_FOR_TERMS = frozenset(_STOP_FOR_TERMS_TEXT.split())
 """Function words dropped from terms; prepositions stay out because "runs on" and "runs in" are one frame."""
 
 
-@functools.lru_cache(maxsize=8192)
+@memo(maxsize=8192)
 def ordered_pairs(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """Compared items in order, each side as its content words: "prefers tabs over spaces" → (({"tab"},
     {"spac"}),). Only where the statement expresses a preference or choice, so "moved to Munich" is no pair."""

@@ -3,12 +3,12 @@ and transcript speakers. Shared by the opposition rules (`contradiction`) and th
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from ..memo import memo
 from ..patterns import lazy
 from ..text import strip_suffixes
 
@@ -28,7 +28,7 @@ _CONTRACTIONS = (
 _TRAILING_RE = lazy(r"[\s.!?。！？~…]+$")
 
 
-@functools.lru_cache(maxsize=65536)  # a remember assesses ~10 neighbours, each normalised again per pair
+@memo(maxsize=65536)  # a remember assesses ~10 neighbours, each normalised again per pair
 def normalize(text: str) -> str:
     """NFKC, case folded, straight apostrophes, contractions expanded, whitespace collapsed, no final stop."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'").replace("\u2018", "'")
@@ -84,7 +84,7 @@ _STOP_WORDS = """
 STOP = frozenset(_STOP_WORDS.split())
 
 
-@functools.lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def stem(word: str) -> str:
     """A light English stemmer: enough for "likes/liked/liking/like" and "stopped/stop" to agree."""
     if word in _IRREGULAR:
@@ -100,7 +100,7 @@ def tokens(text: str, offset: int = 0) -> list[Token]:
     return list(_cached_tokens(text, offset))
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _cached_tokens(text: str, offset: int) -> tuple[Token, ...]:
     return tuple(_tokenize(text, offset))
 

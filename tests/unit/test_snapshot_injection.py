@@ -267,6 +267,8 @@ _CONTENT = st.lists(_PIECES, max_size=8).map("".join)
 )
 @example(memory=[], user=[], descriptions=["<\u00b4?"])  # found by CI: `´` folds to a space + an accent
 @example(memory=["x <\u00a8script>"], user=[], descriptions=[])
+@example(memory=[], user=[], descriptions=["<_"])  # found by a full run: XML names may start with `_`
+@example(memory=["a <:b>"], user=[], descriptions=[])
 def test_any_content_parses_back_to_exactly_the_renderers_structure(
     memory: list[str], user: list[str], descriptions: list[str]
 ) -> None:

@@ -29,7 +29,8 @@ BACKSLASH = "\\"
 _TAG_OPENERS = "<\uff1c\ufe64"
 _TAG_CLOSERS = ">\uff1e\ufe65"
 _SLASHES = "/\uff0f\u2044\u2215"
-_TAG_NAME_START = "!?|\uff01\uff1f\uff5c"
+_TAG_NAME_START = "!?|_:\uff01\uff1f\uff5c"
+"""Besides letters, what may open a tag for a reader: markup declarations and XML's `_` / `:` name starts."""
 _SETEXT_RE = lazy(r"[=\-]+\s*")
 _STRUCTURAL_PREFIXES = ("#", "§", BACKSLASH)
 _STRUCTURAL_PHRASES = ("(empty)", "[blocked by safety rule")

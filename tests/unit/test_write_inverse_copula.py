@@ -150,3 +150,26 @@ def test_given_one_rate_for_another_holder_when_related_then_the_two_are_linked(
 
 def _action(new: str, old: str) -> str:
     return decide(new, NOW, MemoryType.DOMAIN_KNOWLEDGE, [(_stored(old), 0.99)], E5, lexicon=LEXICON).action
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Maya moved to Berlin", "Maya is the team lead"),
+        ("Elif Yılmaz moved to Lisbon", "Elif Yılmaz is Ravi Menon's mentor"),
+        ("Kenji is now the head of design", "Kenji lives in Osaka"),
+    ],
+)
+def test_a_role_and_the_place_of_the_one_holding_it_are_two_attributes(new: str, old: str) -> None:
+    assert relate(new, old).kind == "compatible"
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Our default region moved to eu-west-1", "Our default region is us-east-1"),  # the role moved
+        ("Maya moved to Berlin", "Maya lives in Paris"),  # a place and a place
+    ],
+)
+def test_a_move_of_the_role_itself_or_of_a_home_is_still_an_update(new: str, old: str) -> None:
+    assert relate(new, old).kind == "update"

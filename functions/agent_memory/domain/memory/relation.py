@@ -123,7 +123,7 @@ def _relate(new: str, old: str) -> Relation:
         # Passages (a chat turn of several sentences): they share frames and cues by chance, so only the
         # opposition rules above count (LoCoMo turns: weaker rules superseded 28 of 788 turns).
         return Relation("compatible", "passages: only an explicit replacement or negation counts")
-    for rule in (_role_copula, frames.roles, frames.key_value, frames.named_versions):
+    for rule in (_role_and_place, _role_copula, frames.roles, frames.key_value, frames.named_versions):
         found = rule(new_body, old_body)
         if found is not None:
             return found
@@ -145,6 +145,31 @@ def _relate(new: str, old: str) -> Relation:
         if found is not None:
             return found
     return Relation("compatible", "no shared attribute with a changed value")
+
+
+_PLACE_RE = lazy(
+    r"\b(?:moved|moving|relocated|relocating|lives|lived|living|(?:is|are|was)\s+based|settled)\s+"
+    r"(?:back\s+)?(?:to|in|at|from|near)\b"
+)
+"""Where someone is or goes: a move or a home ("moved to Berlin", "lives in Lisbon", "is based in Oslo")."""
+_CLAUSES_RE = lazy(r"[,;]|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
+
+
+def _role_and_place(new: str, old: str) -> Relation | None:
+    """One statement names a role its holder holds ("Maya is the team lead", "Elif is Ravi's mentor":
+    `copula.read`), the other where that holder lives or moves ("Maya moved to Berlin"): two attributes of
+    one holder, both hold. A move of a role's value ("the default region moved to …") is not this: there the
+    role is the holder, not the one moving."""
+    for role_text, other in ((old, new), (new, old)):
+        reading = copula.read(role_text)
+        if reading is None or _PLACE_RE.search(normalize(other)) is None or _CLAUSES_RE.search(other):
+            continue  # a second clause may say who holds the role now ("…, Lena is the PM now")
+        mover = holders.holder_words(other)
+        if mover and {stem(word) for word in mover} == set(reading.value):
+            return Relation(
+                "compatible", f"a role ('{reading.said}') and a place of '{reading.shown}': two attributes"
+            )
+    return None
 
 
 def _role_copula(new: str, old: str) -> Relation | None:

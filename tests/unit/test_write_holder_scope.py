@@ -252,3 +252,20 @@ def test_a_name_right_after_the_copula_is_the_value_the_other_names() -> None:
     """ "The user's favourite editor is Vim" says what the editor is; "switched from Vim" names it: one holder."""
     assert nested("The user switched from Vim to Neovim", "The user's favourite editor is Vim") is None
     assert nested("The user switched from Emacs to Neovim", "The user's favourite editor is Vim") is not None
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("The production cluster now runs Kubernetes 1.30", "The staging cluster runs Kubernetes 1.29"),
+        ("The Android app now targets SDK 34", "The iOS app targets SDK 33"),
+    ],
+)
+def test_one_head_noun_narrowed_two_ways_is_two_things(new: str, old: str) -> None:
+    assert possession.two_scopes(new, old) is not None
+    assert relation.relate(new, old).kind == "compatible"
+
+
+def test_an_acronym_and_its_words_narrow_the_head_noun_one_way() -> None:
+    new, old = "The site reliability engineering team no longer owns the pager", "The SRE team owns the pager"
+    assert possession.two_scopes(new, old) is None

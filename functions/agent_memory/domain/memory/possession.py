@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..patterns import lazy
-from . import holders
+from . import acronyms, holders
 from .frames import Relation
 from .slots import entities
 from .tokens import normalize, speaker, stem
@@ -194,9 +194,23 @@ def one_holder(new: str, old: str, rel: Relation, wordings: tuple[str, str] | No
     an added noun may be the relation's own ("the backend's implementation language" / "written in")."""
     if rel.kind not in ("update", "possible_update"):
         return rel
-    why = nested(new, old, wordings)
+    why = nested(new, old, wordings) or two_scopes(new, old)
     if why is None:
         return rel
     if why.startswith("one head noun"):  # a narrowed head: both stay current, linked newest first
         return Relation("possible_update", f"{why} ({rel.reason})")
     return Relation("compatible", f"{why} ({rel.reason})")
+
+
+def two_scopes(new: str, old: str) -> str | None:
+    """Why the two holders are two things of one kind, or None: the same head noun narrowed by different words
+    on both sides ("the staging cluster" / "the production cluster", "the iOS app" / "the Android app")."""
+    new_holder, old_holder = reading(speaker(new)[1]), reading(speaker(old)[1])
+    if new_holder is None or old_holder is None or not new_holder.last or not old_holder.last:
+        return None
+    if stem(new_holder.last) != stem(old_holder.last) or new_holder.person != old_holder.person:
+        return None
+    new_only, old_only = new_holder.keys - old_holder.keys, old_holder.keys - new_holder.keys
+    if not new_only or not old_only or acronyms.expanded(new, old) or acronyms.expanded(old, new):
+        return None  # "the SRE team" / "the site reliability engineering team": one name, two spellings
+    return f"two of one kind: the '{' '.join(sorted(old_only))}' and the '{' '.join(sorted(new_only))}' {new_holder.last}"

@@ -266,7 +266,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases", type=Path, default=CASES, help="the labelled cases (default: the issue-27 set)"
     )
+    parser.add_argument(
+        "--judge-model",
+        default="",
+        help="a Bedrock model id or inference profile: the LLM write judge on for the bench's tenant, called "
+        "with this machine's AWS credentials (local runtime only; the AWS runtime here is moto, no Bedrock)",
+    )
     args = parser.parse_args(argv)
+    if args.judge_model and args.runtime != "local":
+        parser.error(
+            "--judge-model needs --runtime local: the AWS runtime here runs on moto, without Bedrock"
+        )
+    policy = None
+    if args.judge_model:
+        from agent_memory.domain.memory.policy import MemoryPolicy
+
+        os.environ["AGENT_MEMORY_WRITE_JUDGE_MODEL_ID"] = args.judge_model
+        policy = MemoryPolicy(write_judge_tenants=("alpha",))
     from bench.hardening import _TempDirs
     from tests.behaviour.conftest import serve_api
 
@@ -277,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.lexicon == "layer":
             os.environ["AGENT_MEMORY_WORDNET_DIR"] = str(layer_wordnet(Path(root)))
         for name in names:
-            for api in serve_api(name, _TempDirs(Path(root)), embedder=args.embedder):  # type: ignore[arg-type]
+            served = serve_api(name, _TempDirs(Path(root)), embedder=args.embedder, policy=policy)  # type: ignore[arg-type]
+            for api in served:
                 started = time.perf_counter()
                 tally = evaluate(api.client("alpha"), cases, run=f"{name}-{args.split}")
                 print("\n".join(table(name, tally, time.perf_counter() - started)))
@@ -286,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(misses(tally, args.misses)))
                 failed |= any(line.startswith("MISSED") for line in checks)
     print(
-        f"split {args.split}, embedder {args.embedder}, lexicon {args.lexicon}; cases by category: {dict(Counter(c['category'] for c in cases))}"
+        f"split {args.split}, embedder {args.embedder}, lexicon {args.lexicon}, write judge "
+        f"{args.judge_model or 'off'}; cases by category: {dict(Counter(c['category'] for c in cases))}"
     )
     return 1 if failed else 0
 

@@ -91,3 +91,13 @@ def test_the_bench_table_shows_the_splits_the_file_has() -> None:
     # Then each split present gets its column, the absent holdout none
     assert "fresh" in rows[1] and "dev" in rows[1] and "holdout" not in rows[1]
     assert rows[2].split()[-3:-1] == ["1/1", "100%"] and "0/1 0%" in rows[2]
+
+
+def test_the_bench_refuses_a_write_judge_on_the_moto_runtime(capsys: pytest.CaptureFixture[str]) -> None:
+    """The AWS runtime here runs on moto, which has no Bedrock: a judge figure from it would be the rules'."""
+    from bench.write_discipline import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--runtime", "aws", "--judge-model", "eu.amazon.nova-micro-v1:0"])
+    assert refused.value.code == 2
+    assert "--runtime local" in capsys.readouterr().err

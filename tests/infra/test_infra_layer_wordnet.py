@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from infra_support import ROOT, Deferred
 
+from agent_memory.adapters.lexicon.vocabulary_cache import cached_keys
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon, wordnet_directory
 from agent_memory.adapters.lexicon.wordnet_table import TABLE_NAME
 from agent_memory.domain.memory.paraphrase import same_meaning
@@ -219,6 +220,23 @@ def test_the_trimmed_wordnet_gives_the_kinds_of_names_the_whole_one_gives(trimme
     assert len(names) > 14000 and sum(bool(small.kinds_of_name(name)) for name in names) > 13000
     assert "florida" in small.kinds_of_name("Tampa") and not any(map(small.kinds_of_name, common))
     assert not differing
+
+
+def test_the_trimmed_wordnet_caches_no_word_it_does_not_know(trimmed: Path) -> None:
+    # Given the layer's lexicon (its bridge table answering the definitions) asked about made-up names paired
+    # with real words, both ways
+    small = WordNetLexicon(trimmed)
+    for name, word in (("Zorbulax", "river"), ("okafor", "doctor"), ("mom", "Okafors")):
+        for first, second in ((name, word), (word, name)):
+            small.same_sense(first, second), small.defines(first, second), small.one_kind(first, second)
+            small.kin_through(first, second), small.kinds_of_name(first), small.antonyms(first)
+    # Then the real words and the table's senses were cached, and no key holds a made-up name
+    assert small._table is not None
+    keys = {**cached_keys(small), **{f"table.{k}": v for k, v in cached_keys(small._table).items()}}
+    assert ("river",) in keys["_first_senses"]
+    assert keys["table.sense"] and all(len(offset) == 8 for _, offset in keys["table.sense"])
+    words = {str(part).casefold() for held in keys.values() for key in held for part in key}
+    assert not {word for word in words if "zorbulax" in word or "okafor" in word}
 
 
 _PIP = """

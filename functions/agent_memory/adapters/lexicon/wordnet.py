@@ -7,13 +7,13 @@ for a few dozen look-ups per remember. The files are made for reading one entry 
 index.<pos> is sorted by lemma and each data.<pos> by synset offset (the files' documented order; the offsets
 in this copy are not byte positions, its lines end in CRLF), so a look-up is a binary search over the file's
 bytes, and only the few lines a statement's words need are ever read. The exception lists (<pos>.exc, ~100 KB
-together) are read whole on first use. Every answer is memoised per word.
+together) are read whole on first use. Every answer is memoised per word of WordNet's own vocabulary only
+(`vocabulary_cache.py`): a word of a memory that WordNet does not know, a name, is never kept.
 
 `bench/lexicon_cost.py` prints the cold cost (first look-up, memory) and the per-word cost."""
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import mmap
 import os
@@ -21,6 +21,7 @@ import re
 import threading
 from pathlib import Path
 
+from .vocabulary_cache import vocabulary_cache
 from .wordnet_table import TABLE_NAME, BridgeTable
 
 _POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}
@@ -147,7 +148,7 @@ class WordNetLexicon:
         "Monday" / "Friday") never share a sense; a rare sense ("cat" as a jazz fan) is no first sense."""
         return bool(self._first_senses(first) & self._first_senses(second))
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019 - one lexicon per process, kept for its life
+    @vocabulary_cache(16384, words=(0,))
     def _first_senses(self, word: str) -> frozenset[tuple[str, str]]:
         """(part of speech, synset offset) of the first sense of each base form of the word."""
         found: set[tuple[str, str]] = set()
@@ -157,7 +158,7 @@ class WordNetLexicon:
                 found.add((part, offsets[0]))
         return frozenset(found)
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def antonyms(self, word: str) -> frozenset[str]:
         """Direct antonyms of the word's base forms in any of their senses ("like" → "dislike")."""
         found: set[str] = set()
@@ -172,12 +173,12 @@ class WordNetLexicon:
                     found.add(lemmas[int(link[2:], 16) - 1])
         return frozenset(found)
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def base_forms(self, word: str) -> frozenset[str]:
         """The word's dictionary forms in WordNet ("replies" → "reply", "went" → "go"); empty if unknown."""
         return frozenset(lemma.replace("_", " ") for _, lemma in self._lemmas(word))
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0, 1))
     def defines(self, first: str, second: str) -> bool:
         """Whether the first word is defined through the second: derived from it ("flight" / "fly", "seat" /
         "sit"), or the definition of its first sense in a part of speech (examples left out) names a first
@@ -212,7 +213,7 @@ class WordNetLexicon:
                 return True
         return False
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0, 1))
     def one_kind(self, first: str, second: str) -> bool:
         """Whether the two words name two different things of one kind: in one part of speech, their first
         senses differ and share a hypernym at most two levels up from each ("afternoon" / "evening",
@@ -225,7 +226,7 @@ class WordNetLexicon:
             return True
         return self._defined_as_kind_of(first, second) or self._defined_as_kind_of(second, first)
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0, 1))
     def kin_through(self, relative: str, other: str) -> bool:
         """Whether a first noun sense of `relative` is a kind of relative ("relative, relation": a mother,
         a dad, a parent) and its definition, or its own hypernym's when it names it ("mom": "informal terms
@@ -240,7 +241,7 @@ class WordNetLexicon:
                 return True
         return False
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384)
     def _kin(self, offset: str) -> bool:
         """Whether a noun synset has "relative, relation" (the first sense of "relative") among all its
         hypernyms (the bridge table holds the first senses that have: the trimmed data has no hypernyms)."""
@@ -258,7 +259,7 @@ class WordNetLexicon:
             seen |= layer
         return {(part, target) for target in seen}
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def kinds_of_name(self, name: str) -> frozenset[str]:
         """What a name's first noun sense is an instance and a part of, two levels up: its instance
         hypernyms and part holonyms, then their hypernyms ("Tampa" → city, port, Florida, American state;
@@ -271,7 +272,7 @@ class WordNetLexicon:
                 found |= self._name_kinds(self._offsets(part, lemma)[0])
         return frozenset(found - {name.strip().casefold()})
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384)
     def _name_kinds(self, offset: str) -> frozenset[str]:
         """`kinds_of_name` of one noun synset, the name itself left in; empty unless it is an instance (the
         bridge table holds them for the first senses: the trimmed data has no instance or part pointers)."""
@@ -304,7 +305,7 @@ class WordNetLexicon:
             for target, _ in genus
         )
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def _named(self, word: str) -> frozenset[tuple[str, str, str]]:
         """(part of speech, synset, the word's own sense) of what the word can stand for in a definition: its
         first senses, and for a noun the hypernyms up to four levels up that its definition names, unless
@@ -316,7 +317,7 @@ class WordNetLexicon:
                 found |= {(part, target, offset) for target in self._genus(offset)}
         return frozenset(found)
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384)
     def _genus(self, offset: str) -> tuple[str, ...]:
         """The hypernyms up to four levels up of a noun synset that its own definition names, unless near the
         top of the hierarchy (the bridge table holds them for the trimmed layer data)."""
@@ -364,7 +365,7 @@ class WordNetLexicon:
             found += [(lemma, target) for target in layer for lemma in self._synset(part, target)[0]]
         return found
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768)
     def _hypernyms(self, part: str, offset: str) -> frozenset[tuple[str, str]]:
         """(part of speech, synset) of one synset's direct hypernyms, instance hypernyms included: the one
         walk up the hierarchy that kinds, closures, depths and definitions' kinds all take."""
@@ -385,7 +386,7 @@ class WordNetLexicon:
             if upper_part == part
         }
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768)
     def _depth(self, part: str, offset: str) -> int:
         """The fewest hypernym links from the synset up to a root of its hierarchy."""
         seen, layer, depth = {offset}, {offset}, 0
@@ -398,7 +399,7 @@ class WordNetLexicon:
             depth += 1
         return depth
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768)
     def _definition(self, part: str, offset: str) -> frozenset[str]:
         """Base forms of the content words of one synset's definition, its quoted examples left out; nothing
         for a definition by what the word is not. From the bridge table: only the words that are lemmas (the
@@ -415,7 +416,7 @@ class WordNetLexicon:
         found = set().union(*(self._definition_forms(word) for word in words if word not in _DEFINITION_STOP))
         return frozenset(found - _DEFINITION_STOP)
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def _definition_forms(self, word: str) -> frozenset[str]:
         """A definition's word and its noun's or verb's base forms ("children", "sitting"); not the adjective
         rule's ("owner")."""
@@ -423,7 +424,7 @@ class WordNetLexicon:
             {word, *(lemma.replace("_", " ") for part, lemma in self._lemmas(word) if part != "adj")}
         )
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768)
     def _lexfile(self, part: str, offset: str) -> str:
         """The lexicographer file of a synset (its second field: "18" is noun.person)."""
         if self._table is not None:
@@ -431,7 +432,7 @@ class WordNetLexicon:
         line = self._data[part].line(offset.encode("ascii"))
         return line.decode("utf-8").split(" ", 2)[1] if line else ""
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(0,))
     def _derivations(self, word: str) -> frozenset[str]:
         """Forms derivationally related to the word itself in any of its senses ("flight" → "fly"), except
         a person's ("employee" / "employ": "Alice is Bob's employee" is not "Alice employs Bob")."""
@@ -439,7 +440,7 @@ class WordNetLexicon:
             form for part, lemma in self._lemmas(word) for form in self._lemma_derivations(part, lemma)
         )
 
-    @functools.lru_cache(maxsize=16384)  # noqa: B019
+    @vocabulary_cache(16384, words=(1,))
     def _lemma_derivations(self, part: str, lemma: str) -> frozenset[str]:
         """`_derivations` of one lemma in one part of speech (the bridge table holds them for the layer)."""
         if self._table is not None:
@@ -459,6 +460,13 @@ class WordNetLexicon:
 
     # ------------------------------------------------------------------ files
 
+    @vocabulary_cache(32768, words=(0,), found_only=True)
+    def _known(self, word: str) -> bool:
+        """Whether the word is in WordNet's vocabulary: a lemma of an index, or a form WordNet's morphology
+        (its exception lists and detachment rules) reduces to one. What the caches may keep (only a word that
+        is, as its own answer says)."""
+        return bool(self._lemmas(word))
+
     def _lemmas(self, word: str) -> list[tuple[str, str]]:
         """(part of speech, lemma) pairs the word is a form of."""
         word = word.strip().casefold().replace(" ", "_")
@@ -474,7 +482,7 @@ class WordNetLexicon:
                     found.append((part, lemma))
         return found
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768, words=(1,), found_only=True)
     def _offsets(self, part: str, lemma: str) -> tuple[str, ...]:
         line = self._index[part].line(lemma.encode("utf-8"))
         if line is None:
@@ -482,7 +490,7 @@ class WordNetLexicon:
         fields = line.decode("utf-8").split()
         return tuple(fields[-int(fields[2]) :])  # a line's last fields, in the whole and the trimmed index
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019
+    @vocabulary_cache(32768)
     def _synset(
         self, part: str, offset: str
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...]]:

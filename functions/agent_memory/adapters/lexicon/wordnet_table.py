@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .vocabulary_cache import vocabulary_cache
+
 if TYPE_CHECKING:
     from .wordnet import WordNetLexicon
 
@@ -118,7 +120,7 @@ class BridgeTable:
                 self._body = _Body(words, blocks, parts[2], _derivations(parts[3]), parts[4], parts[5])
             return self._body
 
-    @functools.lru_cache(maxsize=32768)  # noqa: B019 - one table per lexicon, kept for its life
+    @vocabulary_cache(32768)  # keyed by WordNet identifiers only (part of speech, offset)
     def sense(self, part: str, offset: str) -> Sense:
         """The synset's entry; an empty one for a synset the table does not hold (no bridge reaches it)."""
         words, blocks, senses = self._load()[:3]

@@ -1,0 +1,102 @@
+"""The lexicon's caches, which keep only WordNet's own words.
+
+The lexicon lives as long as its process and is asked about words taken from memories. A cache keyed by those
+words would keep a purged memory's names ("Okafor") and codenames for the process's life, beyond the purge
+(docs/reference/erasure.md). So a cache of the lexicon keeps an entry only when its key is public data: every
+word in it is in WordNet's vocabulary (a lemma of an index file, or a form WordNet's own morphology reduces
+to one, as `WordNetLexicon._known` decides), and every other argument is a WordNet identifier (a part of
+speech, an eight-digit synset offset). A key with any other word is computed each time and not stored: for a
+word WordNet does not know the answer is "nothing known", a few binary searches of the index.
+
+Hand-written because `functools` has no conditional cache: `lru_cache` stores every key it is given. Each
+cache is a dict on its instance (one lexicon per process), bounded by `maxsize`, the oldest entry dropped
+first; the functions cached are pure, so a cache changes no result, whatever another thread does to it at the
+same moment. `tests/unit/test_lexicon_cache.py` fails on any other cache in this package."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from functools import update_wrapper
+from typing import Any, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MISSING = object()
+_PARTS = frozenset({"noun", "verb", "adj", "adv"})
+_PREFIX = "_vocabulary_cache_"
+"""The instance attribute holding a cache's entries: this and the method's name."""
+
+
+def vocabulary_cache(
+    maxsize: int, *, words: tuple[int, ...] = (), found_only: bool = False
+) -> Callable[[F], F]:
+    """Cache a method of positional arguments, keeping an entry only when its key is WordNet's own data: the
+    arguments at the positions `words` (after `self`) are words of WordNet's vocabulary, as the instance's
+    `_known(word)` says, and the others are WordNet identifiers. With `found_only` the value itself is the
+    evidence instead (a look-up that found the word in WordNet's index): the entry is kept when it is truthy."""
+    if maxsize < 1:
+        raise ValueError("a cache holds at least one entry")
+
+    def decorate(function: F) -> F:
+        attribute = _PREFIX + function.__name__
+
+        def cached(self: Any, *args: Any) -> Any:
+            entries: dict[tuple[Any, ...], Any] | None = self.__dict__.get(attribute)
+            if entries is None:
+                entries = self.__dict__.setdefault(attribute, {})
+            value = entries.get(args, _MISSING)
+            if value is not _MISSING:
+                return value
+            value = function(self, *args)
+            if _public(self, args, words, value, found_only):
+                if len(entries) >= maxsize:
+                    _drop_oldest(entries)
+                entries[args] = value
+            return value
+
+        update_wrapper(cached, function)
+        cached.vocabulary_cache = True  # type: ignore[attr-defined]
+        return cast(F, cached)
+
+    return decorate
+
+
+def _public(owner: Any, args: tuple[Any, ...], words: tuple[int, ...], value: Any, found_only: bool) -> bool:
+    """Whether the key is WordNet's own data (see `vocabulary_cache`)."""
+    for position, argument in enumerate(args):
+        if position in words:
+            if not (value if found_only else owner._known(argument)):
+                return False
+        elif not _identifier(argument):
+            return False
+    return True
+
+
+def _identifier(argument: object) -> bool:
+    """A part of speech or a synset offset: the only other arguments the lexicon's cached methods take."""
+    return isinstance(argument, str) and (
+        argument in _PARTS or (len(argument) == 8 and argument.isascii() and argument.isdigit())
+    )
+
+
+def _drop_oldest(entries: dict[tuple[Any, ...], Any]) -> None:
+    """The oldest entry out (dicts keep insertion order); another thread changing the dict at the same moment
+    only changes which entries are kept, never a value."""
+    with suppress(KeyError, StopIteration, RuntimeError):
+        del entries[next(iter(entries))]
+
+
+def cached_keys(owner: object) -> dict[str, list[tuple[Any, ...]]]:
+    """Every key each vocabulary cache of `owner` holds, by the cached method's name (what tests inspect)."""
+    return {
+        attribute.removeprefix(_PREFIX): list(entries)
+        for attribute, entries in list(vars(owner).items())
+        if attribute.startswith(_PREFIX)
+    }
+
+
+def clear_caches(owner: object) -> None:
+    """Empty every vocabulary cache of `owner`."""
+    for attribute in [name for name in vars(owner) if name.startswith(_PREFIX)]:
+        vars(owner).pop(attribute, None)

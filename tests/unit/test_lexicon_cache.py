@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import agent_memory.adapters.lexicon as lexicon_package
+import agent_memory.adapters.lexicon.vocabulary_cache as vocabulary_cache_module
 from agent_memory.adapters.lexicon.vocabulary_cache import cached_keys, clear_caches, vocabulary_cache
 from agent_memory.adapters.lexicon.wordnet import WordNetLexicon
 
@@ -94,6 +95,23 @@ def test_a_made_up_name_is_computed_again_each_time(monkeypatch: pytest.MonkeyPa
     )
     assert lexicon.base_forms("Zorbulax") == frozenset()
     assert "Zorbulax" in asked
+
+
+def test_a_made_up_name_is_looked_up_once_per_question_and_held_by_none_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a lexicon that knows everything about "doctor" already
+    lexicon = WordNetLexicon()
+    lexicon.defines("Okafor", "doctor")
+    reads: list[int] = []
+    exceptions = WordNetLexicon._exception_lists
+    monkeypatch.setattr(WordNetLexicon, "_exception_lists", lambda self: reads.append(1) or exceptions(self))
+    # When it is asked again (each `_lemmas` computed reads the exception lists once)
+    assert not lexicon.defines("Okafor", "doctor") and not lexicon.one_kind("doctor", "Okafor")
+    # Then the name was looked up once in each question, through all the cached methods the question asks
+    assert len(reads) == 2
+    # And the question's scope is gone once it has returned
+    assert getattr(vocabulary_cache_module._QUESTION, "entries", None) is None
 
 
 SAMPLE = [

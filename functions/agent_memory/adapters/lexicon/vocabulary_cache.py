@@ -5,8 +5,11 @@ words would keep a purged memory's names ("Okafor") and codenames for the proces
 (docs/reference/erasure.md). So a cache of the lexicon keeps an entry only when its key is public data: every
 word in it is in WordNet's vocabulary (a lemma of an index file, or a form WordNet's own morphology reduces
 to one, as `WordNetLexicon._known` decides), and every other argument is a WordNet identifier (a part of
-speech, an eight-digit synset offset). A key with any other word is computed each time and not stored: for a
-word WordNet does not know the answer is "nothing known", a few binary searches of the index.
+speech, an eight-digit synset offset). A key with any other word is not stored: it is computed again at each
+question. Within one question (the outermost cached call, on one thread) it is computed once: one question
+asks about its words through many cached methods, and a word WordNet does not know costs a few binary searches
+of the index (~40 µs) each time; that scope is dropped when the question returns, so nothing of the word
+outlives the call that was given it.
 
 Hand-written because `functools` has no conditional cache: `lru_cache` stores every key it is given. Each
 cache is a dict on its instance (one lexicon per process), bounded by `maxsize`, the oldest entry dropped
@@ -15,6 +18,7 @@ same moment. `tests/unit/test_lexicon_cache.py` fails on any other cache in this
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from functools import update_wrapper
@@ -24,6 +28,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _MISSING = object()
 _PARTS = frozenset({"noun", "verb", "adj", "adv"})
+_QUESTION = threading.local()
+"""Per thread, what the question being answered computed for keys that are not WordNet's (`entries`, None
+between questions)."""
 _PREFIX = "_vocabulary_cache_"
 """The instance attribute holding a cache's entries: this and the method's name."""
 
@@ -48,8 +55,20 @@ def vocabulary_cache(
             value = entries.get(args, _MISSING)
             if value is not _MISSING:
                 return value
-            value = function(self, *args)
-            if _public(self, args, words, value, found_only):
+            question: dict[tuple[Any, ...], Any] | None = getattr(_QUESTION, "entries", None)
+            if question is None:  # the outermost cached call: the question's scope opens and closes with it
+                _QUESTION.entries = {}
+                try:
+                    return cached(self, *args)
+                finally:
+                    _QUESTION.entries = None
+            key = (id(self), attribute, args)
+            value = question.get(key, _MISSING)
+            if value is _MISSING:
+                value = function(self, *args)
+                if not _public(self, args, words, value, found_only):
+                    question[key] = value
+                    return value
                 if len(entries) >= maxsize:
                     _drop_oldest(entries)
                 entries[args] = value

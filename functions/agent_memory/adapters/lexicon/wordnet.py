@@ -460,18 +460,18 @@ class WordNetLexicon:
 
     # ------------------------------------------------------------------ files
 
-    @vocabulary_cache(32768, words=(0,), found_only=True)
     def _known(self, word: str) -> bool:
         """Whether the word is in WordNet's vocabulary: a lemma of an index, or a form WordNet's morphology
-        (its exception lists and detachment rules) reduces to one. What the caches may keep (only a word that
-        is, as its own answer says)."""
+        (its exception lists and detachment rules) reduces to one. What the caches may keep."""
         return bool(self._lemmas(word))
 
-    def _lemmas(self, word: str) -> list[tuple[str, str]]:
-        """(part of speech, lemma) pairs the word is a form of."""
+    @vocabulary_cache(32768, words=(0,), found_only=True)
+    def _lemmas(self, word: str) -> tuple[tuple[str, str], ...]:
+        """(part of speech, lemma) pairs the word is a form of; cached only when there are some (the word is
+        then in the vocabulary), so `_known` of a word asked about before is a cache hit."""
         word = word.strip().casefold().replace(" ", "_")
         if not word or len(word) > _MAX_WORD or "\n" in word:
-            return []
+            return ()
         found: list[tuple[str, str]] = []
         exceptions = self._exception_lists()
         for part in _PARTS:
@@ -480,7 +480,7 @@ class WordNetLexicon:
             for lemma in dict.fromkeys(candidates):
                 if lemma and self._offsets(part, lemma):
                     found.append((part, lemma))
-        return found
+        return tuple(found)
 
     @vocabulary_cache(32768, words=(1,), found_only=True)
     def _offsets(self, part: str, lemma: str) -> tuple[str, ...]:

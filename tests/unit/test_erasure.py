@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.domain.erasure.model import PurgeKind, PurgeState, PurgeTarget
+from agent_memory.domain.erasure.model import PurgeKind, PurgePlan, PurgeState, PurgeTarget
 from agent_memory.domain.errors import Conflict, Forbidden
 from agent_memory.domain.identity import Principal, Scope
 from agent_memory.domain.memory.service import RememberInput
@@ -192,3 +192,41 @@ def test_a_worker_that_runs_the_purge_before_start_returns_still_gets_its_execut
     stored = erasure.status("acme", plan.id)
     assert stored.state is PurgeState.COMPLETED  # the note did not undo the worker's steps
     assert stored.execution == "job_eager"
+
+
+def test_a_worker_saving_a_step_between_each_read_and_write_of_the_note_does_not_fail_the_request(
+    runtime: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker runs concurrently: after each read of the plan by the note, it saves one more step, so
+    each of the note's writes loses. The note retries until the worker is done (every step and the
+    verification), never answering 409 for a purge that runs (found by a full CI run)."""
+    erasure = runtime.services.erasure
+    assert erasure is not None
+    seed(runtime)
+    plan = erasure.plan("acme", PurgeTarget(kind=PurgeKind.SUBJECT, subject=SUBJECT), actor="key:admin")
+    read = erasure.status
+    worker_busy = False
+    steps_saved = 0
+
+    def read_then_worker_saves(tenant: str, plan_id: str) -> PurgePlan:
+        nonlocal worker_busy, steps_saved
+        found = read(tenant, plan_id)
+        if not worker_busy and found.state is PurgeState.EXECUTING:
+            worker_busy = True
+            try:
+                erasure.run_step(tenant, plan_id)  # saved after the note's read: its write will lose
+                steps_saved += 1
+            finally:
+                worker_busy = False
+        return found
+
+    class Quiet:
+        def start(self, tenant: str, plan_id: str) -> str:
+            monkeypatch.setattr(erasure, "status", read_then_worker_saves)
+            return "job_racing"
+
+    answer = erasure.execute("acme", plan.id, reason="erasure request", actor="key:admin", background=Quiet())
+    assert steps_saved >= 3  # more lost writes than the old three attempts allowed
+    assert answer.execution == "job_racing"
+    stored = read("acme", plan.id)
+    assert stored.state is PurgeState.COMPLETED and stored.execution == "job_racing"

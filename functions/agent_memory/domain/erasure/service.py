@@ -11,6 +11,7 @@ is left per store) is kept with the plan, whose texts are dropped: only their ha
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from .. import memo, retry
@@ -298,8 +299,12 @@ class ErasureService:
     def _note_execution(self, tenant: str, plan_id: str, execution: str) -> PurgePlan:
         """The plan with its `execution` recorded. The job or workflow may already have saved steps (a worker
         can start before `start` returns), so the id goes on the plan as it now stands, re-read after each
-        lost write; the purge itself never waits on this note."""
-        run = retry.Retry(retry.CONCURRENT_WRITE).attempts()
+        lost write; the purge itself never waits on this note. Each lost write is a step (or the verification)
+        the worker saved, so the worker can win at most that many times: the note gets one attempt more than
+        that (a worker running every step while the note retries made the request fail with a 409)."""
+        races = len(self.steps()) + 1  # every step, then the verification
+        policy = dataclasses.replace(retry.CONCURRENT_WRITE, max_attempts=races + 1)
+        run = retry.Retry(policy).attempts()
         for _ in run:
             plan = self.status(tenant, plan_id)
             if plan.execution == execution:

@@ -109,9 +109,10 @@ def _attribute(access_key: str | None) -> dict[str, Any] | None:
     for frame_ in reversed(product_frames):  # the outermost handler is the function being invoked
         path = frame_.f_code.co_filename.replace("\\", "/")
         if "/agent_memory/handlers/" in path:
-            name = path.rsplit("/", 1)[-1].removesuffix(".py").lstrip("_")
-            if name != "runtime":
-                handler = name
+            stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+            # the package's shared wrappers (`request_scoped` in __init__, `_runtime`) are no function
+            if stem not in ("__init__", "_runtime"):
+                handler = stem.lstrip("_")
                 break
     if access_key and access_key in _assumed:
         tenant = _assumed[access_key]["tenant"]

@@ -5,8 +5,9 @@ and cannot reach this one's caches).
 
 Every memo of the domain is made here (`@memo(maxsize)`) and registered in `MEMOS`, so one call clears them
 all. The entry points call `clear_all()` when a request or a job ends: the local server per request
-(`local_server.ServerGuard`), every Lambda handler (`handlers/_runtime.request_scoped`), each CLI command,
-the local job worker after each job, and the purge at its end in the process that ran it.
+(`local_server.ServerGuard`), every Lambda handler (`handlers.request_scoped`, in the package's
+`__init__`), each CLI command, the local job worker after each job, and the purge at its end in the process
+that ran it.
 
 A memo is a plain dict from the arguments to the value, bounded by `maxsize` (the oldest entry goes first),
 and the functions memoised are pure. Requests of the threaded local server share the memos and one request's

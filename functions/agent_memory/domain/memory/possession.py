@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..memo import memo
 from ..patterns import lazy
 from . import acronyms, holders
 from .frames import Relation
@@ -78,6 +79,7 @@ class Holder:
     """The holder's last word as written ("son" of "The user's son"), empty for the speaker themself."""
 
 
+@memo(maxsize=8192)
 def reading(text: str) -> Holder | None:
     """The statement's holder, or None when it is not known (a pronoun but "I" / "we", an imperative, a
     holder holding a number: "Sprint length 2 weeks")."""
@@ -119,19 +121,14 @@ def nested(new: str, old: str, wordings: tuple[str, str] | None = None) -> str |
     named by the statement of the shorter holder (where they name its attribute), not only "user" (a note
     without a holder is the user's: "Favourite movie: Heat"), and the shorter one not naming what the longer
     one says its holder is ("my car is a Golf" / "I traded the Golf for a Civic")."""
-    new_holder, old_holder = reading(speaker(new)[1]), reading(speaker(old)[1])
-    if new_holder is None or old_holder is None or new_holder.person != old_holder.person:
+    found = _ordered(new, old)
+    if found is None:
         return None
-    if new_holder.keys < old_holder.keys:
-        shorter, longer = new_holder, old_holder
-    elif old_holder.keys < new_holder.keys:
-        shorter, longer = old_holder, new_holder
-    else:
-        return None
+    shorter, longer, new_is_shorter = found
     added = longer.keys - shorter.keys - _UNNAMED
     said = _WORD_RE.findall(shorter.text)
     if wordings is not None:  # the shorter statement in one wording of the relation the two state
-        said += re.split(r"[\s-]+", wordings[0] if shorter is new_holder else wordings[1])
+        said += re.split(r"[\s-]+", wordings[0] if new_is_shorter else wordings[1])
     if not added or any(_family(key, said) and not _is_one(shorter.text, key) for key in added):
         return None
     if _names_its_value(longer, shorter):
@@ -140,6 +137,25 @@ def nested(new: str, old: str, wordings: tuple[str, str] | None = None) -> str |
     if _one_head(longer, shorter):
         return f"one head noun, narrowed: '{inner}' and the '{' '.join(sorted(added))} {shorter.last}'"
     return f"two holders: '{inner}' and its '{' '.join(sorted(added))}'"
+
+
+def _ordered(new: str, old: str) -> tuple[Holder, Holder, bool] | None:
+    """(shorter, longer, whether the new statement's is the shorter): the two holders when both are known, told in the same person, and one's keys are a
+    strict part of the other's; None otherwise."""
+    new_holder, old_holder = reading(speaker(new)[1]), reading(speaker(old)[1])
+    if new_holder is None or old_holder is None or new_holder.person != old_holder.person:
+        return None
+    if new_holder.keys < old_holder.keys:
+        return new_holder, old_holder, True
+    if old_holder.keys < new_holder.keys:
+        return old_holder, new_holder, False
+    return None
+
+
+def _narrowed(new: str, old: str) -> bool:
+    """The nesting `nested` found only narrows one head noun (`_one_head`): weaker evidence of two holders."""
+    found = _ordered(new, old)
+    return found is not None and _one_head(found[1], found[0])
 
 
 def _one_head(longer: Holder, shorter: Holder) -> bool:
@@ -194,12 +210,11 @@ def one_holder(new: str, old: str, rel: Relation, wordings: tuple[str, str] | No
     an added noun may be the relation's own ("the backend's implementation language" / "written in")."""
     if rel.kind not in ("update", "possible_update"):
         return rel
-    why = nested(new, old, wordings) or two_scopes(new, old)
-    if why is None:
-        return rel
-    if why.startswith("one head noun"):  # a narrowed head: both stay current, linked newest first
+    why = nested(new, old, wordings)
+    if why is not None and _narrowed(new, old):  # a narrowed head: both stay current, linked newest first
         return Relation("possible_update", f"{why} ({rel.reason})")
-    return Relation("compatible", f"{why} ({rel.reason})")
+    why = why or two_scopes(new, old)
+    return rel if why is None else Relation("compatible", f"{why} ({rel.reason})")
 
 
 def two_scopes(new: str, old: str) -> str | None:

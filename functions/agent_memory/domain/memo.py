@@ -71,7 +71,7 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
             if value is _MISSING:
                 value = call(*args)
                 if len(entries) >= maxsize:
-                    _drop_oldest(entries)
+                    drop_oldest(entries)
                 entries[args] = value
             return value
 
@@ -81,7 +81,7 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
     return decorate
 
 
-def _drop_oldest(entries: dict[tuple[Any, ...], Any]) -> None:
+def drop_oldest(entries: dict[tuple[Any, ...], Any]) -> None:
     """The oldest entry out (dicts keep insertion order). Another thread may clear or fill the dict at the same
     moment: whatever it did, this only decides which entries are kept, never what a value is."""
     with suppress(KeyError, StopIteration, RuntimeError):

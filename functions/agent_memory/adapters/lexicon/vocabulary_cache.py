@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from contextlib import suppress
 from functools import update_wrapper
 from typing import Any, TypeVar, cast
+
+from ...domain.memo import drop_oldest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,7 +71,7 @@ def vocabulary_cache(
                     question[key] = value
                     return value
                 if len(entries) >= maxsize:
-                    _drop_oldest(entries)
+                    drop_oldest(entries)
                 entries[args] = value
             return value
 
@@ -97,13 +98,6 @@ def _identifier(argument: object) -> bool:
     return isinstance(argument, str) and (
         argument in _PARTS or (len(argument) == 8 and argument.isascii() and argument.isdigit())
     )
-
-
-def _drop_oldest(entries: dict[tuple[Any, ...], Any]) -> None:
-    """The oldest entry out (dicts keep insertion order); another thread changing the dict at the same moment
-    only changes which entries are kept, never a value."""
-    with suppress(KeyError, StopIteration, RuntimeError):
-        del entries[next(iter(entries))]
 
 
 def cached_keys(owner: object) -> dict[str, list[tuple[Any, ...]]]:
